@@ -1,0 +1,65 @@
+#include "backends/unrecorded/unrecorded_runner.h"
+
+#include "absl/strings/str_cat.h"
+#include "backends/opencl/cl_error.h"
+#include "backends/replay/replay_recording.h"
+#include "engine/status_macros.h"
+
+namespace recq::internal {
+
+namespace {
+
+class UnrecordedRunner final : public RecordingBackend {
+ public:
+  explicit UnrecordedRunner(RecordingResources res) : res_(std::move(res)) {}
+
+  absl::Status Init() {
+    const DispatchList& list = res_.engine().list;
+    for (size_t d = 0; d < list.dispatches.size(); ++d) {
+      cl_int err = CL_SUCCESS;
+      const KernelRef& ref = list.kernels[list.dispatches[d].kernel];
+      cl::UniqueKernel kernel(clCreateKernel(res_.engine().programs[list.dispatches[d].kernel]->get(),
+                                             ref.name.c_str(), &err));
+      RECQ_RETURN_IF_ERROR(cl::CheckCl(err, absl::StrCat("clCreateKernel(", ref.name, ")")));
+      kernels_.push_back(std::move(kernel));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Enqueue(cl_command_queue queue, absl::Span<const cl_mem> slot_mems,
+                       absl::Span<const cl_event> wait_list, cl_event* done) override {
+    const DispatchList& list = res_.engine().list;
+    if (kernels_.empty()) return EnqueueKernels(queue, list, kernels_, wait_list, done);
+    for (size_t d = 0; d < kernels_.size(); ++d) {
+      const Dispatch& dispatch = list.dispatches[d];
+      for (size_t i = 0; i < dispatch.args.size(); ++i) {
+        absl::Status status =
+            res_.SetArg(kernels_[d].get(), static_cast<cl_uint>(i), dispatch.args[i], slot_mems);
+        if (!status.ok()) {
+          return absl::Status(status.code(), absl::StrCat(dispatch.label, " argument ", i, ": ",
+                                                          status.message()));
+        }
+      }
+      RECQ_RETURN_IF_ERROR(EnqueueDispatch(queue, dispatch, kernels_[d].get(),
+                                           d == 0 ? wait_list : absl::Span<const cl_event>(),
+                                           d + 1 == kernels_.size() ? done : nullptr));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  RecordingResources res_;
+  std::vector<cl::UniqueKernel> kernels_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<RecordingBackend>> CreateUnrecordedRunner(
+    std::shared_ptr<const EngineState> engine) {
+  RECQ_ASSIGN_OR_RETURN(RecordingResources res, RecordingResources::Create(std::move(engine)));
+  auto runner = std::make_unique<UnrecordedRunner>(std::move(res));
+  RECQ_RETURN_IF_ERROR(runner->Init());
+  return runner;
+}
+
+}  // namespace recq::internal

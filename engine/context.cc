@@ -1,0 +1,81 @@
+#include "recq/context.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "backends/opencl/cl_error.h"
+#include "backends/opencl/device.h"
+#include "engine/context_state.h"
+#include "engine/status_macros.h"
+
+namespace recq {
+
+bool DeviceInfo::HasExtension(const std::string& extension) const {
+  return std::binary_search(extensions.begin(), extensions.end(), extension);
+}
+
+absl::StatusOr<Context> Context::Create(const ContextOptions& options) {
+  std::string spec = options.device;
+  if (spec.empty()) {
+    if (const char* env = std::getenv("RECQ_DEVICE"); env != nullptr) spec = env;
+  }
+  RECQ_ASSIGN_OR_RETURN(cl::DeviceChoice choice, cl::SelectDevice(spec));
+  RECQ_ASSIGN_OR_RETURN(DeviceInfo info, cl::QueryDeviceInfo(choice.platform, choice.device));
+  cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                   reinterpret_cast<cl_context_properties>(choice.platform), 0};
+  cl_int err = CL_SUCCESS;
+  cl::UniqueContext context(clCreateContext(props, 1, &choice.device, nullptr, nullptr, &err));
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(err, "clCreateContext"));
+  cl_queue_properties queue_props[] = {
+      CL_QUEUE_PROPERTIES,
+      static_cast<cl_queue_properties>(options.profiling ? CL_QUEUE_PROFILING_ENABLE : 0), 0};
+  cl::UniqueQueue queue(
+      clCreateCommandQueueWithProperties(context.get(), choice.device, queue_props, &err));
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(err, "clCreateCommandQueueWithProperties"));
+  return Context(std::make_shared<internal::ContextState>(
+      std::move(context), std::move(queue), choice.platform, choice.device, std::move(info)));
+}
+
+absl::StatusOr<Context> Context::Adopt(cl_context context, cl_command_queue queue) {
+  if (context == nullptr || queue == nullptr) {
+    return absl::InvalidArgumentError("Context::Adopt needs a non-null cl_context and cl_command_queue");
+  }
+  cl_context queue_context = nullptr;
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT,
+                                                         sizeof(queue_context), &queue_context,
+                                                         nullptr),
+                                   "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)"));
+  if (queue_context != context) {
+    return absl::InvalidArgumentError(
+        "Context::Adopt: the queue belongs to another cl_context than the one given");
+  }
+  cl_command_queue_properties queue_props = 0;
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES,
+                                                         sizeof(queue_props), &queue_props, nullptr),
+                                   "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)"));
+  if (queue_props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) {
+    return absl::InvalidArgumentError(
+        "Context::Adopt: the queue is out-of-order; recq needs an in-order queue");
+  }
+  cl_device_id device = nullptr;
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(
+      clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(device), &device, nullptr),
+      "clGetCommandQueueInfo(CL_QUEUE_DEVICE)"));
+  cl_platform_id platform = nullptr;
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(
+      clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(platform), &platform, nullptr),
+      "clGetDeviceInfo(CL_DEVICE_PLATFORM)"));
+  RECQ_ASSIGN_OR_RETURN(DeviceInfo info, cl::QueryDeviceInfo(platform, device));
+  return Context(std::make_shared<internal::ContextState>(
+      cl::UniqueContext::RetainFrom(context), cl::UniqueQueue::RetainFrom(queue), platform, device,
+      std::move(info)));
+}
+
+cl_context Context::context() const { return state_->context.get(); }
+cl_command_queue Context::queue() const { return state_->queue.get(); }
+cl_device_id Context::device() const { return state_->device; }
+cl_platform_id Context::platform() const { return state_->platform; }
+const DeviceInfo& Context::device_info() const { return state_->info; }
+
+}  // namespace recq

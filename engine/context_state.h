@@ -1,0 +1,33 @@
+// The state behind a recq::Context, shared by engines and recordings.
+#ifndef RECQ_ENGINE_CONTEXT_STATE_H_
+#define RECQ_ENGINE_CONTEXT_STATE_H_
+
+#include <CL/cl.h>
+
+#include "backends/opencl/cl_handle.h"
+#include "engine/program_cache.h"
+#include "recq/context.h"
+
+namespace recq::internal {
+
+struct ContextState {
+  ContextState(cl::UniqueContext ctx, cl::UniqueQueue q, cl_platform_id p, cl_device_id d,
+               DeviceInfo i)
+      : context(std::move(ctx)),
+        queue(std::move(q)),
+        platform(p),
+        device(d),
+        info(std::move(i)),
+        programs(context.get(), device) {}
+
+  cl::UniqueContext context;
+  cl::UniqueQueue queue;  // the default queue: in-order
+  cl_platform_id platform;
+  cl_device_id device;
+  DeviceInfo info;
+  ProgramCache programs;
+};
+
+}  // namespace recq::internal
+
+#endif  // RECQ_ENGINE_CONTEXT_STATE_H_

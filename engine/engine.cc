@@ -1,0 +1,133 @@
+#include "recq/engine.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "backends/opencl/cl_error.h"
+#include "backends/replay/replay_recording.h"
+#include "backends/unrecorded/unrecorded_runner.h"
+#include "engine/engine_state.h"
+#include "engine/kernel_library.h"
+#include "engine/lowering.h"
+#include "engine/passes.h"
+#include "engine/recording_impl.h"
+#include "engine/status_macros.h"
+
+namespace recq {
+
+namespace {
+
+using internal::EngineState;
+
+absl::Status BuildPrograms(EngineState& state) {
+  absl::flat_hash_map<std::string, internal::SharedProgram> by_program;
+  for (const internal::KernelRef& ref : state.list.kernels) {
+    std::string key = ref.program;
+    for (const std::string& option : ref.options) absl::StrAppend(&key, " ", option);
+    auto it = by_program.find(key);
+    if (it == by_program.end()) {
+      RECQ_ASSIGN_OR_RETURN(std::string source, internal::KernelProgramSource(ref.program));
+      bool built = false;
+      RECQ_ASSIGN_OR_RETURN(internal::SharedProgram program,
+                            state.context->programs.GetOrBuild(source, ref.options, &built));
+      if (built) ++state.stats.kernels_built;
+      it = by_program.emplace(key, std::move(program)).first;
+    }
+    state.programs.push_back(it->second);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status UploadConstants(EngineState& state) {
+  for (const auto& data : state.list.constants) {
+    size_t bytes = std::max<size_t>(data->size() * sizeof(float), sizeof(float));
+    cl_int err = CL_SUCCESS;
+    cl::UniqueMem mem(clCreateBuffer(state.context->context.get(),
+                                     CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
+                                     const_cast<float*>(data->data()), &err));
+    RECQ_RETURN_IF_ERROR(cl::CheckCl(err, absl::StrCat("clCreateBuffer(weights, ", bytes, " bytes)")));
+    state.stats.weight_bytes += bytes;
+    state.constants.push_back(std::move(mem));
+  }
+  return absl::OkStatus();
+}
+
+void IndexSlotUses(EngineState& state) {
+  state.slot_uses.assign(state.list.slots.size(), {});
+  for (size_t d = 0; d < state.list.dispatches.size(); ++d) {
+    const auto& args = state.list.dispatches[d].args;
+    for (size_t a = 0; a < args.size(); ++a) {
+      if (args[a].kind == internal::DispatchArg::Kind::kSlot) {
+        state.slot_uses[args[a].index].push_back(
+            {static_cast<uint32_t>(d), static_cast<uint32_t>(a)});
+      }
+    }
+  }
+  for (const internal::Slot& slot : state.list.slots) {
+    (slot.is_input ? state.inputs : state.outputs).push_back({slot.name, slot.desc});
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Engine> Engine::Compile(const Context& context, const Graph& graph,
+                                       const EngineOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  auto state = std::make_shared<EngineState>(context);
+  Graph optimized = graph;
+  if (options.optimize) {
+    RECQ_ASSIGN_OR_RETURN(optimized, internal::Optimize(graph));
+  }
+  RECQ_ASSIGN_OR_RETURN(internal::Lowered lowered, internal::Lower(optimized));
+  state->list = std::move(lowered.list);
+  RECQ_RETURN_IF_ERROR(BuildPrograms(*state));
+  RECQ_RETURN_IF_ERROR(UploadConstants(*state));
+  IndexSlotUses(*state);
+  state->stats.dispatches = state->list.dispatches.size();
+  state->stats.intermediate_bytes = lowered.plan.total_bytes;
+  state->stats.unplanned_bytes = state->list.unplanned_bytes;
+  state->stats.lower_bound_bytes = lowered.plan.lower_bound_bytes;
+  state->stats.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return Engine(std::move(state));
+}
+
+const std::vector<BindingInfo>& Engine::inputs() const { return state_->inputs; }
+const std::vector<BindingInfo>& Engine::outputs() const { return state_->outputs; }
+const EngineStats& Engine::stats() const { return state_->stats; }
+const Context& Engine::context() const { return state_->public_context; }
+
+absl::StatusOr<Recording> Engine::Record(const RecordOptions& options) const {
+  std::unique_ptr<internal::RecordingBackend> impl;
+  Backend backend = options.backend;
+  std::string reason;
+  switch (backend) {
+    case Backend::kAuto:
+    case Backend::kReplay: {
+      RECQ_ASSIGN_OR_RETURN(impl, internal::CreateReplayRecording(state_));
+      reason = backend == Backend::kAuto
+                   ? "auto: no native recording backend is available for this device"
+                   : "requested";
+      backend = Backend::kReplay;
+      break;
+    }
+    case Backend::kUnrecorded: {
+      RECQ_ASSIGN_OR_RETURN(impl, internal::CreateUnrecordedRunner(state_));
+      reason = "requested";
+      break;
+    }
+    case Backend::kKhrCommandBuffer:
+    case Backend::kQcom:
+      return absl::UnavailableError(absl::StrCat("backend '", BackendName(backend),
+                                                 "' is not available in this build of recq"));
+  }
+  return Recording(std::make_unique<internal::RecordingImpl>(state_, backend, std::move(reason),
+                                                             std::move(impl)));
+}
+
+absl::Status Engine::RunUnrecorded(const Bindings& bindings) const {
+  RECQ_ASSIGN_OR_RETURN(Recording recording, Record({Backend::kUnrecorded}));
+  return recording.Run(bindings);
+}
+
+}  // namespace recq

@@ -1,0 +1,19 @@
+// The kernel library: the .cl files under engine/kernels/, embedded into the
+// binary by the build (see kernel_sources.cc.in).
+#ifndef RECQ_ENGINE_KERNEL_LIBRARY_H_
+#define RECQ_ENGINE_KERNEL_LIBRARY_H_
+
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+
+namespace recq::internal {
+
+// KernelProgramSource returns the source of `file` ("conv2d.cl") with the
+// shared prelude (common.cl) in front, or NotFound.
+[[nodiscard]] absl::StatusOr<std::string> KernelProgramSource(absl::string_view file);
+
+}  // namespace recq::internal
+
+#endif  // RECQ_ENGINE_KERNEL_LIBRARY_H_

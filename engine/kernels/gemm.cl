@@ -1,0 +1,36 @@
+// Y[M,N] = act(alpha * op(A) * op(B) + beta * C), C read through strides
+// (0 on broadcast dimensions; C may be NULL). Global size: (N, M).
+__kernel void gemm(__global const float* restrict a, __global const float* restrict b,
+                   __global const float* restrict c, __global float* restrict y, int M, int N,
+                   int K, int trans_a, int trans_b, float alpha, float beta, int c_stride_m,
+                   int c_stride_n, int act, float act_a, float act_b) {
+  const int n = get_global_id(0);
+  const int m = get_global_id(1);
+  if (n >= N || m >= M) return;
+  const int a_sm = trans_a ? 1 : K;
+  const int a_sk = trans_a ? M : 1;
+  const int b_sk = trans_b ? 1 : N;
+  const int b_sn = trans_b ? K : 1;
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k) acc = fma(a[m * a_sm + k * a_sk], b[k * b_sk + n * b_sn], acc);
+  float v = alpha * acc;
+  if (c) v += beta * c[m * c_stride_m + n * c_stride_n];
+  y[m * N + n] = recq_activate(v, act, act_a, act_b);
+}
+
+// Batched Y[b, M, N] = A[b, M, K] * B[b, K, N] with broadcast batches:
+// `dims` is the batch shape padded to rank 8, `sa`/`sb` the batch strides of
+// A and B in elements (0 where broadcast). Global size: (N, M, batch).
+__kernel void matmul(__global const float* restrict a, __global const float* restrict b,
+                     __global float* restrict y, int M, int N, int K, int8 dims, int8 sa,
+                     int8 sb) {
+  const int n = get_global_id(0);
+  const int m = get_global_id(1);
+  const int batch = get_global_id(2);
+  if (n >= N || m >= M) return;
+  const __global float* ab = a + recq_broadcast_offset(batch, dims, sa);
+  const __global float* bb = b + recq_broadcast_offset(batch, dims, sb);
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k) acc = fma(ab[m * K + k], bb[k * N + n], acc);
+  y[((size_t)batch * M + m) * N + n] = acc;
+}

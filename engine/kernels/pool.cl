@@ -1,0 +1,60 @@
+// NCHW pooling. Global size: (OW, OH, N * C).
+// Padding never contributes to a max; for averages it counts only when
+// count_include_pad is set (ONNX semantics, the window clipped to the padded
+// extent).
+__kernel void max_pool(__global const float* restrict x, __global float* restrict y, int H, int W,
+                       int OH, int OW, int KH, int KW, int SH, int SW, int PT, int PL, int DH,
+                       int DW, int act, float act_a, float act_b) {
+  const int ow = get_global_id(0);
+  const int oh = get_global_id(1);
+  const int nc = get_global_id(2);
+  if (ow >= OW || oh >= OH) return;
+  const __global float* xc = x + (size_t)nc * H * W;
+  float m = -INFINITY;
+  for (int kh = 0; kh < KH; ++kh) {
+    const int ih = oh * SH - PT + kh * DH;
+    if (ih < 0 || ih >= H) continue;
+    for (int kw = 0; kw < KW; ++kw) {
+      const int iw = ow * SW - PL + kw * DW;
+      if (iw < 0 || iw >= W) continue;
+      m = fmax(m, xc[ih * W + iw]);
+    }
+  }
+  y[((size_t)nc * OH + oh) * OW + ow] = recq_activate(m, act, act_a, act_b);
+}
+
+__kernel void avg_pool(__global const float* restrict x, __global float* restrict y, int H, int W,
+                       int OH, int OW, int KH, int KW, int SH, int SW, int PT, int PL, int PB,
+                       int PR, int DH, int DW, int count_include_pad, int act, float act_a,
+                       float act_b) {
+  const int ow = get_global_id(0);
+  const int oh = get_global_id(1);
+  const int nc = get_global_id(2);
+  if (ow >= OW || oh >= OH) return;
+  const __global float* xc = x + (size_t)nc * H * W;
+  float sum = 0.0f;
+  int count = 0;
+  for (int kh = 0; kh < KH; ++kh) {
+    const int ih = oh * SH - PT + kh * DH;
+    if (ih < -PT || ih >= H + PB) continue;
+    for (int kw = 0; kw < KW; ++kw) {
+      const int iw = ow * SW - PL + kw * DW;
+      if (iw < -PL || iw >= W + PR) continue;
+      const bool inside = ih >= 0 && ih < H && iw >= 0 && iw < W;
+      if (inside) sum += xc[ih * W + iw];
+      if (inside || count_include_pad) ++count;
+    }
+  }
+  y[((size_t)nc * OH + oh) * OW + ow] = recq_activate(count > 0 ? sum / count : 0.0f, act, act_a, act_b);
+}
+
+// Mean over the `inner` trailing elements of each of the N * C rows.
+// Global size: (N * C).
+__kernel void global_avg_pool(__global const float* restrict x, __global float* restrict y,
+                              int inner, int act, float act_a, float act_b) {
+  const int row = get_global_id(0);
+  const __global float* xr = x + (size_t)row * inner;
+  float sum = 0.0f;
+  for (int i = 0; i < inner; ++i) sum += xr[i];
+  y[row] = recq_activate(sum / inner, act, act_a, act_b);
+}

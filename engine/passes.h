@@ -1,0 +1,27 @@
+// Graph passes run by Engine::Compile when EngineOptions::optimize is set.
+#ifndef RECQ_ENGINE_PASSES_H_
+#define RECQ_ENGINE_PASSES_H_
+
+#include "absl/status/statusor.h"
+#include "recq/graph.h"
+
+namespace recq::internal {
+
+// RemoveIdentities rewires the consumers of Identity nodes to their inputs
+// (an Identity whose output is a graph output stays).
+[[nodiscard]] absl::StatusOr<Graph> RemoveIdentities(const Graph& graph);
+// FoldBatchNorm folds a BatchNorm into the Conv2D or Gemm before it when that
+// op's weights are constants and the BatchNorm is its only consumer.
+[[nodiscard]] absl::StatusOr<Graph> FoldBatchNorm(const Graph& graph);
+// FuseActivations moves an activation node into the op before it (Conv2D,
+// Gemm, BatchNorm, Add/Sub/Mul/Div, pools) when it is that op's only consumer.
+[[nodiscard]] absl::StatusOr<Graph> FuseActivations(const Graph& graph);
+// EliminateDeadNodes drops nodes no graph output depends on.
+[[nodiscard]] absl::StatusOr<Graph> EliminateDeadNodes(const Graph& graph);
+
+// Optimize runs every pass above in order.
+[[nodiscard]] absl::StatusOr<Graph> Optimize(const Graph& graph);
+
+}  // namespace recq::internal
+
+#endif  // RECQ_ENGINE_PASSES_H_

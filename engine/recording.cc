@@ -1,0 +1,184 @@
+#include "recq/recording.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "backends/opencl/cl_error.h"
+#include "engine/recording_impl.h"
+#include "engine/status_macros.h"
+
+namespace recq {
+
+const char* BackendName(Backend backend) {
+  switch (backend) {
+    case Backend::kAuto: return "auto";
+    case Backend::kReplay: return "replay";
+    case Backend::kKhrCommandBuffer: return "khr_command_buffer";
+    case Backend::kQcom: return "qcom";
+    case Backend::kUnrecorded: return "unrecorded";
+  }
+  return "?";
+}
+
+absl::StatusOr<Backend> ParseBackend(absl::string_view name) {
+  for (Backend b : {Backend::kAuto, Backend::kReplay, Backend::kKhrCommandBuffer, Backend::kQcom,
+                    Backend::kUnrecorded}) {
+    if (name == BackendName(b)) return b;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown backend '", name, "'; expected auto, replay, khr_command_buffer, qcom or unrecorded"));
+}
+
+namespace internal {
+
+RecordingImpl::RecordingImpl(std::shared_ptr<const EngineState> engine, Backend backend,
+                             std::string reason, std::unique_ptr<RecordingBackend> impl)
+    : engine_(std::move(engine)),
+      backend_(backend),
+      reason_(std::move(reason)),
+      impl_(std::move(impl)),
+      slot_mems_(engine_->list.slots.size(), nullptr) {}
+
+absl::Status RecordingImpl::ResolveBindings(const Bindings& bindings) {
+  const std::vector<Slot>& slots = engine_->list.slots;
+  std::fill(slot_mems_.begin(), slot_mems_.end(), nullptr);
+  for (const auto& [name, mem] : bindings.entries()) {
+    size_t s = 0;
+    while (s < slots.size() && slots[s].name != name) ++s;
+    if (s == slots.size()) {
+      std::vector<std::string> names;
+      for (const Slot& slot : slots) names.push_back(absl::StrCat("'", slot.name, "'"));
+      return absl::InvalidArgumentError(absl::StrCat("unknown binding '", name,
+                                                     "'; the engine binds ",
+                                                     absl::StrJoin(names, ", ")));
+    }
+    slot_mems_[s] = mem;
+  }
+  const cl_context context = engine_->context->context.get();
+  for (size_t s = 0; s < slots.size(); ++s) {
+    const Slot& slot = slots[s];
+    cl_mem mem = slot_mems_[s];
+    if (mem == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "missing binding '", slot.name, "' (", slot.is_input ? "input" : "output", ", ",
+          slot.desc.ToString(), ", ", slot.desc.ByteSize(), " bytes)"));
+    }
+    size_t size = 0;
+    cl_context mem_context = nullptr;
+    cl_int err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof(size), &size, nullptr);
+    if (err == CL_SUCCESS) {
+      err = clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof(mem_context), &mem_context, nullptr);
+    }
+    if (err != CL_SUCCESS) {
+      return absl::InvalidArgumentError(absl::StrCat("binding '", slot.name,
+                                                     "' is not a valid cl_mem (clGetMemObjectInfo: ",
+                                                     cl::ErrorName(err) ? cl::ErrorName(err) : "?",
+                                                     ")"));
+    }
+    if (mem_context != context) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "binding '", slot.name, "' belongs to another OpenCL context than the engine's"));
+    }
+    if (size < slot.desc.ByteSize()) {
+      return absl::InvalidArgumentError(absl::StrCat("binding '", slot.name, "' has ", size,
+                                                     " bytes, the tensor ", slot.desc.ToString(),
+                                                     " needs ", slot.desc.ByteSize()));
+    }
+    if (!slot.is_input) {
+      for (size_t other = 0; other < slots.size(); ++other) {
+        if (other != s && slot_mems_[other] == mem) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "binding '", slot.name, "' is the same cl_mem as binding '", slots[other].name,
+              "'; an output must have memory of its own"));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RecordingImpl::CheckQueue(cl_command_queue queue) {
+  if (queue == nullptr) return absl::InvalidArgumentError("Enqueue: the queue is null");
+  if (queue == checked_queue_.get()) return absl::OkStatus();
+  cl_context queue_context = nullptr;
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT,
+                                                         sizeof(queue_context), &queue_context,
+                                                         nullptr),
+                                   "Enqueue: clGetCommandQueueInfo(CL_QUEUE_CONTEXT)"));
+  if (queue_context != engine_->context->context.get()) {
+    return absl::InvalidArgumentError(
+        "Enqueue: the queue belongs to another OpenCL context than the engine's");
+  }
+  cl_command_queue_properties props = 0;
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(
+      clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof(props), &props, nullptr),
+      "Enqueue: clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)"));
+  if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) {
+    return absl::InvalidArgumentError("Enqueue: the queue is out-of-order; recq needs an in-order queue");
+  }
+  checked_queue_ = cl::UniqueQueue::RetainFrom(queue);
+  return absl::OkStatus();
+}
+
+absl::Status RecordingImpl::Enqueue(cl_command_queue queue, const Bindings& bindings,
+                                    absl::Span<const cl_event> wait_list, cl_event* done) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RECQ_RETURN_IF_ERROR(CheckQueue(queue));
+  RECQ_RETURN_IF_ERROR(ResolveBindings(bindings));
+  // The recording's intermediates are shared by its runs: a run on another
+  // queue than the previous one waits for everything before it there.
+  cl::UniqueEvent previous;
+  std::vector<cl_event> waits;
+  if (last_queue_ && last_queue_.get() != queue) {
+    RECQ_RETURN_IF_ERROR(cl::CheckCl(
+        clEnqueueMarkerWithWaitList(last_queue_.get(), 0, nullptr, previous.out()),
+        "clEnqueueMarkerWithWaitList"));
+    RECQ_RETURN_IF_ERROR(cl::CheckCl(clFlush(last_queue_.get()), "clFlush"));
+    waits.assign(wait_list.begin(), wait_list.end());
+    waits.push_back(previous.get());
+    wait_list = waits;
+  }
+  RECQ_RETURN_IF_ERROR(impl_->Enqueue(queue, slot_mems_, wait_list, done));
+  if (last_queue_.get() != queue) last_queue_ = cl::UniqueQueue::RetainFrom(queue);
+  return absl::OkStatus();
+}
+
+}  // namespace internal
+
+Recording::Recording(std::unique_ptr<internal::RecordingImpl> impl) : impl_(std::move(impl)) {}
+Recording::Recording(Recording&&) noexcept = default;
+Recording& Recording::operator=(Recording&&) noexcept = default;
+Recording::~Recording() = default;
+
+absl::Status Recording::Enqueue(cl_command_queue queue, const Bindings& bindings,
+                                absl::Span<const cl_event> wait_list, cl_event* done) {
+  if (!impl_) return absl::FailedPreconditionError("Enqueue on a moved-from Recording");
+  return impl_->Enqueue(queue, bindings, wait_list, done);
+}
+
+absl::Status Recording::Run(const Bindings& bindings) {
+  if (!impl_) return absl::FailedPreconditionError("Run on a moved-from Recording");
+  cl::UniqueEvent done;
+  RECQ_RETURN_IF_ERROR(
+      impl_->Enqueue(impl_->engine().context->queue.get(), bindings, {}, done.out()));
+  cl_event event = done.get();
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(clWaitForEvents(1, &event), "clWaitForEvents"));
+  cl_int status = CL_COMPLETE;
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                                  sizeof(status), &status, nullptr),
+                                   "clGetEventInfo"));
+  if (status < 0) return cl::CheckCl(status, "run (event status)");
+  return absl::OkStatus();
+}
+
+Backend Recording::backend() const { return impl_ ? impl_->backend() : Backend::kAuto; }
+
+const std::string& Recording::backend_reason() const {
+  static const std::string kNone = "moved-from recording";
+  return impl_ ? impl_->reason() : kNone;
+}
+
+size_t Recording::dispatch_count() const {
+  return impl_ ? impl_->engine().list.dispatches.size() : 0;
+}
+
+}  // namespace recq

@@ -1,0 +1,67 @@
+// The interface every recording backend implements, and the resources they
+// share: a recording's own intermediate buffers and argument helpers.
+#ifndef RECQ_ENGINE_RECORDING_BACKEND_H_
+#define RECQ_ENGINE_RECORDING_BACKEND_H_
+
+#include <CL/cl.h>
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "backends/opencl/cl_handle.h"
+#include "engine/engine_state.h"
+
+namespace recq::internal {
+
+// RecordingBackend runs one engine's dispatch list. Implementations are not
+// thread-safe: RecordingImpl serializes calls and orders runs.
+class RecordingBackend {
+ public:
+  virtual ~RecordingBackend() = default;
+
+  // Enqueue runs the dispatch list on `queue` (an in-order queue of the
+  // engine's context) with `slot_mems[i]` bound to slot i, after `wait_list`.
+  // `slot_mems` is validated by the caller. If `done` is non-null it receives
+  // an event of the run's completion.
+  [[nodiscard]] virtual absl::Status Enqueue(cl_command_queue queue,
+                                             absl::Span<const cl_mem> slot_mems,
+                                             absl::Span<const cl_event> wait_list,
+                                             cl_event* done) = 0;
+};
+
+// The memory a recording owns plus the engine's, and how arguments map onto
+// them.
+class RecordingResources {
+ public:
+  // Create allocates the recording's intermediate buffers.
+  [[nodiscard]] static absl::StatusOr<RecordingResources> Create(
+      std::shared_ptr<const EngineState> engine);
+
+  const EngineState& engine() const { return *engine_; }
+  const std::shared_ptr<const EngineState>& engine_ptr() const { return engine_; }
+
+  // CreateKernel returns a new kernel object for dispatch `d` with every
+  // argument set; slot arguments get `slot_mems[slot]`, or NULL when
+  // `slot_mems` is empty.
+  [[nodiscard]] absl::StatusOr<cl::UniqueKernel> CreateKernel(
+      size_t d, absl::Span<const cl_mem> slot_mems) const;
+
+  // SetArg sets argument `index` of `kernel` from the dispatch list's `arg`.
+  [[nodiscard]] absl::Status SetArg(cl_kernel kernel, cl_uint index, const DispatchArg& arg,
+                                    absl::Span<const cl_mem> slot_mems) const;
+
+  // MemFor returns the buffer an argument refers to (nullptr for non-buffers
+  // and for slots when `slot_mems` is empty).
+  cl_mem MemFor(const DispatchArg& arg, absl::Span<const cl_mem> slot_mems) const;
+
+ private:
+  std::shared_ptr<const EngineState> engine_;
+  std::vector<cl::UniqueMem> internal_;
+};
+
+}  // namespace recq::internal
+
+#endif  // RECQ_ENGINE_RECORDING_BACKEND_H_

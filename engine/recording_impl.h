@@ -1,0 +1,50 @@
+// RecordingImpl: binding validation, run ordering and the backend behind a
+// public recq::Recording.
+#ifndef RECQ_ENGINE_RECORDING_IMPL_H_
+#define RECQ_ENGINE_RECORDING_IMPL_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "backends/opencl/cl_handle.h"
+#include "engine/engine_state.h"
+#include "engine/recording_backend.h"
+#include "recq/recording.h"
+
+namespace recq::internal {
+
+class RecordingImpl {
+ public:
+  RecordingImpl(std::shared_ptr<const EngineState> engine, Backend backend, std::string reason,
+                std::unique_ptr<RecordingBackend> impl);
+
+  [[nodiscard]] absl::Status Enqueue(cl_command_queue queue, const Bindings& bindings,
+                                     absl::Span<const cl_event> wait_list, cl_event* done);
+
+  Backend backend() const { return backend_; }
+  const std::string& reason() const { return reason_; }
+  const EngineState& engine() const { return *engine_; }
+
+ private:
+  // ResolveBindings fills slot_mems_ from `bindings`, checking names, sizes
+  // and contexts.
+  absl::Status ResolveBindings(const Bindings& bindings);
+  absl::Status CheckQueue(cl_command_queue queue);
+
+  std::shared_ptr<const EngineState> engine_;
+  Backend backend_;
+  std::string reason_;
+  std::unique_ptr<RecordingBackend> impl_;
+
+  std::mutex mu_;                   // serializes Enqueue
+  std::vector<cl_mem> slot_mems_;   // scratch, per slot
+  cl::UniqueQueue checked_queue_;   // the last queue that passed CheckQueue
+  cl::UniqueQueue last_queue_;      // the queue of the previous run
+};
+
+}  // namespace recq::internal
+
+#endif  // RECQ_ENGINE_RECORDING_IMPL_H_

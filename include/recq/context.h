@@ -1,0 +1,77 @@
+// Context: the OpenCL context, device and default queue recq works in.
+//
+//   Context ctx = Context::Create({.device = "pthread"}).value();   // recq owns the handles
+//   Context ctx = Context::Adopt(user_context, user_queue).value(); // shares the user's
+//
+// A Context is a cheap, copyable reference to shared state; engines and
+// recordings made from it keep that state alive. It is thread-safe.
+#ifndef RECQ_CONTEXT_H_
+#define RECQ_CONTEXT_H_
+
+#include <CL/cl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace recq {
+
+namespace internal {
+struct ContextState;
+}
+
+struct ContextOptions {
+  // Which device to use: a case-insensitive substring of the device name or
+  // of the platform name. Empty means the RECQ_DEVICE environment variable,
+  // and if that is unset too, "auto": the first GPU, else the first CPU.
+  std::string device;
+  // Create the default queue with CL_QUEUE_PROFILING_ENABLE.
+  bool profiling = false;
+};
+
+// Facts about the context's device, read once at creation.
+struct DeviceInfo {
+  std::string name;
+  std::string vendor;
+  std::string version;         // CL_DEVICE_VERSION
+  std::string driver_version;  // CL_DRIVER_VERSION
+  std::string platform_name;
+  std::string platform_version;
+  std::vector<std::string> extensions;
+  cl_device_type type = 0;
+  cl_uint compute_units = 0;
+  size_t max_work_group_size = 0;
+  cl_ulong global_mem_bytes = 0;
+  cl_ulong max_alloc_bytes = 0;
+
+  bool HasExtension(const std::string& name) const;
+};
+
+class Context {
+ public:
+  // Create selects a device (see ContextOptions::device) and creates a
+  // context and an in-order queue that recq owns.
+  [[nodiscard]] static absl::StatusOr<Context> Create(const ContextOptions& options = {});
+  // Adopt shares a user's context and in-order queue; both are retained and
+  // released with the last reference. The device is the queue's device.
+  [[nodiscard]] static absl::StatusOr<Context> Adopt(cl_context context, cl_command_queue queue);
+
+  cl_context context() const;
+  cl_command_queue queue() const;
+  cl_device_id device() const;
+  cl_platform_id platform() const;
+  const DeviceInfo& device_info() const;
+
+  // Internal state shared with engines and recordings.
+  const std::shared_ptr<internal::ContextState>& state() const { return state_; }
+
+ private:
+  explicit Context(std::shared_ptr<internal::ContextState> state) : state_(std::move(state)) {}
+  std::shared_ptr<internal::ContextState> state_;
+};
+
+}  // namespace recq
+
+#endif  // RECQ_CONTEXT_H_

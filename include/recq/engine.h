@@ -1,0 +1,77 @@
+// Engine: a Graph compiled for one Context.
+//
+// Compile builds the kernels (through the context's program cache), uploads
+// the weights, and lowers the graph to a dispatch list with a memory plan.
+// An Engine is immutable and cheap to copy; it may be shared by threads.
+// Each Recording made from it owns its own intermediate memory.
+#ifndef RECQ_ENGINE_H_
+#define RECQ_ENGINE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "recq/bindings.h"
+#include "recq/context.h"
+#include "recq/graph.h"
+#include "recq/recording.h"
+#include "recq/tensor.h"
+
+namespace recq {
+
+namespace internal {
+struct EngineState;
+}
+
+struct EngineOptions {
+  // Run the graph passes (BatchNorm folding, activation fusion, dead code).
+  bool optimize = true;
+};
+
+// A named tensor that a recording binds per run.
+struct BindingInfo {
+  std::string name;
+  TensorDesc desc;
+};
+
+// Facts about a compiled engine.
+struct EngineStats {
+  size_t dispatches = 0;
+  size_t kernels_built = 0;        // programs built by this compile (cache misses)
+  size_t intermediate_bytes = 0;   // planned intermediate memory per recording
+  size_t unplanned_bytes = 0;      // sum of all intermediate tensors
+  size_t lower_bound_bytes = 0;    // most intermediate bytes alive at one step
+  size_t weight_bytes = 0;
+  double compile_ms = 0;
+};
+
+class Engine {
+ public:
+  [[nodiscard]] static absl::StatusOr<Engine> Compile(const Context& context, const Graph& graph,
+                                                      const EngineOptions& options = {});
+
+  const std::vector<BindingInfo>& inputs() const;
+  const std::vector<BindingInfo>& outputs() const;
+  const EngineStats& stats() const;
+  const Context& context() const;
+
+  // Record creates a recording with the requested backend. Forcing a backend
+  // the device cannot run is an Unavailable status that says why.
+  [[nodiscard]] absl::StatusOr<Recording> Record(const RecordOptions& options = {}) const;
+
+  // RunUnrecorded dispatches op by op on the context's queue, setting every
+  // argument, and waits. It allocates intermediates per call: a debugging
+  // aid. For repeated unrecorded runs use Record({Backend::kUnrecorded}).
+  [[nodiscard]] absl::Status RunUnrecorded(const Bindings& bindings) const;
+
+  const std::shared_ptr<const internal::EngineState>& state() const { return state_; }
+
+ private:
+  explicit Engine(std::shared_ptr<const internal::EngineState> state) : state_(std::move(state)) {}
+  std::shared_ptr<const internal::EngineState> state_;
+};
+
+}  // namespace recq
+
+#endif  // RECQ_ENGINE_H_

@@ -1,0 +1,238 @@
+// Graph: the op-level description of a model, and GraphBuilder to make one.
+//
+//   GraphBuilder b;
+//   auto x = b.Input("input", {1, 3, 224, 224});
+//   auto w = b.Constant("conv1.w", {32, 3, 3, 3}, weights);
+//   auto y = b.Relu(b.Conv2D(x, w, {}, {.strides = {2, 2}, .pads = {1, 1, 1, 1}}));
+//   b.Output(y, "features");
+//   absl::StatusOr<Graph> g = std::move(b).Build();
+//
+// Shapes are inferred as nodes are added. The first error (bad shape,
+// unknown tensor, duplicate name...) is kept and returned by Build(), naming
+// the node and what was expected; later calls that depend on a failed tensor
+// are ignored. A Graph is immutable and cheap to copy (weights are shared).
+#ifndef RECQ_GRAPH_H_
+#define RECQ_GRAPH_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "recq/tensor.h"
+
+namespace recq {
+
+enum class OpType {
+  kConv2D,         // inputs: x [N,C,H,W], w [OC,C/groups,KH,KW], optional bias [OC]
+  kBatchNorm,      // inputs: x, scale [C], bias [C], mean [C], var [C]
+  kRelu,           // unary activations (ActivationAttrs)
+  kClip,           // y = min(max(x, alpha), beta)
+  kLeakyRelu,      // y = x >= 0 ? x : alpha * x
+  kSigmoid,        //
+  kHardSigmoid,    // y = clamp(alpha * x + beta, 0, 1)
+  kHardSwish,      // y = x * clamp(x / 6 + 0.5, 0, 1)
+  kAdd,            // binary element-wise with numpy broadcasting
+  kSub,            //
+  kMul,            //
+  kDiv,            //
+  kMaxPool,        // PoolAttrs
+  kAveragePool,    // PoolAttrs
+  kGlobalAveragePool,
+  kGemm,           // inputs: a, b, optional c; GemmAttrs (FullyConnected is Gemm with trans_b)
+  kMatMul,         // numpy matmul semantics
+  kFlatten,        // FlattenAttrs
+  kReshape,        // ReshapeAttrs
+  kTranspose,      // TransposeAttrs
+  kConcat,         // ConcatAttrs
+  kSoftmax,        // SoftmaxAttrs
+  kIdentity,
+};
+
+// OpTypeName returns a stable name ("Conv2D", "BatchNorm"...).
+const char* OpTypeName(OpType op);
+
+enum class ActivationKind { kNone, kRelu, kClip, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish };
+const char* ActivationKindName(ActivationKind kind);
+
+// An activation applied to an op's output inside the same kernel (set by the
+// fusion pass, or directly by graph authors on Conv2D/Gemm/Add).
+struct Activation {
+  ActivationKind kind = ActivationKind::kNone;
+  float alpha = 0.0f;
+  float beta = 0.0f;
+};
+
+struct Conv2DAttrs {
+  std::array<int64_t, 2> strides = {1, 1};
+  std::array<int64_t, 2> dilations = {1, 1};
+  std::array<int64_t, 4> pads = {0, 0, 0, 0};  // top, left, bottom, right
+  int64_t groups = 1;
+};
+struct BatchNormAttrs {
+  float epsilon = 1e-5f;
+};
+struct ActivationAttrs {
+  float alpha = 0.0f;  // Clip: min; LeakyRelu: slope; HardSigmoid: alpha
+  float beta = 0.0f;   // Clip: max; HardSigmoid: beta
+};
+struct PoolAttrs {
+  std::array<int64_t, 2> kernel = {1, 1};
+  std::array<int64_t, 2> strides = {1, 1};
+  std::array<int64_t, 2> dilations = {1, 1};
+  std::array<int64_t, 4> pads = {0, 0, 0, 0};  // top, left, bottom, right
+  bool ceil_mode = false;
+  bool count_include_pad = false;  // AveragePool only
+};
+struct GemmAttrs {
+  float alpha = 1.0f;
+  float beta = 1.0f;
+  bool trans_a = false;
+  bool trans_b = false;
+};
+struct FlattenAttrs {
+  int64_t axis = 1;
+};
+struct ReshapeAttrs {
+  std::vector<int64_t> shape;  // 0 copies the input's dimension, -1 is inferred
+  bool allow_zero = false;     // ONNX allowzero: 0 means a zero-size dimension
+};
+struct TransposeAttrs {
+  std::vector<int64_t> perm;  // empty reverses the dimensions
+};
+struct ConcatAttrs {
+  int64_t axis = 0;
+};
+struct SoftmaxAttrs {
+  int64_t axis = -1;
+  // ONNX opset < 13: the input is coerced to 2-D at `axis` and the softmax
+  // runs over all dimensions from `axis` on.
+  bool coerce_to_2d = false;
+};
+
+using OpAttrs = std::variant<std::monostate, Conv2DAttrs, BatchNormAttrs, ActivationAttrs,
+                             PoolAttrs, GemmAttrs, FlattenAttrs, ReshapeAttrs, TransposeAttrs,
+                             ConcatAttrs, SoftmaxAttrs>;
+
+using ValueId = int32_t;
+inline constexpr ValueId kNoValue = -1;
+
+// A tensor of the graph: a graph input, a constant (weights), or a node's
+// output. Names are unique within a graph.
+struct Value {
+  enum class Kind { kInput, kConstant, kIntermediate };
+  std::string name;
+  TensorDesc desc;
+  Kind kind = Kind::kIntermediate;
+  std::shared_ptr<const std::vector<float>> data;  // constants only
+  ValueId producer_node = -1;                      // intermediates only
+};
+
+struct Node {
+  OpType op;
+  std::string name;
+  std::vector<ValueId> inputs;  // kNoValue marks an absent optional input
+  std::vector<ValueId> outputs;
+  OpAttrs attrs;
+  Activation fused;  // applied to the output; kNone unless fused or set
+};
+
+// Graph is an immutable, validated, topologically ordered op graph.
+class Graph {
+ public:
+  const std::vector<Value>& values() const { return state_->values; }
+  const std::vector<Node>& nodes() const { return state_->nodes; }
+  const std::vector<ValueId>& inputs() const { return state_->inputs; }
+  const std::vector<ValueId>& outputs() const { return state_->outputs; }
+  const Value& value(ValueId id) const { return state_->values[id]; }
+
+  // Create validates the parts (ids in range, every intermediate produced
+  // exactly once, acyclic, shapes consistent with each op) and returns the
+  // graph with nodes in topological order. Used by passes and importers.
+  [[nodiscard]] static absl::StatusOr<Graph> Create(std::vector<Value> values,
+                                                    std::vector<Node> nodes,
+                                                    std::vector<ValueId> inputs,
+                                                    std::vector<ValueId> outputs);
+
+ private:
+  struct State {
+    std::vector<Value> values;
+    std::vector<Node> nodes;
+    std::vector<ValueId> inputs;
+    std::vector<ValueId> outputs;
+  };
+  explicit Graph(std::shared_ptr<const State> state) : state_(std::move(state)) {}
+  std::shared_ptr<const State> state_;
+};
+
+// InferOutputShape returns the output description of `op` applied to inputs
+// of the given descriptions (nullptr for an absent optional input), or an
+// InvalidArgument naming what does not fit.
+[[nodiscard]] absl::StatusOr<TensorDesc> InferOutputShape(
+    OpType op, const OpAttrs& attrs, absl::Span<const TensorDesc* const> inputs);
+
+// A reference to a tensor inside a GraphBuilder.
+struct TensorRef {
+  ValueId id = kNoValue;
+  bool valid() const { return id != kNoValue; }
+};
+
+class GraphBuilder {
+ public:
+  GraphBuilder() = default;
+
+  TensorRef Input(std::string name, std::vector<int64_t> shape);
+  TensorRef Constant(std::string name, std::vector<int64_t> shape, std::vector<float> data);
+  // AddNode appends a node of any op; `inputs` may hold invalid refs for
+  // absent optional inputs. Returns the node's (single) output.
+  TensorRef AddNode(OpType op, std::vector<TensorRef> inputs, OpAttrs attrs = {},
+                    std::string name = "");
+
+  TensorRef Conv2D(TensorRef x, TensorRef w, TensorRef bias, const Conv2DAttrs& attrs);
+  TensorRef BatchNorm(TensorRef x, TensorRef scale, TensorRef bias, TensorRef mean,
+                      TensorRef var, float epsilon = 1e-5f);
+  TensorRef Relu(TensorRef x);
+  TensorRef Clip(TensorRef x, float min, float max);
+  TensorRef Add(TensorRef a, TensorRef b);
+  TensorRef GlobalAveragePool(TensorRef x);
+  TensorRef Gemm(TensorRef a, TensorRef b, TensorRef c, const GemmAttrs& attrs);
+  // FullyConnected computes x[M,K] * w[N,K]^T + bias[N].
+  TensorRef FullyConnected(TensorRef x, TensorRef w, TensorRef bias);
+  TensorRef Softmax(TensorRef x, int64_t axis = -1);
+  TensorRef Flatten(TensorRef x, int64_t axis = 1);
+  TensorRef Reshape(TensorRef x, std::vector<int64_t> shape);
+
+  // SetFusedActivation sets the activation applied by the node producing `t`.
+  void SetFusedActivation(TensorRef t, Activation activation);
+  // Output marks `t` as a graph output bound under `name`.
+  void Output(TensorRef t, std::string name);
+
+  // desc returns the inferred description of `t` (empty if `t` failed).
+  const TensorDesc& desc(TensorRef t) const;
+  // status is the first error so far.
+  const absl::Status& status() const { return status_; }
+
+  // Build returns the graph, or the first error recorded while building.
+  [[nodiscard]] absl::StatusOr<Graph> Build() &&;
+
+ private:
+  bool Check(TensorRef t, const char* what);
+  TensorRef AddValue(Value value);
+  std::string UniqueName(const std::string& base);
+
+  std::vector<Value> values_;
+  std::vector<Node> nodes_;
+  std::vector<ValueId> inputs_;
+  std::vector<ValueId> outputs_;
+  absl::Status status_;
+  int64_t counter_ = 0;
+};
+
+}  // namespace recq
+
+#endif  // RECQ_GRAPH_H_

@@ -1,0 +1,87 @@
+// Recording: a compiled engine's dispatch sequence, recorded once and
+// replayed many times with per-run memory.
+//
+// Lifecycle:
+//   Recording rec = engine.Record({.backend = Backend::kAuto}).value();
+//   for each request:
+//     Bindings b; b.Set("input", in_mem); b.Set("prob", out_mem);
+//     rec.Enqueue(queue, b, wait_events, &done);   // queue-ordered, no host sync
+//   // or rec.Run(b): Enqueue on the context's queue and wait.
+//
+// A Recording owns its intermediate memory and its backend's native
+// recording, and keeps the engine and context it came from alive. Runs of
+// one recording are ordered: on the same in-order queue by the queue, and
+// across queues by an event recq inserts (no host sync). A Recording may be
+// used from several threads (calls are serialized); two recordings of one
+// engine run concurrently. A failed Enqueue (bad binding, wrong queue)
+// enqueues nothing and leaves the recording usable.
+#ifndef RECQ_RECORDING_H_
+#define RECQ_RECORDING_H_
+
+#include <CL/cl.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "recq/bindings.h"
+
+namespace recq {
+
+enum class Backend {
+  kAuto,              // qcom if available, else khr_command_buffer if it pays off, else replay
+  kReplay,            // emulated replay list: the reference, on any OpenCL 1.2 device
+  kKhrCommandBuffer,  // cl_khr_command_buffer
+  kQcom,              // cl_qcom_recordable_queues
+  kUnrecorded,        // no recording: every argument set and every op enqueued on every run
+};
+
+// BackendName returns "auto", "replay", "khr_command_buffer", "qcom" or "unrecorded".
+const char* BackendName(Backend backend);
+// ParseBackend is the inverse of BackendName.
+[[nodiscard]] absl::StatusOr<Backend> ParseBackend(absl::string_view name);
+
+struct RecordOptions {
+  Backend backend = Backend::kAuto;
+};
+
+namespace internal {
+class RecordingImpl;
+}
+
+class Recording {
+ public:
+  Recording(Recording&&) noexcept;
+  Recording& operator=(Recording&&) noexcept;
+  ~Recording();
+
+  // Enqueue runs the recording on `queue` (an in-order queue of the
+  // recording's context) with the memory in `bindings`, after the events in
+  // `wait_list`. If `done` is non-null it receives an event (owned by the
+  // caller) that completes with the run. Errors: InvalidArgument for an
+  // unknown, missing, too small or foreign binding or a bad queue;
+  // FailedPrecondition for a moved-from recording; Internal/ResourceExhausted
+  // for OpenCL failures, naming the call.
+  [[nodiscard]] absl::Status Enqueue(cl_command_queue queue, const Bindings& bindings,
+                                     absl::Span<const cl_event> wait_list = {},
+                                     cl_event* done = nullptr);
+  // Run enqueues on the context's queue and waits for completion.
+  [[nodiscard]] absl::Status Run(const Bindings& bindings);
+
+  // The backend that records, and why it was chosen.
+  Backend backend() const;
+  const std::string& backend_reason() const;
+  size_t dispatch_count() const;
+
+ private:
+  friend class Engine;
+  explicit Recording(std::unique_ptr<internal::RecordingImpl> impl);
+  std::unique_ptr<internal::RecordingImpl> impl_;
+};
+
+}  // namespace recq
+
+#endif  // RECQ_RECORDING_H_
