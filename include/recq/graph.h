@@ -145,6 +145,9 @@ struct Node {
 // Graph is an immutable, validated, topologically ordered op graph.
 class Graph {
  public:
+  // An empty graph (no values, no nodes); Engine::Compile rejects it.
+  Graph() : state_(std::make_shared<const State>()) {}
+
   const std::vector<Value>& values() const { return state_->values; }
   const std::vector<Node>& nodes() const { return state_->nodes; }
   const std::vector<ValueId>& inputs() const { return state_->inputs; }

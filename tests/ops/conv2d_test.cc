@@ -1,0 +1,150 @@
+// Conv2D against the CPU reference: kernel sizes, strides, symmetric and
+// asymmetric pads, dilation, groups (incl. depthwise), bias, batch, fused
+// activations, and the Conv -> BatchNorm / Conv -> Relu graphs the passes
+// rewrite.
+#include <array>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ops/op_test_util.h"
+#include "recq/graph.h"
+
+namespace recq::optest {
+namespace {
+
+struct ConvCase {
+  std::string name;
+  std::vector<int64_t> x;  // [N,C,H,W]
+  int64_t out_channels;
+  std::array<int64_t, 2> kernel;
+  Conv2DAttrs attrs;
+  bool bias;
+  Activation fused;
+};
+
+// PrintTo names the case in gtest messages.
+void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
+
+ConvCase Conv(std::string name, std::vector<int64_t> x, int64_t out_channels,
+              std::array<int64_t, 2> kernel, Conv2DAttrs attrs, bool bias = true,
+              Activation fused = {}) {
+  return {std::move(name), std::move(x), out_channels, kernel, attrs, bias, fused};
+}
+
+Conv2DAttrs Attrs(std::array<int64_t, 2> strides, std::array<int64_t, 4> pads, int64_t groups = 1,
+                  std::array<int64_t, 2> dilations = {1, 1}) {
+  Conv2DAttrs a;
+  a.strides = strides;
+  a.pads = pads;
+  a.groups = groups;
+  a.dilations = dilations;
+  return a;
+}
+
+constexpr Activation kRelu{ActivationKind::kRelu, 0.0f, 0.0f};
+constexpr Activation kRelu6{ActivationKind::kClip, 0.0f, 6.0f};
+constexpr Activation kNoActivation{};
+
+class Conv2DTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(Conv2DTest, MatchesReference) {
+  const ConvCase& c = GetParam();
+  OpGraphBuilder b;
+  TensorRef x = b.Input("x", c.x);
+  TensorRef w =
+      b.Constant("w", {c.out_channels, c.x[1] / c.attrs.groups, c.kernel[0], c.kernel[1]});
+  TensorRef bias = c.bias ? b.Constant("b", {c.out_channels}) : TensorRef{};
+  TensorRef y = b.graph().Conv2D(x, w, bias, c.attrs);
+  if (c.fused.kind != ActivationKind::kNone) b.graph().SetFusedActivation(y, c.fused);
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, Conv2DTest,
+    ::testing::Values(
+        Conv("k1x1", {1, 8, 7, 7}, 16, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
+        Conv("k1x1_nobias_batch2", {2, 8, 5, 6}, 4, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), false),
+        Conv("k1x1_wide", {1, 32, 14, 14}, 64, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
+        Conv("k1x1_odd_channels", {1, 13, 9, 11}, 7, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
+        Conv("k1x1_s2", {1, 8, 9, 9}, 8, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0})),
+        Conv("k3x3_valid", {1, 3, 9, 9}, 8, {3, 3}, Attrs({1, 1}, {0, 0, 0, 0})),
+        Conv("k3x3_pad1", {1, 3, 9, 9}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1})),
+        Conv("k3x3_s2_pad1", {1, 4, 10, 10}, 8, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1})),
+        Conv("k3x3_s2_asym_pads", {1, 4, 9, 9}, 4, {3, 3}, Attrs({2, 2}, {0, 0, 1, 1})),
+        Conv("k3x3_s2_asym_pads_tl", {1, 3, 10, 10}, 6, {3, 3}, Attrs({2, 2}, {1, 0, 0, 2})),
+        Conv("k3x3_stem_s2", {1, 3, 32, 32}, 32, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}), true, kRelu6),
+        Conv("k5x5_pad2", {1, 3, 11, 11}, 5, {5, 5}, Attrs({1, 1}, {2, 2, 2, 2})),
+        Conv("k5x5_s2_nobias", {1, 4, 13, 12}, 6, {5, 5}, Attrs({2, 2}, {2, 2, 2, 2}), false),
+        Conv("k7x2_asym", {1, 2, 12, 9}, 3, {7, 2}, Attrs({1, 2}, {3, 0, 3, 1})),
+        Conv("k3x3_dilation2", {1, 4, 11, 11}, 4, {3, 3}, Attrs({1, 1}, {2, 2, 2, 2}, 1, {2, 2})),
+        Conv("k3x3_dilation2x1_s2", {1, 3, 12, 10}, 4, {3, 3},
+             Attrs({2, 1}, {1, 0, 2, 1}, 1, {2, 1})),
+        Conv("groups2", {1, 8, 6, 6}, 6, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 2)),
+        Conv("groups2_k1x1_batch2", {2, 4, 5, 5}, 8, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}, 2)),
+        Conv("depthwise3x3_relu", {1, 16, 8, 8}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 16), true,
+             kRelu),
+        Conv("depthwise3x3_s2_relu6_batch2", {2, 8, 9, 9}, 8, {3, 3},
+             Attrs({2, 2}, {1, 1, 1, 1}, 8), true, kRelu6),
+        Conv("depthwise3x3_s2_asym", {1, 8, 10, 10}, 8, {3, 3}, Attrs({2, 2}, {0, 0, 1, 1}, 8)),
+        Conv("depthwise_multiplier2", {1, 4, 7, 7}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 4)),
+        Conv("batch2_relu", {2, 3, 8, 8}, 4, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu),
+        Conv("batch2_relu6_nobias", {2, 5, 7, 6}, 6, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), false,
+             kRelu6),
+        Conv("k1x1_relu6", {1, 16, 6, 6}, 24, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true, kRelu6),
+        Conv("k3x3_deep_sum", {1, 64, 6, 6}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
+             kNoActivation)),
+    [](const ::testing::TestParamInfo<ConvCase>& info) { return info.param.name; });
+
+// Conv -> BatchNorm: folded into the conv by the optimizer, run as two
+// kernels without it.
+TEST(Conv2DPassesTest, ConvThenBatchNorm) {
+  OpGraphBuilder b;
+  TensorRef x = b.Input("x", {1, 6, 8, 8});
+  TensorRef w = b.Constant("w", {8, 6, 3, 3});
+  TensorRef bias = b.Constant("b", {8});
+  TensorRef y = b.graph().Conv2D(x, w, bias, Attrs({1, 1}, {1, 1, 1, 1}));
+  TensorRef z =
+      b.graph().BatchNorm(y, b.Constant("scale", {8}), b.Constant("shift", {8}),
+                          b.Constant("mean", {8}), b.Constant("var", {8}, 0.1f, 1.0f), 1e-3f);
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(z));
+}
+
+// Depthwise conv (no bias) -> BatchNorm -> Clip(0, 6): the MobileNet block.
+TEST(Conv2DPassesTest, DepthwiseBatchNormRelu6) {
+  OpGraphBuilder b;
+  TensorRef x = b.Input("x", {1, 8, 9, 9});
+  TensorRef w = b.Constant("w", {8, 1, 3, 3});
+  TensorRef y = b.graph().Conv2D(x, w, TensorRef{}, Attrs({2, 2}, {1, 1, 1, 1}, 8));
+  TensorRef z = b.graph().BatchNorm(y, b.Constant("scale", {8}), b.Constant("shift", {8}),
+                                    b.Constant("mean", {8}), b.Constant("var", {8}, 0.1f, 1.0f));
+  TensorRef r = b.graph().Clip(z, 0.0f, 6.0f);
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(r));
+}
+
+// Conv -> Relu as separate nodes: fused by the optimizer.
+TEST(Conv2DPassesTest, ConvThenRelu) {
+  OpGraphBuilder b;
+  TensorRef x = b.Input("x", {1, 4, 7, 7});
+  TensorRef w = b.Constant("w", {6, 4, 3, 3});
+  TensorRef y = b.graph().Conv2D(x, w, b.Constant("b", {6}), Attrs({1, 1}, {1, 1, 1, 1}));
+  TensorRef z = b.graph().Relu(y);
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(z));
+}
+
+// Two convs in a row: the intermediate lives in planned memory.
+TEST(Conv2DPassesTest, ConvChain) {
+  OpGraphBuilder b;
+  TensorRef x = b.Input("x", {1, 3, 10, 10});
+  TensorRef y = b.graph().Conv2D(x, b.Constant("w1", {8, 3, 3, 3}), b.Constant("b1", {8}),
+                                 Attrs({2, 2}, {1, 1, 1, 1}));
+  b.graph().SetFusedActivation(y, kRelu6);
+  TensorRef z = b.graph().Conv2D(y, b.Constant("w2", {4, 8, 1, 1}), b.Constant("b2", {4}),
+                                 Attrs({1, 1}, {0, 0, 0, 0}));
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(z));
+}
+
+}  // namespace
+}  // namespace recq::optest

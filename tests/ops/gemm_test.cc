@@ -1,0 +1,155 @@
+// Gemm and MatMul against the CPU reference: every transpose combination,
+// alpha/beta, bias shapes ([N], [M,N], [M,1], [1,N], scalar-like, none),
+// B as a constant (FullyConnected) or an input, 2-D and batched MatMul.
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ops/op_test_util.h"
+#include "recq/graph.h"
+
+namespace recq::optest {
+namespace {
+
+struct GemmShape {
+  std::string name;
+  int64_t m, k, n;
+};
+
+// PrintTo names the case in gtest messages.
+void PrintTo(const GemmShape& c, std::ostream* os) { *os << c.name; }
+
+enum class Bias { kNone, kN, kMN, kM1, k1N, kScalarLike };
+
+struct GemmVariant {
+  std::string name;
+  bool trans_a;
+  bool trans_b;
+  float alpha;
+  float beta;
+  Bias bias;
+  bool b_constant;
+};
+
+// PrintTo names the case in gtest messages.
+void PrintTo(const GemmVariant& c, std::ostream* os) { *os << c.name; }
+
+using GemmParam = std::tuple<GemmShape, GemmVariant>;
+
+class GemmTest : public ::testing::TestWithParam<GemmParam> {};
+
+TEST_P(GemmTest, MatchesReference) {
+  const auto& [s, v] = GetParam();
+  OpGraphBuilder b;
+  TensorRef a =
+      b.Input("a", v.trans_a ? std::vector<int64_t>{s.k, s.m} : std::vector<int64_t>{s.m, s.k});
+  const std::vector<int64_t> b_shape =
+      v.trans_b ? std::vector<int64_t>{s.n, s.k} : std::vector<int64_t>{s.k, s.n};
+  TensorRef w = v.b_constant ? b.Constant("b", b_shape) : b.Input("b", b_shape);
+  TensorRef c;
+  switch (v.bias) {
+    case Bias::kNone:
+      break;
+    case Bias::kN:
+      c = b.Constant("c", {s.n});
+      break;
+    case Bias::kMN:
+      c = b.Input("c", {s.m, s.n});
+      break;
+    case Bias::kM1:
+      c = b.Constant("c", {s.m, 1});
+      break;
+    case Bias::k1N:
+      c = b.Constant("c", {1, s.n});
+      break;
+    case Bias::kScalarLike:
+      c = b.Constant("c", {1});
+      break;
+  }
+  GemmAttrs attrs;
+  attrs.alpha = v.alpha;
+  attrs.beta = v.beta;
+  attrs.trans_a = v.trans_a;
+  attrs.trans_b = v.trans_b;
+  TensorRef y = b.graph().Gemm(a, w, c, attrs);
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, GemmTest,
+    ::testing::Combine(
+        ::testing::Values(GemmShape{"5x7x3", 5, 7, 3}, GemmShape{"16x32x8", 16, 32, 8},
+                          GemmShape{"3x17x11", 3, 17, 11}, GemmShape{"1x256x10", 1, 256, 10}),
+        ::testing::Values(
+            GemmVariant{"nn_biasN", false, false, 1.0f, 1.0f, Bias::kN, true},
+            GemmVariant{"tn_biasN", true, false, 1.0f, 1.0f, Bias::kN, false},
+            GemmVariant{"nt_biasN_fc", false, true, 1.0f, 1.0f, Bias::kN, true},
+            GemmVariant{"tt_biasMN", true, true, 1.0f, 1.0f, Bias::kMN, false},
+            GemmVariant{"nn_alpha_beta_biasMN", false, false, 0.5f, -2.0f, Bias::kMN, false},
+            GemmVariant{"nt_alpha_beta_biasM1", false, true, 1.5f, 0.25f, Bias::kM1, true},
+            GemmVariant{"tn_alpha_bias1N", true, false, -1.0f, 1.0f, Bias::k1N, true},
+            GemmVariant{"tt_scalar_bias", true, true, 1.0f, 3.0f, Bias::kScalarLike, true},
+            GemmVariant{"nn_nobias", false, false, 1.0f, 1.0f, Bias::kNone, false},
+            GemmVariant{"nt_alpha_nobias", false, true, 0.75f, 1.0f, Bias::kNone, true},
+            GemmVariant{"nn_beta0", false, false, 1.0f, 0.0f, Bias::kN, true})),
+    [](const ::testing::TestParamInfo<GemmParam>& info) {
+      return "m" + std::get<0>(info.param).name + "_" + std::get<1>(info.param).name;
+    });
+
+// The MobileNet classifier: [1,1024] x [1000,1024]^T + [1000], fused relu
+// on a smaller copy.
+TEST(GemmModelTest, FullyConnected1024x1000) {
+  OpGraphBuilder b;
+  TensorRef x = b.Input("x", {1, 1024});
+  TensorRef y = b.graph().FullyConnected(x, b.Constant("w", {1000, 1024}, -0.1f, 0.1f),
+                                         b.Constant("bias", {1000}));
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y));
+}
+
+TEST(GemmModelTest, FullyConnectedFusedRelu) {
+  OpGraphBuilder b;
+  TensorRef x = b.Input("x", {4, 64});
+  TensorRef y = b.graph().FullyConnected(x, b.Constant("w", {32, 64}), b.Constant("bias", {32}));
+  b.graph().SetFusedActivation(y, {ActivationKind::kRelu, 0.0f, 0.0f});
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y));
+}
+
+struct MatMulCase {
+  std::string name;
+  std::vector<int64_t> a;
+  std::vector<int64_t> b;
+  bool b_constant;
+};
+
+// PrintTo names the case in gtest messages.
+void PrintTo(const MatMulCase& c, std::ostream* os) { *os << c.name; }
+
+class MatMulTest : public ::testing::TestWithParam<MatMulCase> {};
+
+TEST_P(MatMulTest, MatchesReference) {
+  const MatMulCase& c = GetParam();
+  OpGraphBuilder b;
+  TensorRef x = b.Input("a", c.a);
+  TensorRef w = c.b_constant ? b.Constant("b", c.b) : b.Input("b", c.b);
+  TensorRef y = b.graph().AddNode(OpType::kMatMul, {x, w});
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, MatMulTest,
+    ::testing::Values(MatMulCase{"2d", {4, 6}, {6, 5}, false},
+                      MatMulCase{"2d_const", {7, 33}, {33, 9}, true},
+                      MatMulCase{"batched", {3, 4, 5}, {3, 5, 2}, false},
+                      MatMulCase{"batched_4d", {2, 3, 4, 5}, {2, 3, 5, 6}, false},
+                      MatMulCase{"batch_broadcast_b2d", {2, 3, 4, 5}, {5, 6}, true},
+                      MatMulCase{"batch_broadcast_a2d", {4, 5}, {3, 5, 2}, false},
+                      MatMulCase{"batch_broadcast_both", {2, 1, 4, 5}, {1, 3, 5, 2}, false},
+                      MatMulCase{"vector_matrix", {5}, {5, 3}, false},
+                      MatMulCase{"matrix_vector", {4, 5}, {5}, false},
+                      MatMulCase{"batched_matrix_vector", {2, 4, 5}, {5}, true}),
+    [](const ::testing::TestParamInfo<MatMulCase>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace recq::optest

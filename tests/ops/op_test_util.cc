@@ -1,0 +1,214 @@
+#include "ops/op_test_util.h"
+
+#include <cmath>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "recq/bindings.h"
+#include "recq/engine.h"
+#include "recq/recording.h"
+#include "recq/tensor.h"
+#include "reference/reference_executor.h"
+
+namespace recq::optest {
+namespace {
+
+using reference::Compare;
+using reference::CompareResult;
+using reference::IndexString;
+using reference::RandomTensor;
+using reference::RunReference;
+using reference::ShapeString;
+
+// Fnv1a is a hash that is stable across runs and platforms.
+uint64_t Fnv1a(absl::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+// SplitMix64 finalizer: spreads a counter over all bits.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+std::string CurrentTestName() {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (info == nullptr) return "";
+  return absl::StrCat(info->test_suite_name(), ".", info->name());
+}
+
+// Annotate prefixes a status message with `what`, keeping the code.
+absl::Status Annotate(const absl::Status& status, absl::string_view what) {
+  return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
+}
+
+// RunOnce draws inputs, runs `recording` once and compares its outputs with
+// the reference. `label` names the path for messages.
+absl::Status RunOnce(const Context& context, const Engine& engine, Recording& recording,
+                     const OpGraph& op, const CheckOptions& options, const std::string& label) {
+  absl::flat_hash_map<std::string, HostTensor> host_inputs;
+  std::string seeds;
+  for (const InputSpec& spec : op.inputs) {
+    const uint64_t seed = NextSeed();
+    absl::StrAppend(&seeds, seeds.empty() ? "" : ", ", spec.name, "=", seed);
+    host_inputs[spec.name] = RandomTensor(spec.shape, seed, spec.lo, spec.hi);
+  }
+  const std::string where = absl::StrCat(label, " (input seeds: ", seeds, ")");
+
+  absl::StatusOr<absl::flat_hash_map<std::string, HostTensor>> expected =
+      RunReference(op.graph, host_inputs);
+  if (!expected.ok()) return Annotate(expected.status(), "reference");
+
+  Bindings bindings;
+  std::vector<Tensor> keep_alive;
+  for (const BindingInfo& info : engine.inputs()) {
+    auto it = host_inputs.find(info.name);
+    if (it == host_inputs.end()) {
+      return absl::InternalError(
+          absl::StrCat("engine input '", info.name, "' is not an input of the test graph"));
+    }
+    if (info.desc.shape != it->second.shape) {
+      return absl::InternalError(absl::StrCat("engine input '", info.name, "' has shape ",
+                                              ShapeString(info.desc.shape), ", the graph says ",
+                                              ShapeString(it->second.shape)));
+    }
+    absl::StatusOr<Tensor> t = Tensor::Allocate(context, info.desc);
+    if (!t.ok()) return Annotate(t.status(), info.name);
+    if (absl::Status s = t->Upload(it->second.data); !s.ok()) return Annotate(s, info.name);
+    bindings.Set(info.name, *t);
+    keep_alive.push_back(*std::move(t));
+  }
+  EXPECT_EQ(engine.outputs().size(), expected->size()) << where << ": output count";
+  std::vector<std::pair<std::string, Tensor>> outputs;
+  for (const BindingInfo& info : engine.outputs()) {
+    absl::StatusOr<Tensor> t = Tensor::Allocate(context, info.desc);
+    if (!t.ok()) return Annotate(t.status(), info.name);
+    if (absl::Status s = t->Fill(NAN); !s.ok()) return Annotate(s, "poisoning " + info.name);
+    bindings.Set(info.name, *t);
+    outputs.emplace_back(info.name, *std::move(t));
+  }
+
+  if (absl::Status s = recording.Run(bindings); !s.ok()) return Annotate(s, where);
+
+  for (const auto& [name, tensor] : outputs) {
+    auto it = expected->find(name);
+    if (it == expected->end()) {
+      ADD_FAILURE() << where << ": engine output '" << name << "' is not a graph output";
+      continue;
+    }
+    const HostTensor& want = it->second;
+    EXPECT_EQ(tensor.desc().shape, want.shape)
+        << where << ": output '" << name << "' shape " << ShapeString(tensor.desc().shape)
+        << ", reference " << ShapeString(want.shape);
+    absl::StatusOr<std::vector<float>> got = tensor.Download();
+    if (!got.ok()) return Annotate(got.status(), "downloading " + name);
+    const CompareResult r = Compare(*got, want.data, options.atol, options.rtol);
+    if (!r.ok()) {
+      ADD_FAILURE() << where << ": output '" << name << "' " << ShapeString(want.shape) << ": "
+                    << r.ToString()
+                    << (r.first_failure >= 0
+                            ? absl::StrCat(" (first failure at ",
+                                           IndexString(want.shape, r.first_failure), ")")
+                            : std::string());
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const absl::StatusOr<Context>& SharedContext() {
+  static const absl::StatusOr<Context>* const context =
+      new absl::StatusOr<Context>(Context::Create());
+  return *context;
+}
+
+uint64_t NextSeed() {
+  // Tests run one at a time; the counter restarts when the test changes.
+  static std::string* last_test = new std::string();
+  static uint64_t counter = 0;
+  std::string test = CurrentTestName();
+  if (test != *last_test) {
+    *last_test = std::move(test);
+    counter = 0;
+  }
+  return Mix(Fnv1a(*last_test) ^ Mix(counter++));
+}
+
+TensorRef OpGraphBuilder::Input(const std::string& name, std::vector<int64_t> shape, float lo,
+                                float hi) {
+  inputs_.push_back({name, shape, lo, hi});
+  return builder_.Input(name, std::move(shape));
+}
+
+TensorRef OpGraphBuilder::Constant(const std::string& name, std::vector<int64_t> shape, float lo,
+                                   float hi) {
+  HostTensor values = RandomTensor(shape, NextSeed(), lo, hi);
+  return builder_.Constant(name, std::move(shape), std::move(values.data));
+}
+
+absl::StatusOr<OpGraph> OpGraphBuilder::Build(TensorRef output) && {
+  builder_.Output(output, "y");
+  absl::StatusOr<Graph> graph = std::move(builder_).Build();
+  if (!graph.ok()) return Annotate(graph.status(), "building the test graph");
+  return OpGraph{*std::move(graph), std::move(inputs_)};
+}
+
+CheckOptions Exact() {
+  CheckOptions options;
+  options.atol = 0.0f;
+  options.rtol = 0.0f;
+  return options;
+}
+
+absl::Status CheckAgainstReference(const OpGraph& op, const CheckOptions& options) {
+  const absl::StatusOr<Context>& context = SharedContext();
+  if (!context.ok()) return Annotate(context.status(), "Context::Create");
+  for (bool optimize : options.optimize) {
+    EngineOptions engine_options;
+    engine_options.optimize = optimize;
+    const std::string compiled = absl::StrCat("optimize=", optimize ? "true" : "false");
+    absl::StatusOr<Engine> engine = Engine::Compile(*context, op.graph, engine_options);
+    if (!engine.ok()) return Annotate(engine.status(), "Compile(" + compiled + ")");
+
+    struct Path {
+      Backend backend;
+      int runs;
+    };
+    for (const Path& path :
+         {Path{Backend::kAuto, options.recorded_runs}, Path{Backend::kUnrecorded, 1}}) {
+      RecordOptions record_options;
+      record_options.backend = path.backend;
+      absl::StatusOr<Recording> recording = engine->Record(record_options);
+      if (!recording.ok()) {
+        return Annotate(recording.status(),
+                        absl::StrCat("Record(", BackendName(path.backend), ", ", compiled, ")"));
+      }
+      for (int run = 0; run < path.runs; ++run) {
+        const std::string label =
+            absl::StrCat(path.backend == Backend::kUnrecorded ? "unrecorded" : "recorded", " (",
+                         BackendName(recording->backend()), ", ", compiled, ") run ", run);
+        if (absl::Status s = RunOnce(*context, *engine, *recording, op, options, label); !s.ok()) {
+          return s;
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckAgainstReference(const absl::StatusOr<OpGraph>& op, const CheckOptions& options) {
+  if (!op.ok()) return op.status();
+  return CheckAgainstReference(*op, options);
+}
+
+}  // namespace recq::optest

@@ -1,0 +1,129 @@
+// Harness for the per-op tests: build a small graph, compile it, run it on
+// the device through the recorded and the unrecorded path, and compare every
+// output element with the CPU reference (tests/reference).
+//
+//   TEST_P(ReluTest, MatchesReference) {
+//     OpGraphBuilder b;
+//     TensorRef x = b.Input("x", {2, 3, 4, 5}, -8.0f, 8.0f);
+//     TensorRef y = b.graph().Relu(x);
+//     RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), Exact());
+//   }
+//
+// Inputs are drawn fresh for every run from seeds that NextSeed() derives
+// from the test's name, so a failure reproduces when the test runs alone.
+// Outputs are poisoned with NaN before each run, so an element the engine
+// never writes fails. A graph the engine cannot compile yet (Unimplemented)
+// skips the test with the engine's message; any other setup error fails it.
+#ifndef RECQ_TESTS_OPS_OP_TEST_UTIL_H_
+#define RECQ_TESTS_OPS_OP_TEST_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gtest/gtest.h"
+#include "recq/context.h"
+#include "recq/graph.h"
+#include "reference/reference_ops.h"
+
+namespace recq::optest {
+
+using reference::HostTensor;
+
+// SharedContext returns the Context shared by every test of the binary,
+// created with Context::Create() on first use (thread-safe). A creation
+// failure is returned to every caller.
+const absl::StatusOr<Context>& SharedContext();
+
+// NextSeed returns a fresh seed for the current test: a stable hash of the
+// test's full name (suite, name and parameter) combined with a counter that
+// restarts with every test. Outside a test it hashes "" instead.
+uint64_t NextSeed();
+
+// A graph input and the range its random values are drawn from.
+struct InputSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  float lo = -1.0f;
+  float hi = 1.0f;
+};
+
+// OpGraph is a graph under test and how to draw values for its inputs.
+struct OpGraph {
+  Graph graph;
+  std::vector<InputSpec> inputs;
+};
+
+// OpGraphBuilder wraps a GraphBuilder: inputs remember their value range,
+// constants are filled with fresh random values.
+class OpGraphBuilder {
+ public:
+  // Input adds a graph input whose values are drawn uniformly from [lo, hi).
+  TensorRef Input(const std::string& name, std::vector<int64_t> shape, float lo = -1.0f,
+                  float hi = 1.0f);
+  // Constant adds a constant of random values drawn uniformly from [lo, hi).
+  TensorRef Constant(const std::string& name, std::vector<int64_t> shape, float lo = -1.0f,
+                     float hi = 1.0f);
+  // graph gives access to the wrapped builder for adding nodes.
+  GraphBuilder& graph() { return builder_; }
+
+  // Build marks `output` as the graph output "y" and builds the graph.
+  [[nodiscard]] absl::StatusOr<OpGraph> Build(TensorRef output) &&;
+
+ private:
+  GraphBuilder builder_;
+  std::vector<InputSpec> inputs_;
+};
+
+struct CheckOptions {
+  // Element tolerance: |actual - expected| <= atol + rtol * |expected|.
+  // The defaults suit float32 sums of a few hundred terms of magnitude <= 1.
+  float atol = 1e-4f;
+  float rtol = 1e-4f;
+  // The EngineOptions::optimize settings to compile with, each in turn.
+  std::vector<bool> optimize = {true, false};
+  // Runs of the recorded path; each run after the first uses fresh inputs
+  // in newly allocated tensors, so stale arguments in a replay show up.
+  int recorded_runs = 2;
+};
+
+// Exact returns CheckOptions that demand bit-identical results (for data
+// movement and comparisons: copies, Relu, Clip, MaxPool...).
+CheckOptions Exact();
+
+// CheckAgainstReference compiles `op.graph` in the shared context with each
+// requested optimize setting and runs it through the recorded path
+// (Engine::Record(), `recorded_runs` times) and the unrecorded path
+// (Record({Backend::kUnrecorded}), once). Each run draws fresh inputs,
+// poisons the outputs with NaN, and compares every output element with
+// reference::RunReference, reporting mismatches as non-fatal gtest failures
+// that name the path, the run, the seed and the first failing index.
+// Returns the first setup error: Unimplemented (from Compile or Record) when
+// the engine lacks a kernel, which callers turn into a skip; anything else
+// (context, allocation, transfer or Run failures, reference errors) is a
+// failure of the test.
+[[nodiscard]] absl::Status CheckAgainstReference(const OpGraph& op,
+                                                 const CheckOptions& options = {});
+// As above; a failed build of the graph is returned as is (it is a test bug
+// unless the builder rejects a valid graph).
+[[nodiscard]] absl::Status CheckAgainstReference(const absl::StatusOr<OpGraph>& op,
+                                                 const CheckOptions& options = {});
+
+}  // namespace recq::optest
+
+// RECQ_EXPECT_MATCHES_REFERENCE(op_graph[, options]) runs
+// CheckAgainstReference from a test body: skips the test (GTEST_SKIP) with
+// the engine's message if it returns Unimplemented, fails it (fatally) on
+// any other error.
+#define RECQ_EXPECT_MATCHES_REFERENCE(...)                                                     \
+  do {                                                                                         \
+    const absl::Status recq_check_status = ::recq::optest::CheckAgainstReference(__VA_ARGS__); \
+    if (absl::IsUnimplemented(recq_check_status)) {                                            \
+      GTEST_SKIP() << "not implemented by the engine: " << recq_check_status.message();        \
+    }                                                                                          \
+    ASSERT_TRUE(recq_check_status.ok()) << recq_check_status;                                  \
+  } while (0)
+
+#endif  // RECQ_TESTS_OPS_OP_TEST_UTIL_H_

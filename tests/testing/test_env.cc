@@ -1,0 +1,60 @@
+#include "testing/test_env.h"
+
+#include <cmath>
+
+namespace recq::testing {
+
+const Context& SharedContext() {
+  static const absl::StatusOr<Context>* context = new absl::StatusOr<Context>(Context::Create());
+  if (!context->ok()) {
+    ADD_FAILURE() << "no OpenCL context: " << context->status();
+    std::abort();
+  }
+  return **context;
+}
+
+Tensor NewTensor(const TensorDesc& desc, const std::vector<float>& values) {
+  absl::StatusOr<Tensor> t = Tensor::Allocate(SharedContext(), desc);
+  EXPECT_TRUE(t.ok()) << t.status();
+  if (!t.ok()) return {};
+  absl::Status s = values.empty() ? t->Fill(NAN) : t->Upload(values);
+  EXPECT_TRUE(s.ok()) << s;
+  return *std::move(t);
+}
+
+std::vector<float> Download(const Tensor& tensor) {
+  absl::StatusOr<std::vector<float>> v = tensor.Download();
+  EXPECT_TRUE(v.ok()) << v.status();
+  return v.ok() ? *std::move(v) : std::vector<float>{};
+}
+
+std::vector<float> ReferenceOutput(const Graph& graph, const std::string& input_name,
+                                   const reference::HostTensor& input,
+                                   const std::string& output_name) {
+  absl::flat_hash_map<std::string, reference::HostTensor> feeds;
+  feeds[input_name] = input;
+  auto out = reference::RunReference(graph, feeds);
+  EXPECT_TRUE(out.ok()) << out.status();
+  if (!out.ok()) return {};
+  return out->at(output_name).data;
+}
+
+Graph ChainGraph(int length, int64_t n) {
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {n});
+  for (int i = 0; i < length; ++i) {
+    if (i % 2 == 0) {
+      std::vector<float> c(n);
+      for (int64_t k = 0; k < n; ++k) c[k] = 0.01f * static_cast<float>((k + i) % 7) - 0.02f;
+      x = b.Add(x, b.Constant("c" + std::to_string(i), {n}, c));
+    } else {
+      x = b.Clip(x, -0.9f + 0.001f * i, 5.0f);
+    }
+  }
+  b.Output(x, "y");
+  absl::StatusOr<Graph> g = std::move(b).Build();
+  EXPECT_TRUE(g.ok()) << g.status();
+  return *std::move(g);
+}
+
+}  // namespace recq::testing
