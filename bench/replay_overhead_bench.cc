@@ -1,0 +1,93 @@
+// Host overhead of a run: a chain of N small dispatches (N = 8..512),
+// unrecorded vs each recording backend, side by side in one run.
+//
+//   BM_Host/<backend>/<N>: host CPU time of the enqueueing thread per run
+//     (Enqueue only; the queue is drained every 16 runs outside the timing).
+//   BM_Wall/<backend>/<N>: wall time per run, enqueue to completion.
+//
+// Run: build/bench/replay_overhead_bench --benchmark_format=json
+#include <string>
+
+#include "bench/bench_util.h"
+
+namespace recq::bench {
+namespace {
+
+constexpr int64_t kElements = 256;  // per dispatch: tiny, so the host cost shows
+
+// Chain of `n` element-wise dispatches (Add with a constant / Clip, not fused).
+absl::StatusOr<Engine> ChainEngine(int n) {
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {kElements});
+  std::vector<float> c(kElements, 0.001f);
+  for (int i = 0; i < n; ++i) {
+    x = i % 2 == 0 ? b.Add(x, b.Constant("c" + std::to_string(i), {kElements}, c))
+                   : b.Clip(x, -1.0f, 1.0f);
+  }
+  b.Output(x, "y");
+  absl::StatusOr<Graph> g = std::move(b).Build();
+  if (!g.ok()) return g.status();
+  EngineOptions options;
+  options.optimize = false;  // keep exactly n dispatches
+  return Engine::Compile(BenchContext(), *g, options);
+}
+
+void Run(benchmark::State& state, Backend backend, bool wall) {
+  const int n = static_cast<int>(state.range(0));
+  absl::StatusOr<Engine> engine = ChainEngine(n);
+  if (!engine.ok()) {
+    state.SkipWithError(engine.status().ToString().c_str());
+    return;
+  }
+  absl::StatusOr<Prepared> p = Prepare(*engine, backend);
+  if (!p.ok()) {
+    state.SkipWithError(p.status().ToString().c_str());
+    return;
+  }
+  cl_command_queue queue = BenchContext().queue();
+  for (int i = 0; i < 3; ++i) (void)p->recording->Run(p->bindings);  // warm-up: JIT, caches
+  int64_t pending = 0;
+  for (auto _ : state) {
+    absl::Status s = p->recording->Enqueue(queue, p->bindings);
+    if (!s.ok()) {
+      state.SkipWithError(s.ToString().c_str());
+      break;
+    }
+    if (wall) {
+      clFinish(queue);
+    } else if (++pending == 16) {
+      state.PauseTiming();
+      clFinish(queue);
+      pending = 0;
+      state.ResumeTiming();
+    }
+  }
+  clFinish(queue);
+  state.counters["dispatches"] = n;
+  state.counters["backend_id"] = static_cast<double>(backend);
+  state.SetLabel(BackendName(p->recording->backend()));
+}
+
+void Register() {
+  for (Backend backend : {Backend::kUnrecorded, Backend::kReplay, Backend::kKhrCommandBuffer,
+                          Backend::kQcom}) {
+    for (bool wall : {false, true}) {
+      std::string name = std::string(wall ? "BM_Wall/" : "BM_Host/") + BackendName(backend);
+      auto* b = benchmark::RegisterBenchmark(
+          name.c_str(), [backend, wall](benchmark::State& s) { Run(s, backend, wall); });
+      b->Arg(8)->Arg(32)->Arg(128)->Arg(512)->Unit(benchmark::kMicrosecond);
+      if (wall) b->UseRealTime();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace recq::bench
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  recq::bench::Register();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
