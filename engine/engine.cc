@@ -3,7 +3,9 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "backends/khr_command_buffer/khr_command_buffer_recording.h"
 #include "backends/opencl/cl_error.h"
+#include "backends/qcom/qcom_recording.h"
 #include "backends/replay/replay_recording.h"
 #include "backends/unrecorded/unrecorded_runner.h"
 #include "engine/engine_state.h"
@@ -68,6 +70,34 @@ void IndexSlotUses(EngineState& state) {
   }
 }
 
+// ChooseAutoBackend picks what Backend::kAuto records with and says why in
+// `reason`: qcom when usable; khr_command_buffer only with mutable dispatch
+// (without it, on PoCL 3.1, command-buffer replay measured no faster than
+// the replay list, see DESIGN.md); else the replay list.
+absl::StatusOr<Backend> ChooseAutoBackend(const internal::ContextState& context,
+                                          std::string* reason) {
+  absl::Status qcom = internal::QcomAvailable(context);
+  if (qcom.ok()) {
+    *reason = "auto: device lists cl_qcom_recordable_queues";
+    return Backend::kQcom;
+  }
+  absl::StatusOr<internal::KhrCommandBufferSupport> khr =
+      internal::QueryKhrCommandBuffer(context);
+  if (khr.ok() && khr->mutable_arguments) {
+    *reason = absl::StrCat("auto: device has cl_khr_command_buffer ", khr->VersionString(),
+                           " with mutable dispatch (qcom: ", qcom.message(), ")");
+    return Backend::kKhrCommandBuffer;
+  }
+  const std::string khr_why =
+      khr.ok() ? absl::StrCat("cl_khr_command_buffer ", khr->VersionString(), " lacks mutable "
+                              "dispatch (", khr->mutable_reason,
+                              ") and its binding-set cache measured no faster than the replay list")
+               : std::string(khr.status().message());
+  *reason = absl::StrCat("auto: replay list; qcom: ", qcom.message(), "; khr_command_buffer: ",
+                         khr_why);
+  return Backend::kReplay;
+}
+
 }  // namespace
 
 absl::StatusOr<Engine> Engine::Compile(const Context& context, const Graph& graph,
@@ -102,13 +132,20 @@ absl::StatusOr<Recording> Engine::Record(const RecordOptions& options) const {
   Backend backend = options.backend;
   std::string reason;
   switch (backend) {
-    case Backend::kAuto:
+    case Backend::kAuto: {
+      RECQ_ASSIGN_OR_RETURN(backend, ChooseAutoBackend(*state_->context, &reason));
+      if (backend == Backend::kQcom) {
+        RECQ_ASSIGN_OR_RETURN(impl, internal::CreateQcomRecording(state_));
+      } else if (backend == Backend::kKhrCommandBuffer) {
+        RECQ_ASSIGN_OR_RETURN(impl, internal::CreateKhrCommandBufferRecording(state_));
+      } else {
+        RECQ_ASSIGN_OR_RETURN(impl, internal::CreateReplayRecording(state_));
+      }
+      break;
+    }
     case Backend::kReplay: {
       RECQ_ASSIGN_OR_RETURN(impl, internal::CreateReplayRecording(state_));
-      reason = backend == Backend::kAuto
-                   ? "auto: no native recording backend is available for this device"
-                   : "requested";
-      backend = Backend::kReplay;
+      reason = "requested";
       break;
     }
     case Backend::kUnrecorded: {
@@ -116,10 +153,31 @@ absl::StatusOr<Recording> Engine::Record(const RecordOptions& options) const {
       reason = "requested";
       break;
     }
-    case Backend::kKhrCommandBuffer:
-    case Backend::kQcom:
-      return absl::UnavailableError(absl::StrCat("backend '", BackendName(backend),
-                                                 "' is not available in this build of recq"));
+    case Backend::kKhrCommandBuffer: {
+      absl::StatusOr<internal::KhrCommandBufferSupport> support =
+          internal::QueryKhrCommandBuffer(*state_->context);
+      if (!support.ok()) {
+        return absl::UnavailableError(
+            absl::StrCat("backend 'khr_command_buffer' is unavailable: ", support.status().message()));
+      }
+      RECQ_ASSIGN_OR_RETURN(impl, internal::CreateKhrCommandBufferRecording(state_));
+      reason = absl::StrCat("requested (cl_khr_command_buffer ", support->VersionString(), ", ",
+                            support->mutable_arguments
+                                ? "mutable dispatch"
+                                : absl::StrCat("binding-set cache: ", support->mutable_reason),
+                            ")");
+      break;
+    }
+    case Backend::kQcom: {
+      absl::Status available = internal::QcomAvailable(*state_->context);
+      if (!available.ok()) {
+        return absl::UnavailableError(
+            absl::StrCat("backend 'qcom' is unavailable: ", available.message()));
+      }
+      RECQ_ASSIGN_OR_RETURN(impl, internal::CreateQcomRecording(state_));
+      reason = "requested";
+      break;
+    }
   }
   return Recording(std::make_unique<internal::RecordingImpl>(state_, backend, std::move(reason),
                                                              std::move(impl)));

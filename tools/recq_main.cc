@@ -18,7 +18,7 @@ ABSL_FLAG(std::string, backend, "auto", "recording backend: auto, replay, khr_co
 ABSL_FLAG(std::string, model, "v1", "demo: MobileNet v1 or v2");
 ABSL_FLAG(int64_t, resolution, 224, "demo: input height and width (a multiple of 32)");
 ABSL_FLAG(int, runs, 5, "demo: replays, each with its own input buffer");
-ABSL_FLAG(int, timing_runs, 20, "demo: runs per path for the recorded vs unrecorded medians");
+ABSL_FLAG(int, timing_runs, 5, "demo: runs per path for the recorded vs unrecorded medians");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
