@@ -45,7 +45,8 @@ inline absl::StatusOr<Prepared> Prepare(const Engine& engine, Backend backend) {
       absl::StatusOr<Tensor> t = Tensor::Allocate(engine.context(), info.desc);
       if (!t.ok()) return t.status();
       std::vector<float> data(info.desc.NumElements());
-      for (size_t i = 0; i < data.size(); ++i) data[i] = 0.001f * static_cast<float>(i % 997) - 0.3f;
+      for (size_t i = 0; i < data.size(); ++i)
+        data[i] = 0.001f * static_cast<float>(i % 997) - 0.3f;
       if (absl::Status s = t->Upload(data); !s.ok()) return s;
       p.bindings.Set(info.name, *t);
       p.tensors.push_back(*std::move(t));

@@ -58,12 +58,14 @@ void Run(benchmark::State& state, int version, Backend backend) {
 
 void Register() {
   for (int version : {1, 2}) {
-    for (Backend backend : {Backend::kUnrecorded, Backend::kReplay, Backend::kKhrCommandBuffer,
-                            Backend::kQcom}) {
+    for (Backend backend :
+         {Backend::kUnrecorded, Backend::kReplay, Backend::kKhrCommandBuffer, Backend::kQcom}) {
       std::string name = "BM_MobileNetV" + std::to_string(version) + "/" + BackendName(backend);
-      benchmark::RegisterBenchmark(name.c_str(), [version, backend](benchmark::State& s) {
-        Run(s, version, backend);
-      })->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
+      benchmark::RegisterBenchmark(
+          name.c_str(), [version, backend](benchmark::State& s) { Run(s, version, backend); })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime()
+          ->MinTime(1.0);
     }
   }
 }

@@ -69,8 +69,8 @@ void Run(benchmark::State& state, Backend backend, bool wall) {
 }
 
 void Register() {
-  for (Backend backend : {Backend::kUnrecorded, Backend::kReplay, Backend::kKhrCommandBuffer,
-                          Backend::kQcom}) {
+  for (Backend backend :
+       {Backend::kUnrecorded, Backend::kReplay, Backend::kKhrCommandBuffer, Backend::kQcom}) {
     for (bool wall : {false, true}) {
       std::string name = std::string(wall ? "BM_Wall/" : "BM_Host/") + BackendName(backend);
       auto* b = benchmark::RegisterBenchmark(

@@ -39,37 +39,38 @@ absl::StatusOr<Context> Context::Create(const ContextOptions& options) {
 
 absl::StatusOr<Context> Context::Adopt(cl_context context, cl_command_queue queue) {
   if (context == nullptr || queue == nullptr) {
-    return absl::InvalidArgumentError("Context::Adopt needs a non-null cl_context and cl_command_queue");
+    return absl::InvalidArgumentError(
+        "Context::Adopt needs a non-null cl_context and cl_command_queue");
   }
   cl_context queue_context = nullptr;
-  RECQ_RETURN_IF_ERROR(cl::CheckCl(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT,
-                                                         sizeof(queue_context), &queue_context,
-                                                         nullptr),
-                                   "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)"));
+  RECQ_RETURN_IF_ERROR(
+      cl::CheckCl(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(queue_context),
+                                        &queue_context, nullptr),
+                  "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)"));
   if (queue_context != context) {
     return absl::InvalidArgumentError(
         "Context::Adopt: the queue belongs to another cl_context than the one given");
   }
   cl_command_queue_properties queue_props = 0;
-  RECQ_RETURN_IF_ERROR(cl::CheckCl(clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES,
-                                                         sizeof(queue_props), &queue_props, nullptr),
-                                   "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)"));
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(
+      clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof(queue_props), &queue_props, nullptr),
+      "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)"));
   if (queue_props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) {
     return absl::InvalidArgumentError(
         "Context::Adopt: the queue is out-of-order; recq needs an in-order queue");
   }
   cl_device_id device = nullptr;
-  RECQ_RETURN_IF_ERROR(cl::CheckCl(
-      clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(device), &device, nullptr),
-      "clGetCommandQueueInfo(CL_QUEUE_DEVICE)"));
+  RECQ_RETURN_IF_ERROR(
+      cl::CheckCl(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(device), &device, nullptr),
+                  "clGetCommandQueueInfo(CL_QUEUE_DEVICE)"));
   cl_platform_id platform = nullptr;
-  RECQ_RETURN_IF_ERROR(cl::CheckCl(
-      clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(platform), &platform, nullptr),
-      "clGetDeviceInfo(CL_DEVICE_PLATFORM)"));
+  RECQ_RETURN_IF_ERROR(
+      cl::CheckCl(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(platform), &platform, nullptr),
+                  "clGetDeviceInfo(CL_DEVICE_PLATFORM)"));
   RECQ_ASSIGN_OR_RETURN(DeviceInfo info, cl::QueryDeviceInfo(platform, device));
-  return Context(std::make_shared<internal::ContextState>(
-      cl::UniqueContext::RetainFrom(context), cl::UniqueQueue::RetainFrom(queue), platform, device,
-      std::move(info)));
+  return Context(std::make_shared<internal::ContextState>(cl::UniqueContext::RetainFrom(context),
+                                                          cl::UniqueQueue::RetainFrom(queue),
+                                                          platform, device, std::move(info)));
 }
 
 cl_context Context::context() const { return state_->context.get(); }

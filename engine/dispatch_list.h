@@ -68,10 +68,10 @@ struct Slot {
 struct DispatchList {
   std::vector<KernelRef> kernels;
   std::vector<Dispatch> dispatches;
-  std::vector<Slot> slots;                     // inputs first, then outputs
-  std::vector<size_t> internal_buffer_bytes;   // planned buffers, one per index
+  std::vector<Slot> slots;                    // inputs first, then outputs
+  std::vector<size_t> internal_buffer_bytes;  // planned buffers, one per index
   std::vector<std::shared_ptr<const std::vector<float>>> constants;
-  size_t unplanned_bytes = 0;                  // sum of intermediate tensors before planning
+  size_t unplanned_bytes = 0;  // sum of intermediate tensors before planning
 };
 
 }  // namespace recq::internal

@@ -47,7 +47,8 @@ absl::Status UploadConstants(EngineState& state) {
     cl::UniqueMem mem(clCreateBuffer(state.context->context.get(),
                                      CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
                                      const_cast<float*>(data->data()), &err));
-    RECQ_RETURN_IF_ERROR(cl::CheckCl(err, absl::StrCat("clCreateBuffer(weights, ", bytes, " bytes)")));
+    RECQ_RETURN_IF_ERROR(
+        cl::CheckCl(err, absl::StrCat("clCreateBuffer(weights, ", bytes, " bytes)")));
     state.stats.weight_bytes += bytes;
     state.constants.push_back(std::move(mem));
   }
@@ -81,20 +82,21 @@ absl::StatusOr<Backend> ChooseAutoBackend(const internal::ContextState& context,
     *reason = "auto: device lists cl_qcom_recordable_queues";
     return Backend::kQcom;
   }
-  absl::StatusOr<internal::KhrCommandBufferSupport> khr =
-      internal::QueryKhrCommandBuffer(context);
+  absl::StatusOr<internal::KhrCommandBufferSupport> khr = internal::QueryKhrCommandBuffer(context);
   if (khr.ok() && khr->mutable_arguments) {
     *reason = absl::StrCat("auto: device has cl_khr_command_buffer ", khr->VersionString(),
                            " with mutable dispatch (qcom: ", qcom.message(), ")");
     return Backend::kKhrCommandBuffer;
   }
   const std::string khr_why =
-      khr.ok() ? absl::StrCat("cl_khr_command_buffer ", khr->VersionString(), " lacks mutable "
-                              "dispatch (", khr->mutable_reason,
+      khr.ok() ? absl::StrCat("cl_khr_command_buffer ", khr->VersionString(),
+                              " lacks mutable "
+                              "dispatch (",
+                              khr->mutable_reason,
                               ") and its binding-set cache measured no faster than the replay list")
                : std::string(khr.status().message());
-  *reason = absl::StrCat("auto: replay list; qcom: ", qcom.message(), "; khr_command_buffer: ",
-                         khr_why);
+  *reason =
+      absl::StrCat("auto: replay list; qcom: ", qcom.message(), "; khr_command_buffer: ", khr_why);
   return Backend::kReplay;
 }
 
@@ -157,8 +159,8 @@ absl::StatusOr<Recording> Engine::Record(const RecordOptions& options) const {
       absl::StatusOr<internal::KhrCommandBufferSupport> support =
           internal::QueryKhrCommandBuffer(*state_->context);
       if (!support.ok()) {
-        return absl::UnavailableError(
-            absl::StrCat("backend 'khr_command_buffer' is unavailable: ", support.status().message()));
+        return absl::UnavailableError(absl::StrCat("backend 'khr_command_buffer' is unavailable: ",
+                                                   support.status().message()));
       }
       RECQ_ASSIGN_OR_RETURN(impl, internal::CreateKhrCommandBufferRecording(state_));
       reason = absl::StrCat("requested (cl_khr_command_buffer ", support->VersionString(), ", ",

@@ -26,8 +26,8 @@ struct EngineState {
   std::shared_ptr<ContextState> context;
   Context public_context;
   DispatchList list;
-  std::vector<SharedProgram> programs;    // per DispatchList::kernels entry
-  std::vector<cl::UniqueMem> constants;   // per DispatchList::constants entry, read-only
+  std::vector<SharedProgram> programs;         // per DispatchList::kernels entry
+  std::vector<cl::UniqueMem> constants;        // per DispatchList::constants entry, read-only
   std::vector<std::vector<ArgUse>> slot_uses;  // per slot
   std::vector<BindingInfo> inputs;
   std::vector<BindingInfo> outputs;

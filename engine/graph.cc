@@ -12,42 +12,72 @@ namespace recq {
 
 const char* OpTypeName(OpType op) {
   switch (op) {
-    case OpType::kConv2D: return "Conv2D";
-    case OpType::kBatchNorm: return "BatchNorm";
-    case OpType::kRelu: return "Relu";
-    case OpType::kClip: return "Clip";
-    case OpType::kLeakyRelu: return "LeakyRelu";
-    case OpType::kSigmoid: return "Sigmoid";
-    case OpType::kHardSigmoid: return "HardSigmoid";
-    case OpType::kHardSwish: return "HardSwish";
-    case OpType::kAdd: return "Add";
-    case OpType::kSub: return "Sub";
-    case OpType::kMul: return "Mul";
-    case OpType::kDiv: return "Div";
-    case OpType::kMaxPool: return "MaxPool";
-    case OpType::kAveragePool: return "AveragePool";
-    case OpType::kGlobalAveragePool: return "GlobalAveragePool";
-    case OpType::kGemm: return "Gemm";
-    case OpType::kMatMul: return "MatMul";
-    case OpType::kFlatten: return "Flatten";
-    case OpType::kReshape: return "Reshape";
-    case OpType::kTranspose: return "Transpose";
-    case OpType::kConcat: return "Concat";
-    case OpType::kSoftmax: return "Softmax";
-    case OpType::kIdentity: return "Identity";
+    case OpType::kConv2D:
+      return "Conv2D";
+    case OpType::kBatchNorm:
+      return "BatchNorm";
+    case OpType::kRelu:
+      return "Relu";
+    case OpType::kClip:
+      return "Clip";
+    case OpType::kLeakyRelu:
+      return "LeakyRelu";
+    case OpType::kSigmoid:
+      return "Sigmoid";
+    case OpType::kHardSigmoid:
+      return "HardSigmoid";
+    case OpType::kHardSwish:
+      return "HardSwish";
+    case OpType::kAdd:
+      return "Add";
+    case OpType::kSub:
+      return "Sub";
+    case OpType::kMul:
+      return "Mul";
+    case OpType::kDiv:
+      return "Div";
+    case OpType::kMaxPool:
+      return "MaxPool";
+    case OpType::kAveragePool:
+      return "AveragePool";
+    case OpType::kGlobalAveragePool:
+      return "GlobalAveragePool";
+    case OpType::kGemm:
+      return "Gemm";
+    case OpType::kMatMul:
+      return "MatMul";
+    case OpType::kFlatten:
+      return "Flatten";
+    case OpType::kReshape:
+      return "Reshape";
+    case OpType::kTranspose:
+      return "Transpose";
+    case OpType::kConcat:
+      return "Concat";
+    case OpType::kSoftmax:
+      return "Softmax";
+    case OpType::kIdentity:
+      return "Identity";
   }
   return "?";
 }
 
 const char* ActivationKindName(ActivationKind kind) {
   switch (kind) {
-    case ActivationKind::kNone: return "None";
-    case ActivationKind::kRelu: return "Relu";
-    case ActivationKind::kClip: return "Clip";
-    case ActivationKind::kLeakyRelu: return "LeakyRelu";
-    case ActivationKind::kSigmoid: return "Sigmoid";
-    case ActivationKind::kHardSigmoid: return "HardSigmoid";
-    case ActivationKind::kHardSwish: return "HardSwish";
+    case ActivationKind::kNone:
+      return "None";
+    case ActivationKind::kRelu:
+      return "Relu";
+    case ActivationKind::kClip:
+      return "Clip";
+    case ActivationKind::kLeakyRelu:
+      return "LeakyRelu";
+    case ActivationKind::kSigmoid:
+      return "Sigmoid";
+    case ActivationKind::kHardSigmoid:
+      return "HardSigmoid";
+    case ActivationKind::kHardSwish:
+      return "HardSwish";
   }
   return "?";
 }
@@ -140,9 +170,9 @@ absl::StatusOr<TensorDesc> InferImpl(OpType op, const OpAttrs& attrs,
                                     " and output channels ", w[0]));
       }
       if (w[1] * a->groups != x[1]) {
-        return Bad(op, absl::StrCat("weight ", S(w), " expects ", w[1] * a->groups,
-                                    " input channels with groups ", a->groups, ", input has ",
-                                    x[1]));
+        return Bad(op,
+                   absl::StrCat("weight ", S(w), " expects ", w[1] * a->groups,
+                                " input channels with groups ", a->groups, ", input has ", x[1]));
       }
       if (in.size() == 3 && in[2] != nullptr && in[2]->shape != Shape{w[0]}) {
         return Bad(op, absl::StrCat("bias must be [", w[0], "], got ", S(in[2]->shape)));
@@ -162,8 +192,8 @@ absl::StatusOr<TensorDesc> InferImpl(OpType op, const OpAttrs& attrs,
       if (x.size() < 2) return Bad(op, absl::StrCat("input must have rank >= 2, got ", S(x)));
       for (int i = 1; i < 5; ++i) {
         if (in[i]->shape != Shape{x[1]}) {
-          return Bad(op, absl::StrCat("parameter ", i, " must be [", x[1], "], got ",
-                                      S(in[i]->shape)));
+          return Bad(op,
+                     absl::StrCat("parameter ", i, " must be [", x[1], "], got ", S(in[i]->shape)));
         }
       }
       return *in[0];
@@ -230,8 +260,8 @@ absl::StatusOr<TensorDesc> InferImpl(OpType op, const OpAttrs& attrs,
       if (in.size() == 3 && in[2] != nullptr) {
         RECQ_ASSIGN_OR_RETURN(Shape c, Broadcast(op, in[2]->shape, {m, n}));
         if (c != Shape{m, n}) {
-          return Bad(op, absl::StrCat("C ", S(in[2]->shape), " does not broadcast to [", m, ",", n,
-                                      "]"));
+          return Bad(
+              op, absl::StrCat("C ", S(in[2]->shape), " does not broadcast to [", m, ",", n, "]"));
         }
       }
       return TensorDesc{{m, n}};
@@ -248,8 +278,8 @@ absl::StatusOr<TensorDesc> InferImpl(OpType op, const OpAttrs& attrs,
         return Bad(op, absl::StrCat("inner dimensions differ: ", S(in[0]->shape), " and ",
                                     S(in[1]->shape)));
       }
-      RECQ_ASSIGN_OR_RETURN(Shape batch, Broadcast(op, Shape(a.begin(), a.end() - 2),
-                                                   Shape(b.begin(), b.end() - 2)));
+      RECQ_ASSIGN_OR_RETURN(
+          Shape batch, Broadcast(op, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2)));
       if (!a1) batch.push_back(a[a.size() - 2]);
       if (!b1) batch.push_back(b.back());
       return TensorDesc{batch};
@@ -260,7 +290,8 @@ absl::StatusOr<TensorDesc> InferImpl(OpType op, const OpAttrs& attrs,
       const Shape& x = in[0]->shape;
       RECQ_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(op, a->axis, x.size(), true));
       int64_t outer = 1, inner = 1;
-      for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) (i < axis ? outer : inner) *= x[i];
+      for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i)
+        (i < axis ? outer : inner) *= x[i];
       return TensorDesc{{outer, inner}};
     }
     case OpType::kReshape: {
@@ -272,7 +303,8 @@ absl::StatusOr<TensorDesc> InferImpl(OpType op, const OpAttrs& attrs,
       int64_t known = 1;
       for (size_t i = 0; i < out.size(); ++i) {
         if (out[i] == 0 && !a->allow_zero) {
-          if (i >= x.size()) return Bad(op, absl::StrCat("0 at position ", i, " has no input dimension"));
+          if (i >= x.size())
+            return Bad(op, absl::StrCat("0 at position ", i, " has no input dimension"));
           out[i] = x[i];
         }
         if (out[i] == -1) {
@@ -308,7 +340,8 @@ absl::StatusOr<TensorDesc> InferImpl(OpType op, const OpAttrs& attrs,
       std::sort(sorted.begin(), sorted.end());
       for (size_t i = 0; i < sorted.size(); ++i) {
         if (sorted.size() != x.size() || sorted[i] != static_cast<int64_t>(i)) {
-          return Bad(op, absl::StrCat("perm ", S(perm), " is not a permutation of rank ", x.size()));
+          return Bad(op,
+                     absl::StrCat("perm ", S(perm), " is not a permutation of rank ", x.size()));
         }
       }
       Shape out(x.size());
@@ -324,10 +357,11 @@ absl::StatusOr<TensorDesc> InferImpl(OpType op, const OpAttrs& attrs,
       for (size_t i = 1; i < in.size(); ++i) {
         const Shape& s = in[i]->shape;
         bool ok = s.size() == out.size();
-        for (size_t d = 0; ok && d < s.size(); ++d) ok = d == static_cast<size_t>(axis) || s[d] == out[d];
+        for (size_t d = 0; ok && d < s.size(); ++d)
+          ok = d == static_cast<size_t>(axis) || s[d] == out[d];
         if (!ok) {
-          return Bad(op, absl::StrCat("input ", i, " ", S(s), " does not match ",
-                                      S(in[0]->shape), " outside axis ", axis));
+          return Bad(op, absl::StrCat("input ", i, " ", S(s), " does not match ", S(in[0]->shape),
+                                      " outside axis ", axis));
         }
         out[axis] += s[axis];
       }
@@ -361,9 +395,9 @@ absl::StatusOr<Graph> Graph::Create(std::vector<Value> values, std::vector<Node>
     }
     if (v.kind == Value::Kind::kConstant &&
         (v.data == nullptr || static_cast<int64_t>(v.data->size()) != v.desc.NumElements())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "constant '", v.name, "' of shape ", v.desc.ToString(), " has ",
-          v.data ? v.data->size() : 0, " values, expected ", v.desc.NumElements()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("constant '", v.name, "' of shape ", v.desc.ToString(), " has ",
+                       v.data ? v.data->size() : 0, " values, expected ", v.desc.NumElements()));
     }
   }
   std::vector<int> producer(num_values, -1);
@@ -371,8 +405,8 @@ absl::StatusOr<Graph> Graph::Create(std::vector<Value> values, std::vector<Node>
     const Node& node = nodes[n];
     for (ValueId id : node.inputs) {
       if (id != kNoValue && !in_range(id)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("node '", node.name, "' refers to tensor #", id, ", which does not exist"));
+        return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' refers to tensor #",
+                                                       id, ", which does not exist"));
       }
     }
     if (node.outputs.size() != 1 || !in_range(node.outputs[0])) {
@@ -386,8 +420,8 @@ absl::StatusOr<Graph> Graph::Create(std::vector<Value> values, std::vector<Node>
                                                      "', which is a graph input or constant"));
     }
     if (producer[out] != -1) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor '", values[out].name,
-                                                     "' is produced by two nodes"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor '", values[out].name, "' is produced by two nodes"));
     }
     producer[out] = static_cast<int>(n);
   }
@@ -406,12 +440,14 @@ absl::StatusOr<Graph> Graph::Create(std::vector<Value> values, std::vector<Node>
   }
   for (ValueId id : inputs) {
     if (!in_range(id) || values[id].kind != Value::Kind::kInput) {
-      return absl::InvalidArgumentError(absl::StrCat("graph input #", id, " is not an input tensor"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph input #", id, " is not an input tensor"));
     }
   }
   if (outputs.empty()) return absl::InvalidArgumentError("the graph has no outputs");
   for (ValueId id : outputs) {
-    if (!in_range(id)) return absl::InvalidArgumentError(absl::StrCat("graph output #", id, " does not exist"));
+    if (!in_range(id))
+      return absl::InvalidArgumentError(absl::StrCat("graph output #", id, " does not exist"));
   }
 
   // Topological order (Kahn), stable with respect to the given order.
@@ -492,7 +528,8 @@ TensorRef GraphBuilder::AddValue(Value value) {
   for (const Value& v : values_) {
     if (v.name == value.name) {
       if (status_.ok()) {
-        status_ = absl::InvalidArgumentError(absl::StrCat("tensor name '", value.name, "' is used twice"));
+        status_ = absl::InvalidArgumentError(
+            absl::StrCat("tensor name '", value.name, "' is used twice"));
       }
       return {};
     }
@@ -505,8 +542,8 @@ TensorRef GraphBuilder::Input(std::string name, std::vector<int64_t> shape) {
   for (int64_t d : shape) {
     if (d <= 0) {
       if (status_.ok()) {
-        status_ = absl::InvalidArgumentError(absl::StrCat(
-            "input '", name, "' has shape ", S(shape), "; every dimension must be positive"));
+        status_ = absl::InvalidArgumentError(absl::StrCat("input '", name, "' has shape ", S(shape),
+                                                          "; every dimension must be positive"));
       }
       return {};
     }
@@ -565,7 +602,8 @@ TensorRef GraphBuilder::AddNode(OpType op, std::vector<TensorRef> inputs, OpAttr
   }
   absl::StatusOr<TensorDesc> desc = InferImpl(op, node.attrs, descs);
   if (!desc.ok()) {
-    status_ = absl::InvalidArgumentError(absl::StrCat("node '", name, "': ", desc.status().message()));
+    status_ =
+        absl::InvalidArgumentError(absl::StrCat("node '", name, "': ", desc.status().message()));
     return {};
   }
   Value out;
@@ -616,8 +654,8 @@ void GraphBuilder::SetFusedActivation(TensorRef t, Activation activation) {
   if (!status_.ok() || !Check(t, "SetFusedActivation")) return;
   ValueId producer = values_[t.id].producer_node;
   if (values_[t.id].kind != Value::Kind::kIntermediate || producer < 0) {
-    status_ = absl::InvalidArgumentError(absl::StrCat(
-        "SetFusedActivation: '", values_[t.id].name, "' is not produced by a node"));
+    status_ = absl::InvalidArgumentError(
+        absl::StrCat("SetFusedActivation: '", values_[t.id].name, "' is not produced by a node"));
     return;
   }
   nodes_[producer].fused = activation;
@@ -626,14 +664,15 @@ void GraphBuilder::SetFusedActivation(TensorRef t, Activation activation) {
 void GraphBuilder::Output(TensorRef t, std::string name) {
   if (!status_.ok() || !Check(t, "Output")) return;
   if (std::find(outputs_.begin(), outputs_.end(), t.id) != outputs_.end()) {
-    status_ = absl::InvalidArgumentError(absl::StrCat("tensor '", values_[t.id].name,
-                                                      "' is marked as an output twice"));
+    status_ = absl::InvalidArgumentError(
+        absl::StrCat("tensor '", values_[t.id].name, "' is marked as an output twice"));
     return;
   }
   if (!name.empty() && name != values_[t.id].name) {
     for (const Value& v : values_) {
       if (v.name == name) {
-        status_ = absl::InvalidArgumentError(absl::StrCat("output name '", name, "' is already used"));
+        status_ =
+            absl::InvalidArgumentError(absl::StrCat("output name '", name, "' is already used"));
         return;
       }
     }

@@ -27,7 +27,8 @@ absl::StatusOr<std::string> KernelProgramSource(absl::string_view file) {
   const char* source = Find(file);
   const char* common = Find("common.cl");
   if (source == nullptr || common == nullptr) {
-    return absl::NotFoundError(absl::StrCat("kernel file '", file, "' is not in the kernel library"));
+    return absl::NotFoundError(
+        absl::StrCat("kernel file '", file, "' is not in the kernel library"));
   }
   return absl::StrCat(common, "\n#line 1\n", source);
 }

@@ -60,13 +60,20 @@ Activation ActivationOfOp(const Node& node) {
   const auto* a = std::get_if<ActivationAttrs>(&node.attrs);
   ActivationAttrs attrs = a ? *a : ActivationAttrs{};
   switch (node.op) {
-    case OpType::kRelu: return {ActivationKind::kRelu, 0, 0};
-    case OpType::kClip: return {ActivationKind::kClip, attrs.alpha, attrs.beta};
-    case OpType::kLeakyRelu: return {ActivationKind::kLeakyRelu, attrs.alpha, 0};
-    case OpType::kSigmoid: return {ActivationKind::kSigmoid, 0, 0};
-    case OpType::kHardSigmoid: return {ActivationKind::kHardSigmoid, attrs.alpha, attrs.beta};
-    case OpType::kHardSwish: return {ActivationKind::kHardSwish, 0, 0};
-    default: return {};
+    case OpType::kRelu:
+      return {ActivationKind::kRelu, 0, 0};
+    case OpType::kClip:
+      return {ActivationKind::kClip, attrs.alpha, attrs.beta};
+    case OpType::kLeakyRelu:
+      return {ActivationKind::kLeakyRelu, attrs.alpha, 0};
+    case OpType::kSigmoid:
+      return {ActivationKind::kSigmoid, 0, 0};
+    case OpType::kHardSigmoid:
+      return {ActivationKind::kHardSigmoid, attrs.alpha, attrs.beta};
+    case OpType::kHardSwish:
+      return {ActivationKind::kHardSwish, 0, 0};
+    default:
+      return {};
   }
 }
 
@@ -180,10 +187,14 @@ class Lowerer {
     if (id == kNoValue) return DispatchArg::Null();
     const Storage& s = storage_[id];
     switch (s.kind) {
-      case Storage::Kind::kSlot: return DispatchArg::Slot(s.index);
-      case Storage::Kind::kConstant: return DispatchArg::Constant(s.index);
-      case Storage::Kind::kTensor: return DispatchArg::Internal(s.index);
-      case Storage::Kind::kNone: break;
+      case Storage::Kind::kSlot:
+        return DispatchArg::Slot(s.index);
+      case Storage::Kind::kConstant:
+        return DispatchArg::Constant(s.index);
+      case Storage::Kind::kTensor:
+        return DispatchArg::Internal(s.index);
+      case Storage::Kind::kNone:
+        break;
     }
     return DispatchArg::Null();
   }
@@ -249,8 +260,7 @@ class Lowerer {
         ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : kNoValue;
         d.args = {Arg(node.inputs[0]), Arg(node.inputs[1]), Arg(bias), Arg(y)};
         AddInts(d, {x[1], x[2], x[3], out[1], out[2], out[3], w[2], w[3], a.strides[0],
-                    a.strides[1], a.pads[0], a.pads[1], a.dilations[0], a.dilations[1],
-                    a.groups});
+                    a.strides[1], a.pads[0], a.pads[1], a.dilations[0], a.dilations[1], a.groups});
         AddActivation(d, node.fused);
         fused_done = true;
         break;
@@ -279,7 +289,10 @@ class Lowerer {
       case OpType::kSub:
       case OpType::kMul:
       case OpType::kDiv: {
-        int op = node.op == OpType::kAdd ? 0 : node.op == OpType::kSub ? 1 : node.op == OpType::kMul ? 2 : 3;
+        int op = node.op == OpType::kAdd   ? 0
+                 : node.op == OpType::kSub ? 1
+                 : node.op == OpType::kMul ? 2
+                                           : 3;
         size_t count = size_t(Product(out, 0, out.size()));
         if (in(0) == out && in(1) == out) {
           Dispatch& d = Emit(node, "elementwise.cl", "binary_same", {count});
@@ -404,7 +417,8 @@ class Lowerer {
         }
         Shape permuted(x.size());
         for (size_t i = 0; i < x.size(); ++i) permuted[i] = in_strides[perm[i]];
-        Dispatch& d = Emit(node, "elementwise.cl", "gather_strided", {size_t(Product(out, 0, out.size()))});
+        Dispatch& d =
+            Emit(node, "elementwise.cl", "gather_strided", {size_t(Product(out, 0, out.size()))});
         d.args = {Arg(node.inputs[0]), Arg(y)};
         d.args.push_back(DispatchArg::Scalar(Pad8(out, 1)));
         d.args.push_back(DispatchArg::Scalar(Pad8(permuted, 0)));
@@ -445,15 +459,16 @@ class Lowerer {
 
   absl::Status CopyPinnedOutputs() {
     for (const auto& [id, slot] : pinned_outputs_) {
-      Node node{OpType::kIdentity, absl::StrCat("output:", graph_.value(id).name), {id}, {id}, {}, {}};
+      Node node{
+          OpType::kIdentity, absl::StrCat("output:", graph_.value(id).name), {id}, {id}, {}, {}};
       EmitCopy(node, Arg(id), DispatchArg::Slot(slot.index), graph_.value(id).desc.NumElements());
     }
     return absl::OkStatus();
   }
 
   absl::Status Unsupported(const Node& node, const std::string& what) {
-    return absl::UnimplementedError(
-        absl::StrCat("node '", node.name, "' (", OpTypeName(node.op), "): ", what, " is not supported"));
+    return absl::UnimplementedError(absl::StrCat("node '", node.name, "' (", OpTypeName(node.op),
+                                                 "): ", what, " is not supported"));
   }
 
   const Graph& graph_;

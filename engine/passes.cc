@@ -47,10 +47,13 @@ struct Editable {
     if (id == kNoValue || values[id].kind != Value::Kind::kConstant) return nullptr;
     return values[id].data.get();
   }
-  ValueId AddConstant(const std::string& base, std::vector<int64_t> shape, std::vector<float> data) {
+  ValueId AddConstant(const std::string& base, std::vector<int64_t> shape,
+                      std::vector<float> data) {
     Value v;
     v.name = base;
-    for (int i = 1; std::any_of(values.begin(), values.end(), [&](const Value& o) { return o.name == v.name; }); ++i) {
+    for (int i = 1; std::any_of(values.begin(), values.end(),
+                                [&](const Value& o) { return o.name == v.name; });
+         ++i) {
       v.name = absl::StrCat(base, "_", i);
     }
     v.desc.shape = std::move(shape);
@@ -116,13 +119,20 @@ Activation ActivationOf(const Node& node) {
   const auto* a = std::get_if<ActivationAttrs>(&node.attrs);
   ActivationAttrs attrs = a ? *a : ActivationAttrs{};
   switch (node.op) {
-    case OpType::kRelu: return {ActivationKind::kRelu, 0, 0};
-    case OpType::kClip: return {ActivationKind::kClip, attrs.alpha, attrs.beta};
-    case OpType::kLeakyRelu: return {ActivationKind::kLeakyRelu, attrs.alpha, 0};
-    case OpType::kSigmoid: return {ActivationKind::kSigmoid, 0, 0};
-    case OpType::kHardSigmoid: return {ActivationKind::kHardSigmoid, attrs.alpha, attrs.beta};
-    case OpType::kHardSwish: return {ActivationKind::kHardSwish, 0, 0};
-    default: return {};
+    case OpType::kRelu:
+      return {ActivationKind::kRelu, 0, 0};
+    case OpType::kClip:
+      return {ActivationKind::kClip, attrs.alpha, attrs.beta};
+    case OpType::kLeakyRelu:
+      return {ActivationKind::kLeakyRelu, attrs.alpha, 0};
+    case OpType::kSigmoid:
+      return {ActivationKind::kSigmoid, 0, 0};
+    case OpType::kHardSigmoid:
+      return {ActivationKind::kHardSigmoid, attrs.alpha, attrs.beta};
+    case OpType::kHardSwish:
+      return {ActivationKind::kHardSwish, 0, 0};
+    default:
+      return {};
   }
 }
 
@@ -144,7 +154,8 @@ absl::StatusOr<Graph> FoldBatchNorm(const Graph& graph) {
   Editable g(graph);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& bn = g.nodes[i];
-    if (bn.op != OpType::kBatchNorm || g.removed[i] || bn.fused.kind != ActivationKind::kNone) continue;
+    if (bn.op != OpType::kBatchNorm || g.removed[i] || bn.fused.kind != ActivationKind::kNone)
+      continue;
     const std::vector<float>* scale = g.ConstantData(bn.inputs[1]);
     const std::vector<float>* shift = g.ConstantData(bn.inputs[2]);
     const std::vector<float>* mean = g.ConstantData(bn.inputs[3]);
@@ -177,7 +188,8 @@ absl::StatusOr<Graph> FoldBatchNorm(const Graph& graph) {
       std::vector<int64_t> w_shape = g.values[prev.inputs[1]].desc.shape;
       std::string base = prev.name;
       ValueId w_id = g.AddConstant(absl::StrCat(base, ".folded_w"), w_shape, std::move(w2));
-      ValueId b_id = g.AddConstant(absl::StrCat(base, ".folded_b"), {int64_t(channels)}, std::move(b2));
+      ValueId b_id =
+          g.AddConstant(absl::StrCat(base, ".folded_b"), {int64_t(channels)}, std::move(b2));
       Node& conv = g.nodes[p];
       conv.inputs.resize(3);
       conv.inputs[1] = w_id;
@@ -187,8 +199,9 @@ absl::StatusOr<Graph> FoldBatchNorm(const Graph& graph) {
       const std::vector<float>* w = g.ConstantData(prev.inputs[1]);
       ValueId c_id = prev.inputs.size() > 2 ? prev.inputs[2] : kNoValue;
       const std::vector<float>* c = g.ConstantData(c_id);
-      if (!w || (c_id != kNoValue && (!c || g.values[c_id].desc.NumElements() != int64_t(channels) ||
-                                       g.values[c_id].desc.shape.back() != int64_t(channels)))) {
+      if (!w ||
+          (c_id != kNoValue && (!c || g.values[c_id].desc.NumElements() != int64_t(channels) ||
+                                g.values[c_id].desc.shape.back() != int64_t(channels)))) {
         continue;
       }
       std::vector<float> w2 = *w;
@@ -203,7 +216,8 @@ absl::StatusOr<Graph> FoldBatchNorm(const Graph& graph) {
       }
       std::string base = prev.name;
       ValueId w_id = g.AddConstant(absl::StrCat(base, ".folded_w"), w_shape, std::move(w2));
-      ValueId c_new = g.AddConstant(absl::StrCat(base, ".folded_c"), {int64_t(channels)}, std::move(c2));
+      ValueId c_new =
+          g.AddConstant(absl::StrCat(base, ".folded_c"), {int64_t(channels)}, std::move(c2));
       Node& gemm = g.nodes[p];
       gemm.inputs.resize(3);
       gemm.inputs[1] = w_id;
@@ -223,7 +237,8 @@ absl::StatusOr<Graph> FuseActivations(const Graph& graph) {
   Editable g(graph);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& act = g.nodes[i];
-    if (!IsActivationOp(act.op) || g.removed[i] || act.fused.kind != ActivationKind::kNone) continue;
+    if (!IsActivationOp(act.op) || g.removed[i] || act.fused.kind != ActivationKind::kNone)
+      continue;
     ValueId x = act.inputs[0];
     int p = g.Producer(x);
     if (p < 0 || g.Uses(x) != 1) continue;

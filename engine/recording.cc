@@ -10,11 +10,16 @@ namespace recq {
 
 const char* BackendName(Backend backend) {
   switch (backend) {
-    case Backend::kAuto: return "auto";
-    case Backend::kReplay: return "replay";
-    case Backend::kKhrCommandBuffer: return "khr_command_buffer";
-    case Backend::kQcom: return "qcom";
-    case Backend::kUnrecorded: return "unrecorded";
+    case Backend::kAuto:
+      return "auto";
+    case Backend::kReplay:
+      return "replay";
+    case Backend::kKhrCommandBuffer:
+      return "khr_command_buffer";
+    case Backend::kQcom:
+      return "qcom";
+    case Backend::kUnrecorded:
+      return "unrecorded";
   }
   return "?";
 }
@@ -24,8 +29,9 @@ absl::StatusOr<Backend> ParseBackend(absl::string_view name) {
                     Backend::kUnrecorded}) {
     if (name == BackendName(b)) return b;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown backend '", name, "'; expected auto, replay, khr_command_buffer, qcom or unrecorded"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown backend '", name,
+                   "'; expected auto, replay, khr_command_buffer, qcom or unrecorded"));
 }
 
 namespace internal {
@@ -47,9 +53,8 @@ absl::Status RecordingImpl::ResolveBindings(const Bindings& bindings) {
     if (s == slots.size()) {
       std::vector<std::string> names;
       for (const Slot& slot : slots) names.push_back(absl::StrCat("'", slot.name, "'"));
-      return absl::InvalidArgumentError(absl::StrCat("unknown binding '", name,
-                                                     "'; the engine binds ",
-                                                     absl::StrJoin(names, ", ")));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown binding '", name, "'; the engine binds ", absl::StrJoin(names, ", ")));
     }
     slot_mems_[s] = mem;
   }
@@ -58,9 +63,9 @@ absl::Status RecordingImpl::ResolveBindings(const Bindings& bindings) {
     const Slot& slot = slots[s];
     cl_mem mem = slot_mems_[s];
     if (mem == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "missing binding '", slot.name, "' (", slot.is_input ? "input" : "output", ", ",
-          slot.desc.ToString(), ", ", slot.desc.ByteSize(), " bytes)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("missing binding '", slot.name, "' (", slot.is_input ? "input" : "output",
+                       ", ", slot.desc.ToString(), ", ", slot.desc.ByteSize(), " bytes)"));
     }
     size_t size = 0;
     cl_context mem_context = nullptr;
@@ -69,10 +74,9 @@ absl::Status RecordingImpl::ResolveBindings(const Bindings& bindings) {
       err = clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof(mem_context), &mem_context, nullptr);
     }
     if (err != CL_SUCCESS) {
-      return absl::InvalidArgumentError(absl::StrCat("binding '", slot.name,
-                                                     "' is not a valid cl_mem (clGetMemObjectInfo: ",
-                                                     cl::ErrorName(err) ? cl::ErrorName(err) : "?",
-                                                     ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("binding '", slot.name, "' is not a valid cl_mem (clGetMemObjectInfo: ",
+                       cl::ErrorName(err) ? cl::ErrorName(err) : "?", ")"));
     }
     if (mem_context != context) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -86,9 +90,9 @@ absl::Status RecordingImpl::ResolveBindings(const Bindings& bindings) {
     if (!slot.is_input) {
       for (size_t other = 0; other < slots.size(); ++other) {
         if (other != s && slot_mems_[other] == mem) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "binding '", slot.name, "' is the same cl_mem as binding '", slots[other].name,
-              "'; an output must have memory of its own"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("binding '", slot.name, "' is the same cl_mem as binding '",
+                           slots[other].name, "'; an output must have memory of its own"));
         }
       }
     }
@@ -100,20 +104,21 @@ absl::Status RecordingImpl::CheckQueue(cl_command_queue queue) {
   if (queue == nullptr) return absl::InvalidArgumentError("Enqueue: the queue is null");
   if (queue == checked_queue_.get()) return absl::OkStatus();
   cl_context queue_context = nullptr;
-  RECQ_RETURN_IF_ERROR(cl::CheckCl(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT,
-                                                         sizeof(queue_context), &queue_context,
-                                                         nullptr),
-                                   "Enqueue: clGetCommandQueueInfo(CL_QUEUE_CONTEXT)"));
+  RECQ_RETURN_IF_ERROR(
+      cl::CheckCl(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(queue_context),
+                                        &queue_context, nullptr),
+                  "Enqueue: clGetCommandQueueInfo(CL_QUEUE_CONTEXT)"));
   if (queue_context != engine_->context->context.get()) {
     return absl::InvalidArgumentError(
         "Enqueue: the queue belongs to another OpenCL context than the engine's");
   }
   cl_command_queue_properties props = 0;
-  RECQ_RETURN_IF_ERROR(cl::CheckCl(
-      clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof(props), &props, nullptr),
-      "Enqueue: clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)"));
+  RECQ_RETURN_IF_ERROR(
+      cl::CheckCl(clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof(props), &props, nullptr),
+                  "Enqueue: clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)"));
   if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) {
-    return absl::InvalidArgumentError("Enqueue: the queue is out-of-order; recq needs an in-order queue");
+    return absl::InvalidArgumentError(
+        "Enqueue: the queue is out-of-order; recq needs an in-order queue");
   }
   checked_queue_ = cl::UniqueQueue::RetainFrom(queue);
   return absl::OkStatus();
@@ -129,9 +134,9 @@ absl::Status RecordingImpl::Enqueue(cl_command_queue queue, const Bindings& bind
   cl::UniqueEvent previous;
   std::vector<cl_event> waits;
   if (last_queue_ && last_queue_.get() != queue) {
-    RECQ_RETURN_IF_ERROR(cl::CheckCl(
-        clEnqueueMarkerWithWaitList(last_queue_.get(), 0, nullptr, previous.out()),
-        "clEnqueueMarkerWithWaitList"));
+    RECQ_RETURN_IF_ERROR(
+        cl::CheckCl(clEnqueueMarkerWithWaitList(last_queue_.get(), 0, nullptr, previous.out()),
+                    "clEnqueueMarkerWithWaitList"));
     RECQ_RETURN_IF_ERROR(cl::CheckCl(clFlush(last_queue_.get()), "clFlush"));
     waits.assign(wait_list.begin(), wait_list.end());
     waits.push_back(previous.get());
@@ -163,9 +168,9 @@ absl::Status Recording::Run(const Bindings& bindings) {
   cl_event event = done.get();
   RECQ_RETURN_IF_ERROR(cl::CheckCl(clWaitForEvents(1, &event), "clWaitForEvents"));
   cl_int status = CL_COMPLETE;
-  RECQ_RETURN_IF_ERROR(cl::CheckCl(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                                                  sizeof(status), &status, nullptr),
-                                   "clGetEventInfo"));
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(
+      clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr),
+      "clGetEventInfo"));
   if (status < 0) return cl::CheckCl(status, "run (event status)");
   return absl::OkStatus();
 }

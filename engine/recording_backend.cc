@@ -20,12 +20,17 @@ absl::StatusOr<RecordingResources> RecordingResources::Create(
   return res;
 }
 
-cl_mem RecordingResources::MemFor(const DispatchArg& arg, absl::Span<const cl_mem> slot_mems) const {
+cl_mem RecordingResources::MemFor(const DispatchArg& arg,
+                                  absl::Span<const cl_mem> slot_mems) const {
   switch (arg.kind) {
-    case DispatchArg::Kind::kInternal: return internal_[arg.index].get();
-    case DispatchArg::Kind::kConstant: return engine_->constants[arg.index].get();
-    case DispatchArg::Kind::kSlot: return slot_mems.empty() ? nullptr : slot_mems[arg.index];
-    default: return nullptr;
+    case DispatchArg::Kind::kInternal:
+      return internal_[arg.index].get();
+    case DispatchArg::Kind::kConstant:
+      return engine_->constants[arg.index].get();
+    case DispatchArg::Kind::kSlot:
+      return slot_mems.empty() ? nullptr : slot_mems[arg.index];
+    default:
+      return nullptr;
   }
 }
 
@@ -57,10 +62,11 @@ absl::StatusOr<cl::UniqueKernel> RecordingResources::CreateKernel(
       clCreateKernel(engine_->programs[dispatch.kernel]->get(), ref.name.c_str(), &err));
   RECQ_RETURN_IF_ERROR(cl::CheckCl(err, absl::StrCat("clCreateKernel(", ref.name, ")")));
   for (size_t i = 0; i < dispatch.args.size(); ++i) {
-    absl::Status status = SetArg(kernel.get(), static_cast<cl_uint>(i), dispatch.args[i], slot_mems);
+    absl::Status status =
+        SetArg(kernel.get(), static_cast<cl_uint>(i), dispatch.args[i], slot_mems);
     if (!status.ok()) {
-      return absl::Status(status.code(), absl::StrCat(dispatch.label, " argument ", i, ": ",
-                                                      status.message()));
+      return absl::Status(status.code(),
+                          absl::StrCat(dispatch.label, " argument ", i, ": ", status.message()));
     }
   }
   return kernel;

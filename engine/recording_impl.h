@@ -39,10 +39,10 @@ class RecordingImpl {
   std::string reason_;
   std::unique_ptr<RecordingBackend> impl_;
 
-  std::mutex mu_;                   // serializes Enqueue
-  std::vector<cl_mem> slot_mems_;   // scratch, per slot
-  cl::UniqueQueue checked_queue_;   // the last queue that passed CheckQueue
-  cl::UniqueQueue last_queue_;      // the queue of the previous run
+  std::mutex mu_;                  // serializes Enqueue
+  std::vector<cl_mem> slot_mems_;  // scratch, per slot
+  cl::UniqueQueue checked_queue_;  // the last queue that passed CheckQueue
+  cl::UniqueQueue last_queue_;     // the queue of the previous run
 };
 
 }  // namespace recq::internal

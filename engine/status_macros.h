@@ -9,10 +9,10 @@
 #define RECQ_CONCAT_(a, b) RECQ_CONCAT_INNER_(a, b)
 
 // RECQ_RETURN_IF_ERROR(expr) returns the status of `expr` if it is not OK.
-#define RECQ_RETURN_IF_ERROR(expr)                   \
-  do {                                               \
-    ::absl::Status recq_status_ = (expr);            \
-    if (!recq_status_.ok()) return recq_status_;     \
+#define RECQ_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::absl::Status recq_status_ = (expr);        \
+    if (!recq_status_.ok()) return recq_status_; \
   } while (false)
 
 // RECQ_ASSIGN_OR_RETURN(lhs, expr) assigns the value of a StatusOr `expr` to

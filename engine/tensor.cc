@@ -18,9 +18,8 @@ struct Tensor::State {
 absl::StatusOr<Tensor> Tensor::Allocate(const Context& context, const TensorDesc& desc) {
   for (int64_t d : desc.shape) {
     if (d <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Tensor::Allocate: shape ", ShapeToString(desc.shape),
-                       " has a non-positive dimension"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Tensor::Allocate: shape ", ShapeToString(desc.shape), " has a non-positive dimension"));
     }
   }
   cl_int err = CL_SUCCESS;
@@ -60,26 +59,26 @@ absl::StatusOr<std::vector<float>> Tensor::Download() const {
 absl::Status Tensor::Fill(float value) {
   if (!state_) return absl::FailedPreconditionError("Tensor::Fill on an empty tensor");
   cl_command_queue queue = state_->context->queue.get();
-  RECQ_RETURN_IF_ERROR(cl::CheckCl(clEnqueueFillBuffer(queue, state_->mem.get(), &value,
-                                                       sizeof(value), 0, desc_.ByteSize(), 0,
-                                                       nullptr, nullptr),
-                                   "clEnqueueFillBuffer"));
+  RECQ_RETURN_IF_ERROR(
+      cl::CheckCl(clEnqueueFillBuffer(queue, state_->mem.get(), &value, sizeof(value), 0,
+                                      desc_.ByteSize(), 0, nullptr, nullptr),
+                  "clEnqueueFillBuffer"));
   return cl::CheckCl(clFinish(queue), "clFinish");
 }
 
 absl::Status WriteBuffer(const Context& context, cl_mem mem, absl::Span<const float> data) {
-  return cl::CheckCl(clEnqueueWriteBuffer(context.queue(), mem, CL_TRUE, 0,
-                                          data.size() * sizeof(float), data.data(), 0, nullptr,
-                                          nullptr),
-                     "clEnqueueWriteBuffer");
+  return cl::CheckCl(
+      clEnqueueWriteBuffer(context.queue(), mem, CL_TRUE, 0, data.size() * sizeof(float),
+                           data.data(), 0, nullptr, nullptr),
+      "clEnqueueWriteBuffer");
 }
 
 absl::StatusOr<std::vector<float>> ReadBuffer(const Context& context, cl_mem mem, size_t count) {
   std::vector<float> data(count);
-  RECQ_RETURN_IF_ERROR(cl::CheckCl(clEnqueueReadBuffer(context.queue(), mem, CL_TRUE, 0,
-                                                       count * sizeof(float), data.data(), 0,
-                                                       nullptr, nullptr),
-                                   "clEnqueueReadBuffer"));
+  RECQ_RETURN_IF_ERROR(
+      cl::CheckCl(clEnqueueReadBuffer(context.queue(), mem, CL_TRUE, 0, count * sizeof(float),
+                                      data.data(), 0, nullptr, nullptr),
+                  "clEnqueueReadBuffer"));
   return data;
 }
 

@@ -64,11 +64,11 @@ absl::Status RunDemo(const CommonOptions& common, const DemoOptions& options) {
 
   RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, *graph));
   const EngineStats& stats = engine.stats();
-  std::printf("compile: %.1f ms, %zu dispatches after passes, %zu programs built, "
-              "%.2f MiB intermediates (%.2f MiB unplanned), %.2f MiB weights\n",
-              stats.compile_ms, stats.dispatches, stats.kernels_built,
-              stats.intermediate_bytes / 1048576.0, stats.unplanned_bytes / 1048576.0,
-              stats.weight_bytes / 1048576.0);
+  std::printf(
+      "compile: %.1f ms, %zu dispatches after passes, %zu programs built, "
+      "%.2f MiB intermediates (%.2f MiB unplanned), %.2f MiB weights\n",
+      stats.compile_ms, stats.dispatches, stats.kernels_built, stats.intermediate_bytes / 1048576.0,
+      stats.unplanned_bytes / 1048576.0, stats.weight_bytes / 1048576.0);
 
   auto record_start = Clock::now();
   RECQ_ASSIGN_OR_RETURN(Recording recording, engine.Record({backend}));
@@ -118,13 +118,16 @@ absl::Status RunDemo(const CommonOptions& common, const DemoOptions& options) {
   Bindings bindings;
   bindings.Set("input", inputs[0]);
   bindings.Set("prob", output);
-  RECQ_ASSIGN_OR_RETURN(std::vector<double> recorded, TimeRuns(recording, bindings, options.timing_runs));
+  RECQ_ASSIGN_OR_RETURN(std::vector<double> recorded,
+                        TimeRuns(recording, bindings, options.timing_runs));
   RECQ_ASSIGN_OR_RETURN(Recording unrecorded, engine.Record({Backend::kUnrecorded}));
-  RECQ_ASSIGN_OR_RETURN(std::vector<double> direct, TimeRuns(unrecorded, bindings, options.timing_runs));
-  std::printf("summary: backend %s, device %s, compile %.1f ms, %d/%d runs match the CPU reference "
-              "(atol %.0e, rtol %.0e)\n",
-              BackendName(recording.backend()), device.name.c_str(), stats.compile_ms, matched,
-              options.runs, kAtol, kRtol);
+  RECQ_ASSIGN_OR_RETURN(std::vector<double> direct,
+                        TimeRuns(unrecorded, bindings, options.timing_runs));
+  std::printf(
+      "summary: backend %s, device %s, compile %.1f ms, %d/%d runs match the CPU reference "
+      "(atol %.0e, rtol %.0e)\n",
+      BackendName(recording.backend()), device.name.c_str(), stats.compile_ms, matched,
+      options.runs, kAtol, kRtol);
   std::printf("latency (median of %d): recorded %.2f ms, unrecorded %.2f ms (%.2fx)\n",
               options.timing_runs, Median(recorded), Median(direct),
               Median(direct) / std::max(Median(recorded), 1e-9));

@@ -14,7 +14,8 @@
 ABSL_FLAG(std::string, device, "",
           "OpenCL device: a substring of the device or platform name (default: $RECQ_DEVICE, "
           "else the first GPU, else the first CPU)");
-ABSL_FLAG(std::string, backend, "auto", "recording backend: auto, replay, khr_command_buffer, qcom");
+ABSL_FLAG(std::string, backend, "auto",
+          "recording backend: auto, replay, khr_command_buffer, qcom");
 ABSL_FLAG(std::string, model, "v1", "demo: MobileNet v1 or v2");
 ABSL_FLAG(int64_t, resolution, 224, "demo: input height and width (a multiple of 32)");
 ABSL_FLAG(int, runs, 5, "demo: replays, each with its own input buffer");

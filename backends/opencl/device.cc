@@ -1,7 +1,7 @@
 #include "backends/opencl/device.h"
 
-#include <algorithm>
 #include <CL/cl_ext.h>
+#include <algorithm>
 
 #include <cctype>
 
@@ -17,7 +17,8 @@ namespace recq::cl {
 
 absl::StatusOr<std::string> DeviceString(cl_device_id device, cl_device_info param) {
   size_t size = 0;
-  RECQ_RETURN_IF_ERROR(CheckCl(clGetDeviceInfo(device, param, 0, nullptr, &size), "clGetDeviceInfo"));
+  RECQ_RETURN_IF_ERROR(
+      CheckCl(clGetDeviceInfo(device, param, 0, nullptr, &size), "clGetDeviceInfo"));
   std::string value(size, '\0');
   RECQ_RETURN_IF_ERROR(
       CheckCl(clGetDeviceInfo(device, param, size, value.data(), nullptr), "clGetDeviceInfo"));
@@ -74,9 +75,9 @@ absl::StatusOr<std::vector<Candidate>> ListDevices() {
     if (err == CL_DEVICE_NOT_FOUND || num_devices == 0) continue;
     RECQ_RETURN_IF_ERROR(CheckCl(err, "clGetDeviceIDs"));
     std::vector<cl_device_id> devices(num_devices);
-    RECQ_RETURN_IF_ERROR(CheckCl(
-        clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, num_devices, devices.data(), nullptr),
-        "clGetDeviceIDs"));
+    RECQ_RETURN_IF_ERROR(
+        CheckCl(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, num_devices, devices.data(), nullptr),
+                "clGetDeviceIDs"));
     RECQ_ASSIGN_OR_RETURN(std::string platform_name, PlatformString(platform, CL_PLATFORM_NAME));
     for (cl_device_id device : devices) {
       RECQ_ASSIGN_OR_RETURN(std::string name, DeviceString(device, CL_DEVICE_NAME));
@@ -94,7 +95,8 @@ absl::StatusOr<DeviceChoice> SelectDevice(absl::string_view spec) {
   RECQ_ASSIGN_OR_RETURN(std::vector<Candidate> devices, ListDevices());
   std::string wanted = absl::AsciiStrToLower(spec);
   if (wanted.empty() || wanted == "auto") {
-    for (cl_device_type type : {cl_device_type{CL_DEVICE_TYPE_GPU}, cl_device_type{CL_DEVICE_TYPE_CPU}}) {
+    for (cl_device_type type :
+         {cl_device_type{CL_DEVICE_TYPE_GPU}, cl_device_type{CL_DEVICE_TYPE_CPU}}) {
       for (const Candidate& c : devices) {
         if (c.type & type) return DeviceChoice{c.platform, c.device};
       }
@@ -108,7 +110,8 @@ absl::StatusOr<DeviceChoice> SelectDevice(absl::string_view spec) {
     }
   }
   std::vector<std::string> names;
-  for (const Candidate& c : devices) names.push_back(absl::StrCat("'", c.device_name, "' (", c.platform_name, ")"));
+  for (const Candidate& c : devices)
+    names.push_back(absl::StrCat("'", c.device_name, "' (", c.platform_name, ")"));
   return absl::NotFoundError(absl::StrCat("no OpenCL device matches '", spec,
                                           "'; the devices are: ", absl::StrJoin(names, ", ")));
 }
@@ -126,7 +129,8 @@ absl::StatusOr<DeviceInfo> QueryDeviceInfo(cl_platform_id platform, cl_device_id
   std::sort(info.extensions.begin(), info.extensions.end());
   RECQ_ASSIGN_OR_RETURN(cl_ulong type, DeviceScalar<cl_ulong>(device, CL_DEVICE_TYPE));
   info.type = static_cast<cl_device_type>(type);
-  RECQ_ASSIGN_OR_RETURN(info.compute_units, DeviceScalar<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS));
+  RECQ_ASSIGN_OR_RETURN(info.compute_units,
+                        DeviceScalar<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS));
   RECQ_ASSIGN_OR_RETURN(info.max_work_group_size,
                         DeviceScalar<size_t>(device, CL_DEVICE_MAX_WORK_GROUP_SIZE));
   RECQ_ASSIGN_OR_RETURN(info.global_mem_bytes,

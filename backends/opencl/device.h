@@ -5,8 +5,8 @@
 #include <CL/cl.h>
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 #include "recq/context.h"

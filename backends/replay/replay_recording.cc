@@ -8,11 +8,11 @@ namespace recq::internal {
 
 absl::Status EnqueueDispatch(cl_command_queue queue, const Dispatch& dispatch, cl_kernel kernel,
                              absl::Span<const cl_event> wait_list, cl_event* event) {
-  cl_int err = clEnqueueNDRangeKernel(queue, kernel, dispatch.work_dim, nullptr,
-                                      dispatch.global.data(),
-                                      dispatch.has_local() ? dispatch.local.data() : nullptr,
-                                      static_cast<cl_uint>(wait_list.size()),
-                                      wait_list.empty() ? nullptr : wait_list.data(), event);
+  cl_int err =
+      clEnqueueNDRangeKernel(queue, kernel, dispatch.work_dim, nullptr, dispatch.global.data(),
+                             dispatch.has_local() ? dispatch.local.data() : nullptr,
+                             static_cast<cl_uint>(wait_list.size()),
+                             wait_list.empty() ? nullptr : wait_list.data(), event);
   if (err == CL_SUCCESS) return absl::OkStatus();
   absl::Status status = cl::CheckCl(err, "clEnqueueNDRangeKernel");
   return absl::Status(status.code(), absl::StrCat(dispatch.label, ": ", status.message()));
@@ -23,10 +23,10 @@ absl::Status EnqueueKernels(cl_command_queue queue, const DispatchList& list,
                             absl::Span<const cl_event> wait_list, cl_event* done) {
   const size_t count = kernels.size();
   if (count == 0) {
-    return cl::CheckCl(clEnqueueMarkerWithWaitList(queue, static_cast<cl_uint>(wait_list.size()),
-                                                   wait_list.empty() ? nullptr : wait_list.data(),
-                                                   done),
-                       "clEnqueueMarkerWithWaitList");
+    return cl::CheckCl(
+        clEnqueueMarkerWithWaitList(queue, static_cast<cl_uint>(wait_list.size()),
+                                    wait_list.empty() ? nullptr : wait_list.data(), done),
+        "clEnqueueMarkerWithWaitList");
   }
   for (size_t d = 0; d < count; ++d) {
     RECQ_RETURN_IF_ERROR(EnqueueDispatch(queue, list.dispatches[d], kernels[d].get(),
@@ -60,10 +60,12 @@ class ReplayRecording final : public RecordingBackend {
       if (slot_mems[s] == bound_[s]) continue;
       bound_[s] = nullptr;  // stays unknown if a set below fails
       for (const ArgUse& use : engine.slot_uses[s]) {
-        cl_int err = clSetKernelArg(kernels_[use.dispatch].get(), use.arg, sizeof(cl_mem), &slot_mems[s]);
+        cl_int err =
+            clSetKernelArg(kernels_[use.dispatch].get(), use.arg, sizeof(cl_mem), &slot_mems[s]);
         if (err != CL_SUCCESS) {
-          return cl::CheckCl(err, absl::StrCat("clSetKernelArg(", engine.list.dispatches[use.dispatch].label,
-                                               ", binding '", engine.list.slots[s].name, "')"));
+          return cl::CheckCl(
+              err, absl::StrCat("clSetKernelArg(", engine.list.dispatches[use.dispatch].label,
+                                ", binding '", engine.list.slots[s].name, "')"));
         }
       }
       bound_[s] = slot_mems[s];

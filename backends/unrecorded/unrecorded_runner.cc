@@ -18,8 +18,8 @@ class UnrecordedRunner final : public RecordingBackend {
     for (size_t d = 0; d < list.dispatches.size(); ++d) {
       cl_int err = CL_SUCCESS;
       const KernelRef& ref = list.kernels[list.dispatches[d].kernel];
-      cl::UniqueKernel kernel(clCreateKernel(res_.engine().programs[list.dispatches[d].kernel]->get(),
-                                             ref.name.c_str(), &err));
+      cl::UniqueKernel kernel(clCreateKernel(
+          res_.engine().programs[list.dispatches[d].kernel]->get(), ref.name.c_str(), &err));
       RECQ_RETURN_IF_ERROR(cl::CheckCl(err, absl::StrCat("clCreateKernel(", ref.name, ")")));
       kernels_.push_back(std::move(kernel));
     }
@@ -36,8 +36,8 @@ class UnrecordedRunner final : public RecordingBackend {
         absl::Status status =
             res_.SetArg(kernels_[d].get(), static_cast<cl_uint>(i), dispatch.args[i], slot_mems);
         if (!status.ok()) {
-          return absl::Status(status.code(), absl::StrCat(dispatch.label, " argument ", i, ": ",
-                                                          status.message()));
+          return absl::Status(
+              status.code(), absl::StrCat(dispatch.label, " argument ", i, ": ", status.message()));
         }
       }
       RECQ_RETURN_IF_ERROR(EnqueueDispatch(queue, dispatch, kernels_[d].get(),

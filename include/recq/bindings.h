@@ -11,9 +11,9 @@
 #include <CL/cl.h>
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "recq/tensor.h"
 

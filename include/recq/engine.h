@@ -38,10 +38,10 @@ struct BindingInfo {
 // Facts about a compiled engine.
 struct EngineStats {
   size_t dispatches = 0;
-  size_t kernels_built = 0;        // programs built by this compile (cache misses)
-  size_t intermediate_bytes = 0;   // planned intermediate memory per recording
-  size_t unplanned_bytes = 0;      // sum of all intermediate tensors
-  size_t lower_bound_bytes = 0;    // most intermediate bytes alive at one step
+  size_t kernels_built = 0;       // programs built by this compile (cache misses)
+  size_t intermediate_bytes = 0;  // planned intermediate memory per recording
+  size_t unplanned_bytes = 0;     // sum of all intermediate tensors
+  size_t lower_bound_bytes = 0;   // most intermediate bytes alive at one step
   size_t weight_bytes = 0;
   double compile_ms = 0;
 };

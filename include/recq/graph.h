@@ -29,28 +29,28 @@
 namespace recq {
 
 enum class OpType {
-  kConv2D,         // inputs: x [N,C,H,W], w [OC,C/groups,KH,KW], optional bias [OC]
-  kBatchNorm,      // inputs: x, scale [C], bias [C], mean [C], var [C]
-  kRelu,           // unary activations (ActivationAttrs)
-  kClip,           // y = min(max(x, alpha), beta)
-  kLeakyRelu,      // y = x >= 0 ? x : alpha * x
-  kSigmoid,        //
-  kHardSigmoid,    // y = clamp(alpha * x + beta, 0, 1)
-  kHardSwish,      // y = x * clamp(x / 6 + 0.5, 0, 1)
-  kAdd,            // binary element-wise with numpy broadcasting
-  kSub,            //
-  kMul,            //
-  kDiv,            //
-  kMaxPool,        // PoolAttrs
-  kAveragePool,    // PoolAttrs
+  kConv2D,       // inputs: x [N,C,H,W], w [OC,C/groups,KH,KW], optional bias [OC]
+  kBatchNorm,    // inputs: x, scale [C], bias [C], mean [C], var [C]
+  kRelu,         // unary activations (ActivationAttrs)
+  kClip,         // y = min(max(x, alpha), beta)
+  kLeakyRelu,    // y = x >= 0 ? x : alpha * x
+  kSigmoid,      //
+  kHardSigmoid,  // y = clamp(alpha * x + beta, 0, 1)
+  kHardSwish,    // y = x * clamp(x / 6 + 0.5, 0, 1)
+  kAdd,          // binary element-wise with numpy broadcasting
+  kSub,          //
+  kMul,          //
+  kDiv,          //
+  kMaxPool,      // PoolAttrs
+  kAveragePool,  // PoolAttrs
   kGlobalAveragePool,
-  kGemm,           // inputs: a, b, optional c; GemmAttrs (FullyConnected is Gemm with trans_b)
-  kMatMul,         // numpy matmul semantics
-  kFlatten,        // FlattenAttrs
-  kReshape,        // ReshapeAttrs
-  kTranspose,      // TransposeAttrs
-  kConcat,         // ConcatAttrs
-  kSoftmax,        // SoftmaxAttrs
+  kGemm,       // inputs: a, b, optional c; GemmAttrs (FullyConnected is Gemm with trans_b)
+  kMatMul,     // numpy matmul semantics
+  kFlatten,    // FlattenAttrs
+  kReshape,    // ReshapeAttrs
+  kTranspose,  // TransposeAttrs
+  kConcat,     // ConcatAttrs
+  kSoftmax,    // SoftmaxAttrs
   kIdentity,
 };
 
@@ -115,9 +115,9 @@ struct SoftmaxAttrs {
   bool coerce_to_2d = false;
 };
 
-using OpAttrs = std::variant<std::monostate, Conv2DAttrs, BatchNormAttrs, ActivationAttrs,
-                             PoolAttrs, GemmAttrs, FlattenAttrs, ReshapeAttrs, TransposeAttrs,
-                             ConcatAttrs, SoftmaxAttrs>;
+using OpAttrs =
+    std::variant<std::monostate, Conv2DAttrs, BatchNormAttrs, ActivationAttrs, PoolAttrs, GemmAttrs,
+                 FlattenAttrs, ReshapeAttrs, TransposeAttrs, ConcatAttrs, SoftmaxAttrs>;
 
 using ValueId = int32_t;
 inline constexpr ValueId kNoValue = -1;
@@ -197,8 +197,8 @@ class GraphBuilder {
                     std::string name = "");
 
   TensorRef Conv2D(TensorRef x, TensorRef w, TensorRef bias, const Conv2DAttrs& attrs);
-  TensorRef BatchNorm(TensorRef x, TensorRef scale, TensorRef bias, TensorRef mean,
-                      TensorRef var, float epsilon = 1e-5f);
+  TensorRef BatchNorm(TensorRef x, TensorRef scale, TensorRef bias, TensorRef mean, TensorRef var,
+                      float epsilon = 1e-5f);
   TensorRef Relu(TensorRef x);
   TensorRef Clip(TensorRef x, float min, float max);
   TensorRef Add(TensorRef a, TensorRef b);

@@ -13,7 +13,8 @@
 // one recording are ordered: on the same in-order queue by the queue, and
 // across queues by an event recq inserts (no host sync). A Recording may be
 // used from several threads (calls are serialized); two recordings of one
-// engine run concurrently. A failed Enqueue (bad binding, wrong queue)
+// engine run concurrently. A recording retains the last queue it ran on (and
+// the last one it validated) until it is destroyed. A failed Enqueue (bad binding, wrong queue)
 // enqueues nothing and leaves the recording usable.
 #ifndef RECQ_RECORDING_H_
 #define RECQ_RECORDING_H_

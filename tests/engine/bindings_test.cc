@@ -11,8 +11,8 @@
 namespace recq {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::Download;
+using ::testing::HasSubstr;
 using testing::NewTensor;
 using testing::SharedContext;
 
@@ -110,7 +110,8 @@ TEST_F(BindingsTest, BufferFromAnotherContext) {
   b.Set("prob", out_);
   absl::Status s = rec_->Run(b);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("binding 'input' belongs to another OpenCL context"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("binding 'input' belongs to another OpenCL context"));
   ExpectStillWorks();
 }
 
@@ -120,7 +121,8 @@ TEST_F(BindingsTest, OutputAliasingAnotherBinding) {
   b.Set("prob", in_);
   absl::Status s = rec_->Run(b);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("binding 'prob' is the same cl_mem as binding 'input'"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("binding 'prob' is the same cl_mem as binding 'input'"));
   ExpectStillWorks();
 }
 

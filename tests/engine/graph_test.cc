@@ -14,7 +14,8 @@ TEST(GraphBuilderTest, InfersConvShapes) {
   Conv2DAttrs attrs;
   attrs.strides = {2, 2};
   attrs.pads = {1, 1, 1, 1};
-  TensorRef y = b.Conv2D(x, b.Constant("w", {32, 3, 3, 3}, std::vector<float>(864, 0.5f)), {}, attrs);
+  TensorRef y =
+      b.Conv2D(x, b.Constant("w", {32, 3, 3, 3}, std::vector<float>(864, 0.5f)), {}, attrs);
   EXPECT_EQ(b.desc(y).shape, (std::vector<int64_t>{1, 32, 112, 112}));
   b.Output(y, "y");
   RECQ_ASSERT_OK_AND_ASSIGN(Graph g, std::move(b).Build());

@@ -38,16 +38,16 @@ Graph ConvBnReluNet() {
   Conv2DAttrs attrs;
   attrs.pads = {1, 1, 1, 1};
   TensorRef y = b.Conv2D(x, Const(b, "w", {6, 4, 3, 3}, 1), Const(b, "b", {6}, 2), attrs);
-  y = b.BatchNorm(y, Const(b, "s", {6}, 3, 0.5f, 1.5f), Const(b, "t", {6}, 4), Const(b, "m", {6}, 5),
-                  Const(b, "v", {6}, 6, 0.5f, 2.0f));
+  y = b.BatchNorm(y, Const(b, "s", {6}, 3, 0.5f, 1.5f), Const(b, "t", {6}, 4),
+                  Const(b, "m", {6}, 5), Const(b, "v", {6}, 6, 0.5f, 2.0f));
   y = b.Relu(y);
   y = b.AddNode(OpType::kIdentity, {y});
   b.Relu(x);  // dead
   y = b.GlobalAveragePool(y);
   y = b.Flatten(y);
   y = b.FullyConnected(y, Const(b, "fc", {5, 6}, 7), Const(b, "fcb", {5}, 8));
-  y = b.BatchNorm(y, Const(b, "s2", {5}, 9, 0.5f, 1.5f), Const(b, "t2", {5}, 10), Const(b, "m2", {5}, 11),
-                  Const(b, "v2", {5}, 12, 0.5f, 2.0f));
+  y = b.BatchNorm(y, Const(b, "s2", {5}, 9, 0.5f, 1.5f), Const(b, "t2", {5}, 10),
+                  Const(b, "m2", {5}, 11), Const(b, "v2", {5}, 12, 0.5f, 2.0f));
   y = b.Clip(y, -0.5f, 0.5f);
   b.Output(y, "y");
   return *std::move(b).Build();

@@ -27,7 +27,8 @@ Graph SmallNet() {
   auto w2 = reference::RandomTensor({4, 8, 1, 1}, 13, -0.5f, 0.5f);
   Conv2DAttrs pad1;
   pad1.pads = {1, 1, 1, 1};
-  TensorRef y = b.Conv2D(x, b.Constant("w1", w1.shape, w1.data), b.Constant("b1", b1.shape, b1.data), pad1);
+  TensorRef y =
+      b.Conv2D(x, b.Constant("w1", w1.shape, w1.data), b.Constant("b1", b1.shape, b1.data), pad1);
   y = b.Relu(y);
   y = b.Add(y, x);
   y = b.Conv2D(y, b.Constant("w2", w2.shape, w2.data), {}, {});
@@ -49,7 +50,9 @@ class ReplayTest : public ::testing::Test {
     engine_ = std::make_unique<Engine>(*std::move(engine));
   }
 
-  reference::HostTensor Input(uint64_t seed) { return reference::RandomTensor({1, 8, 10, 12}, seed); }
+  reference::HostTensor Input(uint64_t seed) {
+    return reference::RandomTensor({1, 8, 10, 12}, seed);
+  }
   std::vector<float> Expected(const reference::HostTensor& in) {
     return testing::ReferenceOutput(graph_, "x", in, "y");
   }
@@ -172,9 +175,11 @@ TEST_F(ReplayTest, RecordingOutlivesItsEngineHandle) {
 TEST_F(ReplayTest, TwoRecordingsOnTwoQueuesFromTwoThreads) {
   const Context& ctx = SharedContext();
   cl_int err = CL_SUCCESS;
-  cl::UniqueQueue q1(clCreateCommandQueueWithProperties(ctx.context(), ctx.device(), nullptr, &err));
+  cl::UniqueQueue q1(
+      clCreateCommandQueueWithProperties(ctx.context(), ctx.device(), nullptr, &err));
   ASSERT_EQ(err, CL_SUCCESS);
-  cl::UniqueQueue q2(clCreateCommandQueueWithProperties(ctx.context(), ctx.device(), nullptr, &err));
+  cl::UniqueQueue q2(
+      clCreateCommandQueueWithProperties(ctx.context(), ctx.device(), nullptr, &err));
   ASSERT_EQ(err, CL_SUCCESS);
   RECQ_ASSERT_OK_AND_ASSIGN(Recording r1, engine_->Record());
   RECQ_ASSERT_OK_AND_ASSIGN(Recording r2, engine_->Record());
@@ -211,7 +216,8 @@ TEST_F(ReplayTest, TwoRecordingsOnTwoQueuesFromTwoThreads) {
 TEST_F(ReplayTest, OneRecordingAlternatingQueuesStaysOrdered) {
   const Context& ctx = SharedContext();
   cl_int err = CL_SUCCESS;
-  cl::UniqueQueue q2(clCreateCommandQueueWithProperties(ctx.context(), ctx.device(), nullptr, &err));
+  cl::UniqueQueue q2(
+      clCreateCommandQueueWithProperties(ctx.context(), ctx.device(), nullptr, &err));
   ASSERT_EQ(err, CL_SUCCESS);
   RECQ_ASSERT_OK_AND_ASSIGN(Recording rec, engine_->Record());
   std::vector<reference::HostTensor> hosts;
@@ -252,7 +258,8 @@ TEST_F(ReplayTest, WaitListHoldsTheRunAndDoneEventCompletes) {
   ASSERT_EQ(clFlush(ctx.queue()), CL_SUCCESS);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   cl_int status = 0;
-  ASSERT_EQ(clGetEventInfo(done.get(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr),
+  ASSERT_EQ(clGetEventInfo(done.get(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+                           nullptr),
             CL_SUCCESS);
   EXPECT_NE(status, CL_COMPLETE) << "the run started before its wait list completed";
   ASSERT_EQ(clSetUserEventStatus(gate.get(), CL_COMPLETE), CL_SUCCESS);
@@ -277,7 +284,8 @@ TEST(ReplayChainTest, LongChainMatchesReference) {
     b.Set("x", in);
     b.Set("y", out);
     RECQ_ASSERT_OK(rec.Run(b));
-    auto cmp = reference::Compare(Download(out), testing::ReferenceOutput(g, "x", host, "y"), 1e-5f, 1e-5f);
+    auto cmp = reference::Compare(Download(out), testing::ReferenceOutput(g, "x", host, "y"), 1e-5f,
+                                  1e-5f);
     EXPECT_TRUE(cmp.ok()) << cmp.ToString();
   }
 }

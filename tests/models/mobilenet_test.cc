@@ -48,7 +48,8 @@ TEST_P(MobileNetTest, RecordOnceReplayWithNewInputsMatchesReference) {
     b.Set("prob", out);
     RECQ_ASSERT_OK(rec.Run(b));
     std::vector<float> got = Download(out);
-    auto cmp = reference::Compare(got, testing::ReferenceOutput(graph, "input", host, "prob"), kAtol, kRtol);
+    auto cmp = reference::Compare(got, testing::ReferenceOutput(graph, "input", host, "prob"),
+                                  kAtol, kRtol);
     EXPECT_TRUE(cmp.ok()) << c.name << " run " << run << ": " << cmp.ToString();
     double sum = 0;
     for (float p : got) sum += p;

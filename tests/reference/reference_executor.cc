@@ -134,7 +134,8 @@ absl::StatusOr<HostTensor> Evaluate(const Node& node, absl::Span<const HostTenso
       return Transpose(*in[0], a->perm);
     }
     case OpType::kConcat: {
-      if (absl::Status s = arity(in.size() == 0 ? 1 : in.size(), in.size()); !s.ok()) return s;
+      // One or more inputs, all required.
+      if (absl::Status s = arity(in.empty() ? 1 : in.size(), in.size()); !s.ok()) return s;
       absl::StatusOr<ConcatAttrs> a = AttrsOf<ConcatAttrs>(node);
       if (!a.ok()) return a.status();
       return Concat(in, a->axis);

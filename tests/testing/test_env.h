@@ -40,10 +40,10 @@ Graph ChainGraph(int length, int64_t n);
     ASSERT_TRUE(recq_s_.ok()) << recq_s_.ToString(); \
   } while (false)
 
-#define RECQ_ASSERT_OK_AND_ASSIGN(lhs, expr)                               \
-  auto RECQ_CONCAT_T_(recq_or_, __LINE__) = (expr);                        \
-  ASSERT_TRUE(RECQ_CONCAT_T_(recq_or_, __LINE__).ok())                     \
-      << RECQ_CONCAT_T_(recq_or_, __LINE__).status().ToString();           \
+#define RECQ_ASSERT_OK_AND_ASSIGN(lhs, expr)                     \
+  auto RECQ_CONCAT_T_(recq_or_, __LINE__) = (expr);              \
+  ASSERT_TRUE(RECQ_CONCAT_T_(recq_or_, __LINE__).ok())           \
+      << RECQ_CONCAT_T_(recq_or_, __LINE__).status().ToString(); \
   lhs = std::move(RECQ_CONCAT_T_(recq_or_, __LINE__)).value()
 #define RECQ_CONCAT_T_(a, b) RECQ_CONCAT_T2_(a, b)
 #define RECQ_CONCAT_T2_(a, b) a##b

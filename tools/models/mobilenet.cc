@@ -79,10 +79,10 @@ int64_t Channels(int64_t c, float width) {
 absl::Status CheckOptions(const MobileNetOptions& o) {
   if (o.batch <= 0 || o.resolution < 32 || o.resolution % 32 != 0 || o.num_classes <= 0 ||
       !(o.width > 0.0f)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "MobileNet options: batch ", o.batch, ", resolution ", o.resolution, ", classes ",
-        o.num_classes, ", width ", o.width,
-        "; expected positive values and a resolution that is a multiple of 32"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("MobileNet options: batch ", o.batch, ", resolution ", o.resolution,
+                     ", classes ", o.num_classes, ", width ", o.width,
+                     "; expected positive values and a resolution that is a multiple of 32"));
   }
   return absl::OkStatus();
 }
@@ -95,8 +95,8 @@ absl::StatusOr<Graph> BuildMobileNetV1(const MobileNetOptions& o) {
   TensorRef x = m.graph().Input("input", {o.batch, 3, o.resolution, o.resolution});
   int64_t c = Channels(32, o.width);
   x = m.ConvBn("conv0", x, 3, c, 3, 2, 1, 1);
-  const int64_t blocks[][2] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},
-                               {512, 2}, {512, 1}, {512, 1}, {512, 1}, {512, 1},
+  const int64_t blocks[][2] = {{64, 1},  {128, 2},  {128, 1}, {256, 2}, {256, 1},
+                               {512, 2}, {512, 1},  {512, 1}, {512, 1}, {512, 1},
                                {512, 1}, {1024, 2}, {1024, 1}};
   int i = 1;
   for (const auto& block : blocks) {
@@ -117,8 +117,8 @@ absl::StatusOr<Graph> BuildMobileNetV2(const MobileNetOptions& o) {
   int64_t c = Channels(32, o.width);
   x = m.ConvBn("conv0", x, 3, c, 3, 2, 1, 2);
   // expansion t, output channels, repeats n, first stride s
-  const int64_t settings[][4] = {{1, 16, 1, 1},  {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
-                                 {6, 96, 3, 1},  {6, 160, 3, 2}, {6, 320, 1, 1}};
+  const int64_t settings[][4] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                                 {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
   int block = 1;
   for (const auto& s : settings) {
     int64_t out = Channels(s[1], o.width);

@@ -14,8 +14,8 @@ struct MobileNetOptions {
   int64_t batch = 1;
   int64_t resolution = 224;  // input height and width; a multiple of 32
   int64_t num_classes = 1000;
-  float width = 1.0f;        // channel multiplier
-  uint64_t seed = 1;         // weights are a pure function of the options
+  float width = 1.0f;  // channel multiplier
+  uint64_t seed = 1;   // weights are a pure function of the options
 };
 
 // The graph's input is "input" [batch, 3, resolution, resolution] and its
