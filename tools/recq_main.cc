@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
       "  recq demo   MobileNet built with the C++ API: record once, replay with new inputs");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() < 2) {
-    std::fprintf(stderr, "%s\n", absl::ProgramUsageMessage());
+    std::fprintf(stderr, "%s\n", std::string(absl::ProgramUsageMessage()).c_str());
     return 2;
   }
   std::string command = args[1];

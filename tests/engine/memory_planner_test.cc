@@ -19,7 +19,9 @@ void ExpectValid(const std::vector<TensorLifetime>& tensors, const MemoryPlan& p
     EXPECT_GE(plan.buffer_bytes[plan.buffer_of[a]], tensors[a].bytes);
     for (size_t b = a + 1; b < tensors.size(); ++b) {
       bool overlap = tensors[a].first <= tensors[b].last && tensors[b].first <= tensors[a].last;
-      if (overlap) EXPECT_NE(plan.buffer_of[a], plan.buffer_of[b]) << a << " and " << b;
+      if (overlap) {
+        EXPECT_NE(plan.buffer_of[a], plan.buffer_of[b]) << a << " and " << b;
+      }
     }
   }
   EXPECT_GE(plan.total_bytes, plan.lower_bound_bytes);

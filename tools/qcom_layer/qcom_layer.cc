@@ -466,7 +466,16 @@ cl_int SnapshotKernel(cl_kernel kernel, const std::vector<KernelArg>& args, Owne
   LayerState& s = State();
   const cl_icd_dispatch& t = s.target;
   cl_int err = CL_SUCCESS;
-  if (s.use_clone && t.clCloneKernel != nullptr) {
+  // PoCL 3.1 crashes enqueueing a clCloneKernel copy of a kernel with a NULL
+  // cl_mem argument, so such kernels (and, harmlessly, those with an all-zero
+  // pointer-sized scalar, which look the same) are rebuilt instead.
+  bool null_pointer_arg = false;
+  for (const KernelArg& arg : args) {
+    if (arg.kind != KernelArg::Kind::kBytes || arg.size != sizeof(cl_mem)) continue;
+    null_pointer_arg |= !arg.has_value || std::all_of(arg.bytes.begin(), arg.bytes.end(),
+                                                      [](unsigned char b) { return b == 0; });
+  }
+  if (s.use_clone && t.clCloneKernel != nullptr && !null_pointer_arg) {
     cl_kernel clone = t.clCloneKernel(kernel, &err);
     if (clone != nullptr) {
       *out = OwnedKernel(&t, clone);

@@ -1,0 +1,185 @@
+#include "backends/qcom/qcom_recording.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "backends/opencl/cl_error.h"
+#include "backends/qcom/qcom_entry_points.h"
+#include "backends/replay/replay_recording.h"
+#include "engine/status_macros.h"
+
+namespace recq::internal {
+
+namespace {
+
+// UniqueRecordingQcom owns one reference of a cl_recording_qcom. The release
+// function comes from the entry-point table, which must outlive the owner.
+class UniqueRecordingQcom {
+ public:
+  UniqueRecordingQcom() = default;
+  UniqueRecordingQcom(cl_recording_qcom handle, clReleaseRecordingQCOM_fn release)
+      : handle_(handle), release_(release) {}
+  UniqueRecordingQcom(const UniqueRecordingQcom&) = delete;
+  UniqueRecordingQcom& operator=(const UniqueRecordingQcom&) = delete;
+  UniqueRecordingQcom(UniqueRecordingQcom&& other) noexcept
+      : handle_(std::exchange(other.handle_, nullptr)), release_(other.release_) {}
+  UniqueRecordingQcom& operator=(UniqueRecordingQcom&& other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = std::exchange(other.handle_, nullptr);
+      release_ = other.release_;
+    }
+    return *this;
+  }
+  ~UniqueRecordingQcom() { reset(); }
+
+  cl_recording_qcom get() const { return handle_; }
+  void reset() {
+    if (handle_ != nullptr && release_ != nullptr) release_(handle_);
+    handle_ = nullptr;
+  }
+
+ private:
+  cl_recording_qcom handle_ = nullptr;
+  clReleaseRecordingQCOM_fn release_ = nullptr;
+};
+
+// One native recording: dispatches [begin, end) of the list.
+struct QcomPart {
+  size_t begin = 0;
+  size_t end = 0;
+  // Declared before `recording` so the recording is released first.
+  std::vector<cl::UniqueKernel> kernels;
+  UniqueRecordingQcom recording;
+  // Every slot use inside the part; arg_value points into the backend's
+  // slot storage, so only the cl_mem values change per replay.
+  std::vector<cl_array_arg_qcom> args;
+};
+
+class QcomRecording final : public RecordingBackend {
+ public:
+  QcomRecording(RecordingResources res, QcomEntryPoints entry)
+      : res_(std::move(res)), entry_(entry) {}
+
+  absl::Status Init() {
+    const EngineState& engine = res_.engine();
+    const ContextState& context = *engine.context;
+    const size_t count = engine.list.dispatches.size();
+
+    cl_uint max_size = 0;
+    RECQ_RETURN_IF_ERROR(
+        cl::CheckCl(clGetDeviceInfo(context.device, CL_DEVICE_RECORDABLE_QUEUE_MAX_SIZE,
+                                    sizeof(max_size), &max_size, nullptr),
+                    "clGetDeviceInfo(CL_DEVICE_RECORDABLE_QUEUE_MAX_SIZE)"));
+    // A device that reports 0 states no limit.
+    const size_t part_size = max_size == 0 ? std::max<size_t>(count, 1) : max_size;
+
+    const cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_RECORDABLE_QCOM, 0};
+    cl_int err = CL_SUCCESS;
+    record_queue_.reset(
+        clCreateCommandQueueWithProperties(context.context.get(), context.device, props, &err));
+    RECQ_RETURN_IF_ERROR(
+        cl::CheckCl(err, "clCreateCommandQueueWithProperties(CL_QUEUE_RECORDABLE_QCOM)"));
+
+    slot_storage_.assign(engine.list.slots.size(), nullptr);
+    for (size_t begin = 0; begin < count; begin += part_size) {
+      QcomPart part;
+      part.begin = begin;
+      part.end = std::min(count, begin + part_size);
+      RECQ_RETURN_IF_ERROR(RecordPart(part));
+      parts_.push_back(std::move(part));
+    }
+    // Index every slot use by part, once.
+    for (size_t s = 0; s < engine.slot_uses.size(); ++s) {
+      for (const ArgUse& use : engine.slot_uses[s]) {
+        QcomPart& part = parts_[use.dispatch / part_size];
+        part.args.push_back({static_cast<cl_uint>(use.dispatch - part.begin), use.arg,
+                             sizeof(cl_mem), &slot_storage_[s]});
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Enqueue(cl_command_queue queue, absl::Span<const cl_mem> slot_mems,
+                       absl::Span<const cl_event> wait_list, cl_event* done) override {
+    if (parts_.empty()) {
+      return cl::CheckCl(
+          clEnqueueMarkerWithWaitList(queue, static_cast<cl_uint>(wait_list.size()),
+                                      wait_list.empty() ? nullptr : wait_list.data(), done),
+          "clEnqueueMarkerWithWaitList");
+    }
+    std::copy(slot_mems.begin(), slot_mems.end(), slot_storage_.begin());
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      const QcomPart& part = parts_[p];
+      const bool first = p == 0;
+      const bool last = p + 1 == parts_.size();
+      cl_int err = entry_.enqueue_recording(
+          queue, part.recording.get(), part.args.size(),
+          part.args.empty() ? nullptr : part.args.data(), 0, nullptr, 0, nullptr, 0, nullptr,
+          first ? static_cast<cl_uint>(wait_list.size()) : 0,
+          first && !wait_list.empty() ? wait_list.data() : nullptr, last ? done : nullptr);
+      if (err != CL_SUCCESS) {
+        return cl::CheckCl(err, absl::StrCat("clEnqueueRecordingQCOM(recording ", p + 1, " of ",
+                                             parts_.size(), ")"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status RecordPart(QcomPart& part) {
+    const DispatchList& list = res_.engine().list;
+    for (size_t d = part.begin; d < part.end; ++d) {
+      RECQ_ASSIGN_OR_RETURN(cl::UniqueKernel kernel, res_.CreateKernel(d, {}));
+      part.kernels.push_back(std::move(kernel));
+    }
+    cl_int err = CL_SUCCESS;
+    part.recording = UniqueRecordingQcom(entry_.new_recording(record_queue_.get(), &err),
+                                         entry_.release_recording);
+    RECQ_RETURN_IF_ERROR(cl::CheckCl(err, "clNewRecordingQCOM"));
+    absl::Status status;
+    for (size_t d = part.begin; d < part.end && status.ok(); ++d) {
+      status = EnqueueDispatch(record_queue_.get(), list.dispatches[d],
+                               part.kernels[d - part.begin].get(), {}, nullptr);
+    }
+    // End the recording even after a failed enqueue, so the queue is left
+    // idle; the first error wins.
+    absl::Status end =
+        cl::CheckCl(entry_.end_recording(part.recording.get()), "clEndRecordingQCOM");
+    if (!status.ok()) {
+      return absl::Status(status.code(), absl::StrCat("recording dispatches ", part.begin, "..",
+                                                      part.end - 1, ": ", status.message()));
+    }
+    return end;
+  }
+
+  RecordingResources res_;
+  QcomEntryPoints entry_;
+  cl::UniqueQueue record_queue_;
+  std::vector<cl_mem> slot_storage_;  // per slot; sized once, never reallocated
+  std::vector<QcomPart> parts_;
+};
+
+}  // namespace
+
+absl::Status QcomAvailable(const ContextState& context) {
+  if (!context.info.HasExtension(CL_QCOM_RECORDABLE_QUEUES_EXTENSION_NAME)) {
+    return absl::UnavailableError(
+        absl::StrCat("device '", context.info.name, "' does not list cl_qcom_recordable_queues"));
+  }
+  return QcomEntryPoints::Load(context.platform).status();
+}
+
+absl::StatusOr<std::unique_ptr<RecordingBackend>> CreateQcomRecording(
+    std::shared_ptr<const EngineState> engine) {
+  RECQ_RETURN_IF_ERROR(QcomAvailable(*engine->context));
+  RECQ_ASSIGN_OR_RETURN(QcomEntryPoints entry, QcomEntryPoints::Load(engine->context->platform));
+  RECQ_ASSIGN_OR_RETURN(RecordingResources res, RecordingResources::Create(std::move(engine)));
+  auto recording = std::make_unique<QcomRecording>(std::move(res), entry);
+  RECQ_RETURN_IF_ERROR(recording->Init());
+  return recording;
+}
+
+}  // namespace recq::internal
