@@ -1,0 +1,66 @@
+// ONNX models in: LoadOnnx turns an ONNX model (opsets 7 to 17) into a recq
+// Graph.
+//
+//   absl::StatusOr<Graph> g = LoadOnnx("mobilenetv2.onnx");
+//   Engine e = Engine::Compile(ctx, *g).value();   // bind by ONNX tensor names
+//
+// Float32 initializers become constants; graph inputs that are initializers
+// are not bindings. Value names are the ONNX tensor names, node names the
+// ONNX node names (or "<OpType>_<index>" for unnamed nodes). Constant nodes
+// are folded. Supported ops: Conv (2-D), BatchNormalization (inference),
+// Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Add, Sub, Mul, Div,
+// MaxPool, AveragePool, GlobalAveragePool, Gemm, MatMul, Flatten, Reshape,
+// Transpose, Concat, Softmax, Identity, Dropout (inference), Constant.
+//
+// Errors: InvalidArgument for a file that is not a valid ONNX model (truncated,
+// corrupt, a tensor nobody produces, a cycle, a dynamic dimension, a shape
+// that does not fit an op); Unimplemented for an op, attribute value, opset or
+// element type that recq does not support. Messages name the node, its op
+// type and what is wrong. Nothing here aborts on malformed input.
+#ifndef RECQ_ONNX_H_
+#define RECQ_ONNX_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "recq/graph.h"
+
+namespace recq {
+
+// LoadOnnx reads and imports the ONNX model file at `path`.
+[[nodiscard]] absl::StatusOr<Graph> LoadOnnx(const std::string& path);
+
+// LoadOnnxFromBytes imports a serialized onnx.ModelProto.
+[[nodiscard]] absl::StatusOr<Graph> LoadOnnxFromBytes(absl::string_view bytes);
+
+// IsSupportedOnnxOp tells whether LoadOnnx knows the ONNX op type (of the
+// default domain); attribute values may still be unsupported.
+bool IsSupportedOnnxOp(absl::string_view op_type);
+
+// What a model file declares, read without importing it (for `recq info`).
+struct OnnxModelSummary {
+  struct Tensor {
+    std::string name;
+    std::string shape;  // "1x3x224x224", dim_params by name ("Nx3x224x224")
+    std::string dtype;  // "float32", "int64"...
+  };
+  int64_t ir_version = 0;
+  int64_t opset = 0;  // of the default domain; 0 if not declared
+  std::string producer;
+  std::vector<Tensor> inputs;  // excluding initializers
+  std::vector<Tensor> outputs;
+  int64_t initializers = 0;
+  std::map<std::string, int64_t> op_counts;  // by ONNX op type
+  std::vector<std::string> unsupported_ops;  // op types LoadOnnx rejects, sorted
+};
+
+// SummarizeOnnx parses the model file at `path` and summarizes it.
+[[nodiscard]] absl::StatusOr<OnnxModelSummary> SummarizeOnnx(const std::string& path);
+
+}  // namespace recq
+
+#endif  // RECQ_ONNX_H_

@@ -1,0 +1,184 @@
+// ONNX node conformance: runs ONNX's own node test cases (model.onnx and
+// test_data_set_*/{input,output}_*.pb) through LoadOnnx, Engine::Compile,
+// Record and Run, and compares with the expected outputs.
+//
+// ctest runs every case in tests/onnx/expected_pass.txt, one test each; a
+// listed case missing from the data directory fails. With RECQ_ONNX_ALL=1,
+// OnnxAllCases.Summary runs every case under the data directory and prints
+// "N passed, N failed, N skipped" (skipped: the importer says Unimplemented).
+// RECQ_ONNX_DATA overrides the data directory.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "engine/onnx/onnx_tensor.h"
+#include "recq/onnx.h"
+#include "testing/test_env.h"
+
+namespace recq {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr float kAtol = 1e-7f;
+constexpr float kRtol = 1e-3f;
+
+std::string DataDir() {
+  const char* env = std::getenv("RECQ_ONNX_DATA");
+  return env != nullptr && *env != '\0' ? env : RECQ_ONNX_TESTDATA_DIR;
+}
+
+std::vector<std::string> ReadList(const std::string& path) {
+  std::vector<std::string> names;
+  std::ifstream file(path);
+  std::string line;
+  while (std::getline(file, line)) {
+    absl::string_view s = absl::StripAsciiWhitespace(line);
+    if (s.empty() || s[0] == '#') continue;
+    names.emplace_back(s);
+  }
+  return names;
+}
+
+absl::StatusOr<std::string> ReadBytes(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return absl::NotFoundError(absl::StrCat("cannot open ", path.string()));
+  std::ostringstream s;
+  s << file.rdbuf();
+  return s.str();
+}
+
+struct CaseResult {
+  enum Outcome { kPass, kFail, kSkip } outcome = kPass;
+  std::string message;
+};
+
+CaseResult Fail(std::string message) { return {CaseResult::kFail, std::move(message)}; }
+
+// RunDataSet runs one test_data_set_* directory.
+CaseResult RunDataSet(const Context& context, const Graph& graph, Recording& recording,
+                      const fs::path& dir) {
+  std::vector<Tensor> keep;
+  Bindings bindings;
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    const Value& v = graph.value(graph.inputs()[i]);
+    absl::StatusOr<std::string> bytes = ReadBytes(dir / absl::StrCat("input_", i, ".pb"));
+    if (!bytes.ok()) return Fail(std::string(bytes.status().message()));
+    absl::StatusOr<onnx_import::HostTensorData> t = onnx_import::ParseTensorBytes(*bytes);
+    if (!t.ok()) return Fail(absl::StrCat("input_", i, ": ", t.status().message()));
+    if (!t->is_float() || t->dims != v.desc.shape) {
+      return Fail(absl::StrCat("input_", i, " is ", onnx_import::DataTypeName(t->data_type), " [",
+                               absl::StrJoin(t->dims, ","), "], the graph input '", v.name, "' is ",
+                               v.desc.ToString()));
+    }
+    absl::StatusOr<Tensor> tensor = Tensor::Allocate(context, v.desc);
+    if (!tensor.ok()) return Fail(tensor.status().ToString());
+    if (absl::Status s = tensor->Upload(t->floats); !s.ok()) return Fail(s.ToString());
+    bindings.Set(v.name, *tensor);
+    keep.push_back(*tensor);
+  }
+  std::vector<Tensor> outputs;
+  for (ValueId id : graph.outputs()) {
+    const Value& v = graph.value(id);
+    absl::StatusOr<Tensor> tensor = Tensor::Allocate(context, v.desc);
+    if (!tensor.ok()) return Fail(tensor.status().ToString());
+    if (absl::Status s = tensor->Fill(std::nanf("")); !s.ok()) return Fail(s.ToString());
+    bindings.Set(v.name, *tensor);
+    outputs.push_back(*tensor);
+  }
+  if (absl::Status s = recording.Run(bindings); !s.ok())
+    return Fail(absl::StrCat("Run: ", s.ToString()));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Value& v = graph.value(graph.outputs()[i]);
+    absl::StatusOr<std::string> bytes = ReadBytes(dir / absl::StrCat("output_", i, ".pb"));
+    if (!bytes.ok()) return Fail(std::string(bytes.status().message()));
+    absl::StatusOr<onnx_import::HostTensorData> e = onnx_import::ParseTensorBytes(*bytes);
+    if (!e.ok()) return Fail(absl::StrCat("output_", i, ": ", e.status().message()));
+    if (!e->is_float() || e->dims != v.desc.shape) {
+      return Fail(absl::StrCat("output '", v.name, "' is ", v.desc.ToString(),
+                               ", the expected output is [", absl::StrJoin(e->dims, ","), "]"));
+    }
+    absl::StatusOr<std::vector<float>> actual = outputs[i].Download();
+    if (!actual.ok()) return Fail(actual.status().ToString());
+    reference::CompareResult r = reference::Compare(*actual, e->floats, kAtol, kRtol);
+    if (!r.ok()) {
+      return Fail(absl::StrCat(dir.filename().string(), " output '", v.name, "': ", r.ToString()));
+    }
+  }
+  return {};
+}
+
+CaseResult RunCase(const Context& context, const fs::path& dir) {
+  if (!fs::exists(dir / "model.onnx")) return Fail(absl::StrCat(dir.string(), ": no model.onnx"));
+  absl::StatusOr<Graph> graph = LoadOnnx((dir / "model.onnx").string());
+  if (!graph.ok()) {
+    return {graph.status().code() == absl::StatusCode::kUnimplemented ? CaseResult::kSkip
+                                                                      : CaseResult::kFail,
+            absl::StrCat("LoadOnnx: ", graph.status().ToString())};
+  }
+  absl::StatusOr<Engine> engine = Engine::Compile(context, *graph);
+  if (!engine.ok()) return Fail(absl::StrCat("Compile: ", engine.status().ToString()));
+  absl::StatusOr<Recording> recording = engine->Record();
+  if (!recording.ok()) return Fail(absl::StrCat("Record: ", recording.status().ToString()));
+  std::vector<fs::path> sets;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) {
+      sets.push_back(e.path());
+    }
+  }
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty()) return Fail("no test_data_set_* directory");
+  for (const fs::path& set : sets) {
+    CaseResult r = RunDataSet(context, *graph, *recording, set);
+    if (r.outcome != CaseResult::kPass) return r;
+  }
+  return {};
+}
+
+class OnnxNodeTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OnnxNodeTest, MatchesExpectedOutputs) {
+  const fs::path dir = fs::path(DataDir()) / GetParam();
+  ASSERT_TRUE(fs::is_directory(dir)) << "case " << GetParam() << " is missing: " << dir;
+  CaseResult r = RunCase(testing::SharedContext(), dir);
+  EXPECT_EQ(r.outcome, CaseResult::kPass) << r.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(ExpectedPass, OnnxNodeTest,
+                         ::testing::ValuesIn(ReadList(RECQ_ONNX_EXPECTED_PASS)),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+TEST(OnnxAllCases, Summary) {
+  const char* all = std::getenv("RECQ_ONNX_ALL");
+  if (all == nullptr || std::string(all) != "1") GTEST_SKIP() << "set RECQ_ONNX_ALL=1 to run";
+  std::vector<fs::path> cases;
+  for (const fs::directory_entry& e : fs::directory_iterator(DataDir())) {
+    if (e.is_directory()) cases.push_back(e.path());
+  }
+  std::sort(cases.begin(), cases.end());
+  int passed = 0, failed = 0, skipped = 0;
+  for (const fs::path& dir : cases) {
+    CaseResult r = RunCase(testing::SharedContext(), dir);
+    const char* tag = r.outcome == CaseResult::kPass   ? "PASS"
+                      : r.outcome == CaseResult::kFail ? "FAIL"
+                                                       : "SKIP";
+    (r.outcome == CaseResult::kPass ? passed : r.outcome == CaseResult::kFail ? failed : skipped)++;
+    std::printf("%s %s %s\n", tag, dir.filename().string().c_str(), r.message.c_str());
+    std::fflush(stdout);
+  }
+  std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+}
+
+}  // namespace
+}  // namespace recq
