@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "backends/opencl/cl_error.h"
@@ -10,6 +13,18 @@
 #include "engine/status_macros.h"
 
 namespace recq {
+
+namespace {
+
+// NewBinaryCache returns the persistent program cache for `override_dir`
+// (see ResolveBinaryCacheDir), or null when caching is off.
+std::unique_ptr<internal::BinaryCache> NewBinaryCache(const std::string& override_dir) {
+  std::optional<std::string> dir = internal::ResolveBinaryCacheDir(override_dir);
+  if (!dir.has_value()) return nullptr;
+  return std::make_unique<internal::BinaryCache>(*std::move(dir));
+}
+
+}  // namespace
 
 bool DeviceInfo::HasExtension(const std::string& extension) const {
   return std::binary_search(extensions.begin(), extensions.end(), extension);
@@ -34,7 +49,8 @@ absl::StatusOr<Context> Context::Create(const ContextOptions& options) {
       clCreateCommandQueueWithProperties(context.get(), choice.device, queue_props, &err));
   RECQ_RETURN_IF_ERROR(cl::CheckCl(err, "clCreateCommandQueueWithProperties"));
   return Context(std::make_shared<internal::ContextState>(
-      std::move(context), std::move(queue), choice.platform, choice.device, std::move(info)));
+      std::move(context), std::move(queue), choice.platform, choice.device, std::move(info),
+      NewBinaryCache(options.cache_dir)));
 }
 
 absl::StatusOr<Context> Context::Adopt(cl_context context, cl_command_queue queue) {
@@ -68,9 +84,9 @@ absl::StatusOr<Context> Context::Adopt(cl_context context, cl_command_queue queu
       cl::CheckCl(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(platform), &platform, nullptr),
                   "clGetDeviceInfo(CL_DEVICE_PLATFORM)"));
   RECQ_ASSIGN_OR_RETURN(DeviceInfo info, cl::QueryDeviceInfo(platform, device));
-  return Context(std::make_shared<internal::ContextState>(cl::UniqueContext::RetainFrom(context),
-                                                          cl::UniqueQueue::RetainFrom(queue),
-                                                          platform, device, std::move(info)));
+  return Context(std::make_shared<internal::ContextState>(
+      cl::UniqueContext::RetainFrom(context), cl::UniqueQueue::RetainFrom(queue), platform, device,
+      std::move(info), NewBinaryCache("")));
 }
 
 cl_context Context::context() const { return state_->context.get(); }

@@ -29,10 +29,11 @@ absl::Status BuildPrograms(EngineState& state) {
     auto it = by_program.find(key);
     if (it == by_program.end()) {
       RECQ_ASSIGN_OR_RETURN(std::string source, internal::KernelProgramSource(ref.program));
-      bool built = false;
+      internal::ProgramOrigin origin = internal::ProgramOrigin::kMemory;
       RECQ_ASSIGN_OR_RETURN(internal::SharedProgram program,
-                            state.context->programs.GetOrBuild(source, ref.options, &built));
-      if (built) ++state.stats.kernels_built;
+                            state.context->programs.GetOrBuild(source, ref.options, &origin));
+      if (origin == internal::ProgramOrigin::kSource) ++state.stats.kernels_built;
+      if (origin == internal::ProgramOrigin::kDisk) ++state.stats.programs_from_disk;
       it = by_program.emplace(key, std::move(program)).first;
     }
     state.programs.push_back(it->second);
@@ -108,7 +109,7 @@ absl::StatusOr<Engine> Engine::Compile(const Context& context, const Graph& grap
   auto state = std::make_shared<EngineState>(context);
   Graph optimized = graph;
   if (options.optimize) {
-    RECQ_ASSIGN_OR_RETURN(optimized, internal::Optimize(graph));
+    RECQ_ASSIGN_OR_RETURN(optimized, internal::Optimize(graph, context));
   }
   RECQ_ASSIGN_OR_RETURN(internal::Lowered lowered, internal::Lower(optimized));
   state->list = std::move(lowered.list);

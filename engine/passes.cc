@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/status_macros.h"
+#include "recq/engine.h"
 
 namespace recq::internal {
 
@@ -267,9 +268,53 @@ absl::StatusOr<Graph> EliminateDeadNodes(const Graph& graph) {
   return g.Build();
 }
 
-absl::StatusOr<Graph> Optimize(const Graph& graph) {
+absl::StatusOr<Graph> FoldConstants(const Graph& graph, const Context& context) {
+  Editable g(graph);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& node = g.nodes[i];
+    bool all_constant = !node.inputs.empty();
+    for (ValueId in : node.inputs) {
+      all_constant &= in == kNoValue || g.values[in].kind == Value::Kind::kConstant;
+    }
+    if (!all_constant) continue;
+    // A one-node graph over copies of the constants, run once unoptimized.
+    std::vector<Value> values;
+    Node single = node;
+    for (ValueId& in : single.inputs) {
+      if (in == kNoValue) continue;
+      values.push_back(g.values[in]);
+      in = static_cast<ValueId>(values.size() - 1);
+    }
+    Value out = g.values[node.outputs[0]];
+    out.producer_node = -1;
+    values.push_back(out);
+    const ValueId out_id = static_cast<ValueId>(values.size() - 1);
+    single.outputs = {out_id};
+    RECQ_ASSIGN_OR_RETURN(Graph one, Graph::Create(std::move(values), {single}, {}, {out_id}));
+    EngineOptions options;
+    options.optimize = false;
+    RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, one, options));
+    RECQ_ASSIGN_OR_RETURN(Tensor result, Tensor::Allocate(context, out.desc));
+    Bindings bindings;
+    bindings.Set(out.name, result);
+    absl::Status run = engine.RunUnrecorded(bindings);
+    if (!run.ok()) {
+      return absl::Status(run.code(),
+                          absl::StrCat("folding constant node '", node.name, "': ", run.message()));
+    }
+    RECQ_ASSIGN_OR_RETURN(std::vector<float> data, result.Download());
+    Value& folded = g.values[node.outputs[0]];
+    folded.kind = Value::Kind::kConstant;
+    folded.data = std::make_shared<const std::vector<float>>(std::move(data));
+    g.removed[i] = true;
+  }
+  return g.Build();
+}
+
+absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context) {
   RECQ_ASSIGN_OR_RETURN(Graph g, RemoveIdentities(graph));
   RECQ_ASSIGN_OR_RETURN(g, EliminateDeadNodes(g));
+  RECQ_ASSIGN_OR_RETURN(g, FoldConstants(g, context));
   RECQ_ASSIGN_OR_RETURN(g, FoldBatchNorm(g));
   RECQ_ASSIGN_OR_RETURN(g, FuseActivations(g));
   return g;

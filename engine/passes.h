@@ -3,6 +3,7 @@
 #define RECQ_ENGINE_PASSES_H_
 
 #include "absl/status/statusor.h"
+#include "recq/context.h"
 #include "recq/graph.h"
 
 namespace recq::internal {
@@ -16,11 +17,16 @@ namespace recq::internal {
 // FuseActivations moves an activation node into the op before it (Conv2D,
 // Gemm, BatchNorm, Add/Sub/Mul/Div, pools) when it is that op's only consumer.
 [[nodiscard]] absl::StatusOr<Graph> FuseActivations(const Graph& graph);
+// FoldConstants evaluates every node whose inputs are all constants on the
+// context's device (through an unoptimized engine of that one node) and
+// replaces its output with a constant.
+[[nodiscard]] absl::StatusOr<Graph> FoldConstants(const Graph& graph, const Context& context);
 // EliminateDeadNodes drops nodes no graph output depends on.
 [[nodiscard]] absl::StatusOr<Graph> EliminateDeadNodes(const Graph& graph);
 
-// Optimize runs every pass above in order.
-[[nodiscard]] absl::StatusOr<Graph> Optimize(const Graph& graph);
+// Optimize runs RemoveIdentities, EliminateDeadNodes, FoldConstants,
+// FoldBatchNorm and FuseActivations, in that order.
+[[nodiscard]] absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context);
 
 }  // namespace recq::internal
 

@@ -12,6 +12,7 @@ namespace {
 
 using internal::EliminateDeadNodes;
 using internal::FoldBatchNorm;
+using internal::FoldConstants;
 using internal::FuseActivations;
 using internal::RemoveIdentities;
 
@@ -98,6 +99,55 @@ TEST(PassesTest, DeviceOutputsAgreeWithPassesOnAndOff) {
   }
   auto cmp = reference::Compare(results[1], results[0], 1e-5f, 1e-4f);
   EXPECT_TRUE(cmp.ok()) << cmp.ToString();
+}
+
+TEST(PassesTest, FoldConstantsEvaluatesConstantSubgraphs) {
+  // w2 = reshape(transpose(w) * 2) is all constant; only the MatMul and Add
+  // depend on the input.
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {3, 4});
+  TensorRef w = Const(b, "w", {5, 4}, 21);
+  TensorRef wt = b.AddNode(OpType::kTranspose, {w}, TransposeAttrs{{1, 0}});
+  TensorRef w2 = b.AddNode(OpType::kMul, {wt, b.Constant("two", {1}, {2.0f})});
+  TensorRef bias = b.Reshape(Const(b, "bias", {5, 1}, 22), {5});
+  TensorRef y = b.AddNode(OpType::kMatMul, {x, w2});
+  b.Output(b.Add(y, bias), "y");
+  Graph g = *std::move(b).Build();
+  auto in = reference::RandomTensor({3, 4}, 5);
+  std::vector<float> expected = RunRef(g, in);
+
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph folded, FoldConstants(g, testing::SharedContext()));
+  ASSERT_EQ(folded.nodes().size(), 2u);
+  EXPECT_EQ(folded.nodes()[0].op, OpType::kMatMul);
+  EXPECT_EQ(folded.nodes()[1].op, OpType::kAdd);
+  auto cmp = reference::Compare(RunRef(folded, in), expected, 1e-6f, 1e-6f);
+  EXPECT_TRUE(cmp.ok()) << cmp.ToString();
+}
+
+TEST(PassesTest, FoldConstantsHandlesAConstantGraphOutput) {
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {4});
+  b.Output(b.Relu(x), "y");
+  TensorRef c = b.Clip(Const(b, "c", {4}, 3, -2.0f, 2.0f), -1.0f, 1.0f);
+  b.Output(c, "c_out");
+  Graph g = *std::move(b).Build();
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(testing::SharedContext(), g));
+  auto in = reference::RandomTensor({4}, 8);
+  Tensor tx = testing::NewTensor({{4}}, in.data);
+  Tensor ty = testing::NewTensor({{4}});
+  Tensor tc = testing::NewTensor({{4}});
+  Bindings bindings;
+  bindings.Set("x", tx);
+  bindings.Set("y", ty);
+  bindings.Set("c_out", tc);
+  RECQ_ASSERT_OK_AND_ASSIGN(Recording rec, engine.Record());
+  RECQ_ASSERT_OK(rec.Run(bindings));
+  absl::flat_hash_map<std::string, reference::HostTensor> feeds;
+  feeds["x"] = in;
+  auto expected = reference::RunReference(g, feeds);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  EXPECT_EQ(testing::Download(ty), expected->at("y").data);
+  EXPECT_EQ(testing::Download(tc), expected->at("c_out").data);
 }
 
 TEST(PassesTest, NoFusionWhenTheProducerHasOtherConsumers) {

@@ -1,0 +1,414 @@
+// The persistent program-binary cache: a warm Context loads every program
+// from disk and computes bit-identical results; corrupt, truncated, foreign
+// or driver-rejected entries are rebuilt and rewritten; an unusable or
+// disabled cache only means compiling from source; concurrent writers leave
+// only valid entries. Every test uses its own temporary cache directory.
+#include "engine/binary_cache.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "recq/recq.h"
+#include "reference/reference_executor.h"
+#include "testing/test_env.h"
+#include "tools/models/mobilenet.h"
+
+namespace recq {
+namespace {
+
+namespace fs = std::filesystem;
+using internal::BinaryCache;
+using internal::BinaryCacheKey;
+
+// Softmax probabilities after ~30 layers of float32 sums in another order
+// (as in mobilenet_test).
+constexpr float kAtol = 1e-5f;
+constexpr float kRtol = 1e-3f;
+
+const Graph& Model() {
+  static const Graph* graph = [] {
+    models::MobileNetOptions options;
+    options.resolution = 64;
+    options.num_classes = 100;
+    absl::StatusOr<Graph> g = models::BuildMobileNetV1(options);
+    if (!g.ok()) {
+      ADD_FAILURE() << g.status();
+      std::abort();
+    }
+    return new Graph(*std::move(g));
+  }();
+  return *graph;
+}
+
+const reference::HostTensor& Input() {
+  static const auto* input =
+      new reference::HostTensor(reference::RandomTensor({1, 3, 64, 64}, /*seed=*/4242));
+  return *input;
+}
+
+const std::vector<float>& Expected() {
+  static const auto* expected =
+      new std::vector<float>(testing::ReferenceOutput(Model(), "input", Input(), "prob"));
+  return *expected;
+}
+
+// What one compile and run in a fresh Context produced.
+struct RunResult {
+  EngineStats stats;
+  std::vector<float> output;
+};
+
+// CompileAndRun creates a Context with `cache_dir`, compiles the model,
+// runs it once on Input() into a NaN-poisoned output and downloads it.
+absl::StatusOr<RunResult> CompileAndRun(const std::string& cache_dir) {
+  ContextOptions options;
+  options.cache_dir = cache_dir;
+  absl::StatusOr<Context> context = Context::Create(options);
+  if (!context.ok()) return context.status();
+  absl::StatusOr<Engine> engine = Engine::Compile(*context, Model());
+  if (!engine.ok()) return engine.status();
+  absl::StatusOr<Recording> recording = engine->Record();
+  if (!recording.ok()) return recording.status();
+  absl::StatusOr<Tensor> in = Tensor::Allocate(*context, {Input().shape});
+  if (!in.ok()) return in.status();
+  absl::StatusOr<Tensor> out = Tensor::Allocate(*context, engine->outputs()[0].desc);
+  if (!out.ok()) return out.status();
+  if (absl::Status s = in->Upload(Input().data); !s.ok()) return s;
+  if (absl::Status s = out->Fill(NAN); !s.ok()) return s;
+  Bindings bindings;
+  bindings.Set("input", *in);
+  bindings.Set("prob", *out);
+  if (absl::Status s = recording->Run(bindings); !s.ok()) return s;
+  absl::StatusOr<std::vector<float>> values = out->Download();
+  if (!values.ok()) return values.status();
+  return RunResult{engine->stats(), *std::move(values)};
+}
+
+bool BitIdentical(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+std::optional<BinaryCacheKey> KeyFromFileName(const std::string& name) {
+  if (name.size() != 64) return std::nullopt;
+  BinaryCacheKey key;
+  for (size_t i = 0; i < 32; ++i) {
+    char* end = nullptr;
+    std::string byte = name.substr(2 * i, 2);
+    key.digest[i] = static_cast<uint8_t>(std::strtoul(byte.c_str(), &end, 16));
+    if (end != byte.c_str() + 2) return std::nullopt;
+  }
+  if (key.Hex() != name) return std::nullopt;
+  return key;
+}
+
+std::vector<uint8_t> ReadBytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void WriteBytes(const fs::path& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+}
+
+class BinaryCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::path(::testing::TempDir()) / "recq_binary_cache_XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr) << "mkdtemp " << pattern;
+    root_ = pattern;
+    dir_ = (root_ / "cache").string();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::permissions(root_, fs::perms::owner_all, ec);
+    fs::remove_all(root_, ec);
+  }
+
+  // Entries returns the cache's entry file names, sorted.
+  std::vector<std::string> Entries() const {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir_, ec)) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  // ExpectOnlyValidEntries checks that there are `count` files, each named by
+  // a key whose entry passes every check of BinaryCache::Load.
+  void ExpectOnlyValidEntries(size_t count) const {
+    std::vector<std::string> names = Entries();
+    EXPECT_EQ(names.size(), count);
+    BinaryCache cache(dir_);
+    for (const std::string& name : names) {
+      std::optional<BinaryCacheKey> key = KeyFromFileName(name);
+      ASSERT_TRUE(key.has_value()) << "stray file in the cache: " << name;
+      EXPECT_TRUE(cache.Load(*key).has_value()) << "invalid entry " << name;
+    }
+    EXPECT_EQ(cache.stats().invalid, 0u);
+  }
+
+  // ColdRun compiles with an empty cache and checks the result against the
+  // CPU reference; the output is the bit-exact baseline of later runs.
+  void ColdRun() {
+    ASSERT_TRUE(Entries().empty());
+    RECQ_ASSERT_OK_AND_ASSIGN(RunResult cold, CompileAndRun(dir_));
+    ASSERT_GT(cold.stats.kernels_built, 0u);
+    EXPECT_EQ(cold.stats.programs_from_disk, 0u);
+    auto cmp = reference::Compare(cold.output, Expected(), kAtol, kRtol);
+    ASSERT_TRUE(cmp.ok()) << cmp.ToString();
+    programs_ = cold.stats.kernels_built;
+    baseline_ = cold.output;
+    ExpectOnlyValidEntries(programs_);
+  }
+
+  // ExpectWarmRun compiles in a fresh Context and checks where the programs
+  // came from and that the output is bit-identical to the cold run.
+  void ExpectWarmRun(size_t from_disk, size_t built) {
+    RECQ_ASSERT_OK_AND_ASSIGN(RunResult warm, CompileAndRun(dir_));
+    EXPECT_EQ(warm.stats.programs_from_disk, from_disk);
+    EXPECT_EQ(warm.stats.kernels_built, built);
+    EXPECT_TRUE(BitIdentical(warm.output, baseline_));
+  }
+
+  fs::path root_;
+  std::string dir_;
+  size_t programs_ = 0;
+  std::vector<float> baseline_;
+};
+
+TEST_F(BinaryCacheTest, WarmContextLoadsEveryProgramAndMatchesBitForBit) {
+  ColdRun();
+  ASSERT_FALSE(HasFatalFailure());
+  ExpectWarmRun(/*from_disk=*/programs_, /*built=*/0);
+  ExpectOnlyValidEntries(programs_);
+}
+
+enum class Damage { kTruncated, kRandomBytes, kFlippedPayloadByte, kOtherKeysEntry, kBadBinary };
+
+struct DamageCase {
+  const char* name;
+  Damage damage;
+};
+
+class DamagedEntryTest : public BinaryCacheTest,
+                         public ::testing::WithParamInterface<DamageCase> {};
+
+TEST_P(DamagedEntryTest, IsIgnoredRebuiltAndRewritten) {
+  ColdRun();
+  ASSERT_FALSE(HasFatalFailure());
+  std::vector<std::string> names = Entries();
+  ASSERT_GE(names.size(), 2u);
+  const fs::path victim = fs::path(dir_) / names[0];
+  std::vector<uint8_t> bytes = ReadBytes(victim);
+  ASSERT_GT(bytes.size(), 100u);
+  std::mt19937_64 random(7);
+  switch (GetParam().damage) {
+    case Damage::kTruncated:
+      bytes.resize(bytes.size() / 2);
+      WriteBytes(victim, bytes);
+      break;
+    case Damage::kRandomBytes:
+      for (uint8_t& b : bytes) b = static_cast<uint8_t>(random());
+      WriteBytes(victim, bytes);
+      break;
+    case Damage::kFlippedPayloadByte:
+      bytes[bytes.size() - 1 - bytes.size() / 3] ^= 0x40;
+      WriteBytes(victim, bytes);
+      break;
+    case Damage::kOtherKeysEntry:
+      fs::copy_file(fs::path(dir_) / names[1], victim, fs::copy_options::overwrite_existing);
+      break;
+    case Damage::kBadBinary: {
+      // A well-formed entry whose payload the driver must reject.
+      std::vector<uint8_t> garbage(4096);
+      for (uint8_t& b : garbage) b = static_cast<uint8_t>(random());
+      BinaryCache cache(dir_);
+      RECQ_ASSERT_OK(cache.Store(*KeyFromFileName(names[0]), garbage));
+      break;
+    }
+  }
+  ExpectWarmRun(/*from_disk=*/programs_ - 1, /*built=*/1);
+  ExpectOnlyValidEntries(programs_);
+  ExpectWarmRun(/*from_disk=*/programs_, /*built=*/0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Damages, DamagedEntryTest,
+    ::testing::Values(DamageCase{"truncated", Damage::kTruncated},
+                      DamageCase{"random_bytes", Damage::kRandomBytes},
+                      DamageCase{"flipped_payload_byte", Damage::kFlippedPayloadByte},
+                      DamageCase{"other_keys_entry", Damage::kOtherKeysEntry},
+                      DamageCase{"driver_rejects_binary", Damage::kBadBinary}),
+    [](const ::testing::TestParamInfo<DamageCase>& info) { return std::string(info.param.name); });
+
+TEST_F(BinaryCacheTest, UnusableDirectoryStillCompiles) {
+  // A path below a regular file cannot be created, even by root.
+  const fs::path file = root_ / "not_a_directory";
+  WriteBytes(file, {1, 2, 3});
+  dir_ = (file / "cache").string();
+  for (int round = 0; round < 2; ++round) {
+    RECQ_ASSERT_OK_AND_ASSIGN(RunResult r, CompileAndRun(dir_));
+    EXPECT_GT(r.stats.kernels_built, 0u);
+    EXPECT_EQ(r.stats.programs_from_disk, 0u);
+    auto cmp = reference::Compare(r.output, Expected(), kAtol, kRtol);
+    EXPECT_TRUE(cmp.ok()) << cmp.ToString();
+  }
+  if (geteuid() != 0) {  // permissions do not bind root
+    dir_ = (root_ / "read_only").string();
+    fs::create_directory(dir_);
+    fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec);
+    RECQ_ASSERT_OK_AND_ASSIGN(RunResult r, CompileAndRun(dir_));
+    EXPECT_GT(r.stats.kernels_built, 0u);
+    EXPECT_TRUE(Entries().empty());
+  }
+}
+
+TEST_F(BinaryCacheTest, OffDisablesTheCache) {
+  RECQ_ASSERT_OK_AND_ASSIGN(RunResult r, CompileAndRun("off"));
+  EXPECT_GT(r.stats.kernels_built, 0u);
+  EXPECT_EQ(r.stats.programs_from_disk, 0u);
+  EXPECT_FALSE(internal::ResolveBinaryCacheDir("off").has_value());
+}
+
+TEST_F(BinaryCacheTest, ConcurrentContextsLeaveOnlyValidEntries) {
+  constexpr int kThreads = 4;
+  for (int round = 0; round < 2; ++round) {  // cold: all store; warm: all load
+    std::vector<absl::StatusOr<RunResult>> results(kThreads, absl::UnknownError("not run"));
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] { results[t] = CompileAndRun(dir_); });
+    }
+    for (std::thread& t : threads) t.join();
+    for (int t = 0; t < kThreads; ++t) {
+      ASSERT_TRUE(results[t].ok()) << results[t].status();
+      auto cmp = reference::Compare(results[t]->output, Expected(), kAtol, kRtol);
+      EXPECT_TRUE(cmp.ok()) << "thread " << t << ": " << cmp.ToString();
+      EXPECT_TRUE(BitIdentical(results[t]->output, results[0]->output));
+      size_t programs = results[t]->stats.kernels_built + results[t]->stats.programs_from_disk;
+      if (round == 1) EXPECT_EQ(results[t]->stats.programs_from_disk, programs);
+      programs_ = programs;
+    }
+    ExpectOnlyValidEntries(programs_);
+  }
+}
+
+TEST_F(BinaryCacheTest, ConcurrentStoresAndLoadsSeeWholeEntries) {
+  BinaryCache cache(dir_);
+  BinaryCacheKey key;
+  key.digest.fill(0xab);
+  // Payloads of different sizes, each byte the payload's index.
+  auto payload = [](int i) { return std::vector<uint8_t>(1000 + 7919 * i, uint8_t(i)); };
+  std::atomic<bool> bad{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        if (t % 2 == 0) {
+          if (!cache.Store(key, payload((t * 50 + i) % 8)).ok()) bad = true;
+        } else if (std::optional<std::vector<uint8_t>> got = cache.Load(key)) {
+          if (got->empty() || *got != payload((*got)[0])) bad = true;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_FALSE(bad);
+  EXPECT_EQ(cache.stats().invalid, 0u);
+  EXPECT_EQ(cache.stats().store_failed, 0u);
+  EXPECT_EQ(Entries(), std::vector<std::string>{key.Hex()});  // no temporary files left
+}
+
+TEST(BinaryCacheKeyTest, CoversEveryInputAndIgnoresOptionOrder) {
+  DeviceInfo device;
+  device.name = "dev";
+  device.driver_version = "1.0";
+  device.version = "OpenCL 3.0";
+  device.platform_name = "plat";
+  device.platform_version = "OpenCL 3.0 plat";
+  std::vector<std::string> options = {"-DA=1", "-DB=2"};
+  RECQ_ASSERT_OK_AND_ASSIGN(BinaryCacheKey base,
+                            internal::MakeBinaryCacheKey("kernel", options, device));
+  EXPECT_EQ(base.Hex().size(), 64u);
+  std::vector<std::string> reversed = {"-DB=2", "-DA=1"};
+  RECQ_ASSERT_OK_AND_ASSIGN(BinaryCacheKey same,
+                            internal::MakeBinaryCacheKey("kernel", reversed, device));
+  EXPECT_EQ(base, same);
+
+  std::vector<BinaryCacheKey> others;
+  auto add = [&](absl::string_view source, std::vector<std::string> opts, const DeviceInfo& d) {
+    absl::StatusOr<BinaryCacheKey> k = internal::MakeBinaryCacheKey(source, opts, d);
+    ASSERT_TRUE(k.ok()) << k.status();
+    others.push_back(*k);
+  };
+  add("kernel ", options, device);
+  add("kernel", {"-DA=1"}, device);
+  add("kernel", {"-DA=1 -DB=2"}, device);
+  for (std::string DeviceInfo::*field :
+       {&DeviceInfo::name, &DeviceInfo::driver_version, &DeviceInfo::version,
+        &DeviceInfo::platform_name, &DeviceInfo::platform_version}) {
+    DeviceInfo changed = device;
+    changed.*field += "x";
+    add("kernel", options, changed);
+  }
+  for (size_t i = 0; i < others.size(); ++i) {
+    EXPECT_FALSE(others[i] == base) << "variant " << i;
+    for (size_t j = 0; j < i; ++j) EXPECT_FALSE(others[i] == others[j]) << i << " vs " << j;
+  }
+}
+
+TEST(ResolveBinaryCacheDirTest, OverrideThenEnvironmentThenXdgThenHome) {
+  struct SavedEnv {
+    std::string name;
+    std::optional<std::string> value;
+  };
+  std::vector<SavedEnv> saved;
+  for (const char* name : {"RECQ_CACHE_DIR", "XDG_CACHE_HOME", "HOME"}) {
+    const char* v = std::getenv(name);
+    saved.push_back({name, v ? std::optional<std::string>(v) : std::nullopt});
+  }
+  setenv("RECQ_CACHE_DIR", "/env/dir", 1);
+  setenv("XDG_CACHE_HOME", "/xdg", 1);
+  setenv("HOME", "/home/u", 1);
+  EXPECT_EQ(internal::ResolveBinaryCacheDir("/opt/dir"), "/opt/dir");
+  EXPECT_EQ(internal::ResolveBinaryCacheDir(""), "/env/dir");
+  setenv("RECQ_CACHE_DIR", "off", 1);
+  EXPECT_EQ(internal::ResolveBinaryCacheDir(""), std::nullopt);
+  EXPECT_EQ(internal::ResolveBinaryCacheDir("/opt/dir"), "/opt/dir");
+  setenv("RECQ_CACHE_DIR", "", 1);
+  EXPECT_EQ(internal::ResolveBinaryCacheDir(""), "/xdg/recq");
+  unsetenv("RECQ_CACHE_DIR");
+  EXPECT_EQ(internal::ResolveBinaryCacheDir(""), "/xdg/recq");
+  setenv("XDG_CACHE_HOME", "relative", 1);
+  EXPECT_EQ(internal::ResolveBinaryCacheDir(""), "/home/u/.cache/recq");
+  unsetenv("XDG_CACHE_HOME");
+  EXPECT_EQ(internal::ResolveBinaryCacheDir(""), "/home/u/.cache/recq");
+  unsetenv("HOME");
+  EXPECT_EQ(internal::ResolveBinaryCacheDir(""), std::nullopt);
+  for (const SavedEnv& s : saved) {
+    if (s.value.has_value()) {
+      setenv(s.name.c_str(), s.value->c_str(), 1);
+    } else {
+      unsetenv(s.name.c_str());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace recq
