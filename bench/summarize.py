@@ -34,15 +34,17 @@ def overhead_table(path):
         table[(kind, n)][backend] = per_run_us(b, key)
         if backend not in backends:
             backends.append(backend)
+    base = "unrecorded" if "unrecorded" in backends else "replay"
     out = ["| measure | dispatches | " + " | ".join(f"{x} (µs/run)" for x in backends) +
-           " | " + " | ".join(f"unrecorded / {x}" for x in backends if x != "unrecorded") + " |"]
+           " | " + " | ".join(f"{base} / {x}" for x in backends if x != base) + " |"]
     out.append("|" + "---|" * (2 + 2 * len(backends) - 1))
     for (kind, n) in sorted(table, key=lambda k: (k[0], k[1])):
         r = table[(kind, n)]
         label = "host CPU" if kind == "Host" else "wall"
         cells = [f"{r[x]:.1f}" if x in r else "–" for x in backends]
-        ratios = [f"{r['unrecorded'] / r[x]:.2f}x" if x in r and "unrecorded" in r else "–"
-                  for x in backends if x != "unrecorded"]
+        base = "unrecorded" if "unrecorded" in backends else "replay"
+        ratios = [f"{r[base] / r[x]:.2f}x" if x in r and base in r else "–"
+                  for x in backends if x != base]
         out.append(f"| {label} | {n} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
     return "\n".join(out)
 
@@ -66,6 +68,7 @@ def main(paths):
     for p in paths:
         with open(p) as f:
             names = [b["name"] for b in json.load(f)["benchmarks"]]
+        print(f"`{p.split('/')[-1]}`\n")
         print(model_table(p) if any("MobileNet" in n for n in names) else overhead_table(p))
         print()
 
