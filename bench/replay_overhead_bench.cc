@@ -9,6 +9,8 @@
 #include <string>
 
 #include "bench/bench_util.h"
+#include "engine/engine_state.h"
+#include "engine/recording_backend.h"
 
 namespace recq::bench {
 namespace {
@@ -68,7 +70,70 @@ void Run(benchmark::State& state, Backend backend, bool wall) {
   state.SetLabel(BackendName(p->recording->backend()));
 }
 
+// The driver's floor: the same pre-set kernels enqueued in a bare loop, no
+// binding validation, no substitution, no recq bookkeeping.
+void RunFloor(benchmark::State& state, bool wall) {
+  const int n = static_cast<int>(state.range(0));
+  absl::StatusOr<Engine> engine = ChainEngine(n);
+  absl::StatusOr<Prepared> p =
+      engine.ok() ? Prepare(*engine, Backend::kReplay) : absl::StatusOr<Prepared>(engine.status());
+  if (!p.ok()) {
+    state.SkipWithError(p.status().ToString().c_str());
+    return;
+  }
+  const internal::EngineState& es = *engine->state();
+  absl::StatusOr<internal::RecordingResources> res =
+      internal::RecordingResources::Create(engine->state());
+  if (!res.ok()) {
+    state.SkipWithError(res.status().ToString().c_str());
+    return;
+  }
+  std::vector<cl_mem> slots;
+  for (const internal::Slot& slot : es.list.slots) slots.push_back(p->bindings.Get(slot.name));
+  std::vector<cl::UniqueKernel> kernels;
+  for (size_t d = 0; d < es.list.dispatches.size(); ++d) {
+    absl::StatusOr<cl::UniqueKernel> k = res->CreateKernel(d, slots);
+    if (!k.ok()) {
+      state.SkipWithError(k.status().ToString().c_str());
+      return;
+    }
+    kernels.push_back(*std::move(k));
+  }
+  cl_command_queue queue = BenchContext().queue();
+  auto enqueue_all = [&] {
+    for (size_t d = 0; d < kernels.size(); ++d) {
+      const internal::Dispatch& dispatch = es.list.dispatches[d];
+      clEnqueueNDRangeKernel(queue, kernels[d].get(), dispatch.work_dim, nullptr,
+                             dispatch.global.data(), nullptr, 0, nullptr, nullptr);
+    }
+  };
+  for (int i = 0; i < 3; ++i) enqueue_all();
+  clFinish(queue);
+  int64_t pending = 0;
+  for (auto _ : state) {
+    enqueue_all();
+    if (wall) {
+      clFinish(queue);
+    } else if (++pending == 16) {
+      state.PauseTiming();
+      clFinish(queue);
+      pending = 0;
+      state.ResumeTiming();
+    }
+  }
+  clFinish(queue);
+  state.counters["dispatches"] = n;
+  state.SetLabel("floor");
+}
+
 void Register() {
+  for (bool wall : {false, true}) {
+    std::string name = std::string(wall ? "BM_Wall/" : "BM_Host/") + "floor";
+    auto* b = benchmark::RegisterBenchmark(name.c_str(),
+                                           [wall](benchmark::State& s) { RunFloor(s, wall); });
+    b->Arg(8)->Arg(32)->Arg(128)->Arg(512)->Unit(benchmark::kMicrosecond);
+    if (wall) b->UseRealTime();
+  }
   for (Backend backend :
        {Backend::kUnrecorded, Backend::kReplay, Backend::kKhrCommandBuffer, Backend::kQcom}) {
     for (bool wall : {false, true}) {

@@ -46,7 +46,9 @@ absl::StatusOr<std::vector<double>> TimeRuns(Recording& recording, const Binding
 
 absl::Status RunDemo(const CommonOptions& common, const DemoOptions& options) {
   RECQ_ASSIGN_OR_RETURN(Backend backend, ParseBackend(common.backend));
-  RECQ_ASSIGN_OR_RETURN(Context context, Context::Create({common.device}));
+  ContextOptions context_options;
+  context_options.device = common.device;
+  RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(context_options));
   const DeviceInfo& device = context.device_info();
   std::printf("device: %s (%s, %s)\n", device.name.c_str(), device.platform_name.c_str(),
               device.driver_version.c_str());
