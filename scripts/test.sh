@@ -4,4 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 bash scripts/build.sh -DRECQ_WERROR=ON
+# The tests' program-binary cache stays inside the build tree.
+export RECQ_CACHE_DIR=${RECQ_CACHE_DIR:-$PWD/${RECQ_BUILD_DIR:-build}/recq-cache}
 ctest --test-dir "${RECQ_BUILD_DIR:-build}" -j"$(nproc)" --output-on-failure --timeout 600

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <cctype>
+#include <mutex>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -58,6 +59,10 @@ struct Candidate {
 };
 
 absl::StatusOr<std::vector<Candidate>> ListDevices() {
+  // PoCL 3.1 crashes when several threads make a process's first OpenCL
+  // queries at once; device discovery is serialized process-wide.
+  static std::mutex* const discovery_mu = new std::mutex;
+  std::lock_guard<std::mutex> lock(*discovery_mu);
   cl_uint num_platforms = 0;
   cl_int err = clGetPlatformIDs(0, nullptr, &num_platforms);
   if (err == CL_PLATFORM_NOT_FOUND_KHR || num_platforms == 0) {

@@ -29,6 +29,12 @@ struct ContextOptions {
   std::string device;
   // Create the default queue with CL_QUEUE_PROFILING_ENABLE.
   bool profiling = false;
+  // Where compiled program binaries persist across processes. Empty means
+  // $RECQ_CACHE_DIR, and if that is unset or empty too, $XDG_CACHE_HOME/recq,
+  // else $HOME/.cache/recq. "off" (here or in $RECQ_CACHE_DIR) disables the
+  // cache. An unusable directory only means compiling from source. Adopt
+  // has no options: it resolves the directory as if this were empty.
+  std::string cache_dir{};  // {} keeps `{device}` aggregates -Wextra clean
 };
 
 // Facts about the context's device, read once at creation.

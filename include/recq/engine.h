@@ -38,7 +38,8 @@ struct BindingInfo {
 // Facts about a compiled engine.
 struct EngineStats {
   size_t dispatches = 0;
-  size_t kernels_built = 0;       // programs built by this compile (cache misses)
+  size_t kernels_built = 0;       // programs compiled from source by this compile
+  size_t programs_from_disk = 0;  // programs created from the on-disk binary cache
   size_t intermediate_bytes = 0;  // planned intermediate memory per recording
   size_t unplanned_bytes = 0;     // sum of all intermediate tensors
   size_t lower_bound_bytes = 0;   // most intermediate bytes alive at one step
