@@ -3,7 +3,10 @@
 #include <CL/cl.h>
 
 #include <algorithm>
+#include <array>
+#include <memory>
 #include <numeric>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -242,6 +245,190 @@ class Lowerer {
     d.args = {std::move(from), std::move(to)};
   }
 
+  // --- Conv2D ---
+
+  // The conv kernels of the library, chosen by shape in ChooseConvVariant.
+  enum class ConvVariant {
+    kGeneric,       // conv2d.cl: one work-item per output, any attributes
+    kPointwise,     // conv2d_pointwise.cl: 1x1 as a register-blocked GEMM
+    kDepthwise3x3,  // conv2d_3x3.cl: 3x3 per channel, stride 1 or 2, left pad 1
+    kDense3x3       // conv2d_3x3.cl: 3x3, groups 1, stride 1 or 2, left pad 1
+  };
+
+  // ChooseConvVariant returns the fastest kernel able to run `node`.
+  ConvVariant ChooseConvVariant(const Node& node) const {
+    const auto& a = std::get<Conv2DAttrs>(node.attrs);
+    const Shape& x = graph_.value(node.inputs[0]).desc.shape;
+    const Shape& w = graph_.value(node.inputs[1]).desc.shape;
+    const Shape& out = graph_.value(node.outputs[0]).desc.shape;
+    const bool constant_weights = graph_.value(node.inputs[1]).kind == Value::Kind::kConstant;
+    const bool unit_dilation = a.dilations[0] == 1 && a.dilations[1] == 1;
+    const bool shifts_3x3 = w[2] == 3 && w[3] == 3 && unit_dilation &&
+                            a.strides[0] == a.strides[1] &&
+                            (a.strides[0] == 1 || a.strides[0] == 2) && a.pads[1] == 1;
+    if (a.groups == 1 && w[2] == 1 && w[3] == 1 && a.strides[0] == 1 && a.strides[1] == 1 &&
+        a.pads[0] == 0 && a.pads[1] == 0 && a.pads[2] == 0 && a.pads[3] == 0 && constant_weights) {
+      return ConvVariant::kPointwise;
+    }
+    if (a.groups == x[1] && out[1] == x[1] && shifts_3x3) return ConvVariant::kDepthwise3x3;
+    if (a.groups == 1 && shifts_3x3 && constant_weights) return ConvVariant::kDense3x3;
+    return ConvVariant::kGeneric;
+  }
+
+  // Kernel with build options; kernels differing in options are distinct.
+  int32_t KernelWithOptions(const std::string& program, const std::string& name,
+                            std::vector<std::string> options) {
+    for (size_t i = 0; i < list().kernels.size(); ++i) {
+      const KernelRef& k = list().kernels[i];
+      if (k.program == program && k.name == name && k.options == options) {
+        return static_cast<int32_t>(i);
+      }
+    }
+    list().kernels.push_back({program, std::move(options), name});
+    return static_cast<int32_t>(list().kernels.size() - 1);
+  }
+
+  // Sets `d`'s global size to `global` rounded up to multiples of `local`.
+  static void SetRange(Dispatch& d, std::array<size_t, 3> global, std::array<size_t, 3> local) {
+    d.work_dim = 3;
+    for (int i = 0; i < 3; ++i) {
+      d.local[i] = local[i];
+      d.global[i] = (global[i] + local[i] - 1) / local[i] * local[i];
+    }
+  }
+
+  // WorkGroupFor returns a local size of about `target` work-items (fewer
+  // when the range is smaller), filling dimension 0, then 1, then 2: PoCL
+  // runs a work-group as one loop, so its per-group cost is paid once per
+  // `target` work-items while 2 cores still get many groups each.
+  static std::array<size_t, 3> WorkGroupFor(std::array<size_t, 3> global, size_t target) {
+    std::array<size_t, 3> local = {1, 1, 1};
+    size_t left = std::max<size_t>(target, 1);
+    for (int i = 0; i < 3; ++i) {
+      local[i] = std::max<size_t>(1, std::min(global[i], left));
+      left = std::max<size_t>(1, left / local[i]);
+    }
+    return local;
+  }
+
+  static size_t CeilDiv(int64_t a, int64_t b) { return static_cast<size_t>((a + b - 1) / b); }
+
+  // Pointwise weights [OC][C] repacked as [ceil(OC/ocb)][C][ocb], zero past OC.
+  int32_t PackPointwiseWeights(ValueId w, int64_t oc, int64_t c, int64_t ocb) {
+    const std::vector<float>& src = *graph_.value(w).data;
+    auto packed = std::make_shared<std::vector<float>>(CeilDiv(oc, ocb) * ocb * c, 0.0f);
+    for (int64_t o = 0; o < oc; ++o) {
+      for (int64_t i = 0; i < c; ++i) {
+        (*packed)[((o / ocb) * c + i) * ocb + o % ocb] = src[o * c + i];
+      }
+    }
+    return StorePackedWeights(w, std::move(packed));
+  }
+
+  // Dense 3x3 weights [OC][C][3][3] repacked as [ceil(OC/8)][C][3][3][8],
+  // zero past OC.
+  int32_t PackDense3x3Weights(ValueId w, int64_t oc, int64_t c) {
+    const std::vector<float>& src = *graph_.value(w).data;
+    auto packed = std::make_shared<std::vector<float>>(CeilDiv(oc, 8) * 8 * c * 9, 0.0f);
+    for (int64_t o = 0; o < oc; ++o) {
+      for (int64_t i = 0; i < c * 9; ++i) {
+        (*packed)[((o / 8) * c * 9 + i) * 8 + o % 8] = src[o * c * 9 + i];
+      }
+    }
+    return StorePackedWeights(w, std::move(packed));
+  }
+
+  // StorePackedWeights returns the constant index of `packed`, a relayout of
+  // constant `w`: it takes `w`'s place when nothing else reads `w` (so the
+  // original is not uploaded too), else it is added.
+  int32_t StorePackedWeights(ValueId w, std::shared_ptr<std::vector<float>> packed) {
+    int uses = 0;
+    for (const Node& n : graph_.nodes())
+      uses += static_cast<int>(std::count(n.inputs.begin(), n.inputs.end(), w));
+    const bool is_output =
+        std::find(graph_.outputs().begin(), graph_.outputs().end(), w) != graph_.outputs().end();
+    if (uses == 1 && !is_output && storage_[w].kind == Storage::Kind::kConstant) {
+      list().constants[storage_[w].index] = std::move(packed);
+      return storage_[w].index;
+    }
+    list().constants.push_back(std::move(packed));
+    return static_cast<int32_t>(list().constants.size() - 1);
+  }
+
+  void LowerConv2D(const Node& node) {
+    const auto& a = std::get<Conv2DAttrs>(node.attrs);
+    const Shape& x = graph_.value(node.inputs[0]).desc.shape;
+    const Shape& w = graph_.value(node.inputs[1]).desc.shape;
+    ValueId y = node.outputs[0];
+    const Shape& out = graph_.value(y).desc.shape;
+    ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : kNoValue;
+    Dispatch d;
+    d.label = absl::StrCat(node.name, "/");
+    switch (ChooseConvVariant(node)) {
+      case ConvVariant::kPointwise: {
+        const int64_t hw = out[2] * out[3];
+        // float16 (PoCL's fastest width, DESIGN.md) unless HW is below 16.
+        const int64_t vw = hw >= 16 ? 16 : 8;
+        // 8 output channels per item measured as fast as 16 on PoCL 3.1.
+        const int64_t ocb = 8;
+        d.kernel = KernelWithOptions(
+            "conv2d_pointwise.cl", "conv2d_pointwise",
+            {absl::StrCat("-DRECQ_PW_VW=", vw), absl::StrCat("-DRECQ_PW_OCB=", ocb)});
+        // 16 items per group measured best (vs 1, 4, 64) on PoCL 3.1.
+        const std::array<size_t, 3> range = {CeilDiv(hw, vw), CeilDiv(out[1], ocb), size_t(out[0])};
+        SetRange(d, range, WorkGroupFor(range, 16));
+        d.args = {Arg(node.inputs[0]),
+                  DispatchArg::Constant(PackPointwiseWeights(node.inputs[1], out[1], x[1], ocb)),
+                  Arg(bias), Arg(y)};
+        AddInts(d, {x[0], x[1], hw, out[1]});
+        absl::StrAppend(&d.label, "conv2d_pointwise");
+        break;
+      }
+      case ConvVariant::kDepthwise3x3: {
+        // float16 strips measured 1.6x faster than float8 where OW >= 16.
+        const int64_t vw = out[3] >= 16 ? 16 : 8;
+        d.kernel = KernelWithOptions(
+            "conv2d_3x3.cl", "conv2d_depthwise3x3",
+            {absl::StrCat("-DRECQ_C3_STRIDE=", a.strides[0]), absl::StrCat("-DRECQ_C3_VW=", vw)});
+        // Little work per item: large groups where there are enough items.
+        const std::array<size_t, 3> range = {CeilDiv(out[3], vw), size_t(out[2]),
+                                             size_t(out[0] * out[1])};
+        const size_t items = range[0] * range[1] * range[2];
+        SetRange(d, range, WorkGroupFor(range, std::clamp<size_t>(items / 128, 16, 256)));
+        d.args = {Arg(node.inputs[0]), Arg(node.inputs[1]), Arg(bias), Arg(y)};
+        AddInts(d, {x[0], x[1], x[2], x[3], out[2], out[3], a.pads[0]});
+        absl::StrAppend(&d.label, "conv2d_depthwise3x3");
+        break;
+      }
+      case ConvVariant::kDense3x3: {
+        const int64_t vw = 8;
+        d.kernel = KernelWithOptions(
+            "conv2d_3x3.cl", "conv2d_dense3x3",
+            {absl::StrCat("-DRECQ_C3_STRIDE=", a.strides[0]), absl::StrCat("-DRECQ_C3_VW=", vw)});
+        // Much work per item: one-item groups measured as good as larger ones.
+        SetRange(d, {CeilDiv(out[3], vw), size_t(out[2]), size_t(out[0]) * CeilDiv(out[1], 8)},
+                 {1, 1, 1});
+        d.args = {Arg(node.inputs[0]),
+                  DispatchArg::Constant(PackDense3x3Weights(node.inputs[1], out[1], x[1])),
+                  Arg(bias), Arg(y)};
+        AddInts(d, {x[0], x[1], x[2], x[3], out[1], out[2], out[3], a.pads[0]});
+        absl::StrAppend(&d.label, "conv2d_dense3x3");
+        break;
+      }
+      case ConvVariant::kGeneric:
+        d.kernel = Kernel("conv2d.cl", "conv2d");
+        d.work_dim = 3;
+        d.global = {size_t(out[3]), size_t(out[2]), size_t(out[0] * out[1])};
+        d.args = {Arg(node.inputs[0]), Arg(node.inputs[1]), Arg(bias), Arg(y)};
+        AddInts(d, {x[1], x[2], x[3], out[1], out[2], out[3], w[2], w[3], a.strides[0],
+                    a.strides[1], a.pads[0], a.pads[1], a.dilations[0], a.dilations[1], a.groups});
+        absl::StrAppend(&d.label, "conv2d");
+        break;
+    }
+    AddActivation(d, node.fused);
+    list().dispatches.push_back(std::move(d));
+  }
+
   absl::Status LowerNode(int n) {
     const Node& node = graph_.nodes()[n];
     if (alias_node_[n]) return absl::OkStatus();
@@ -251,20 +438,10 @@ class Lowerer {
     // Whether the kernel applied node.fused itself.
     bool fused_done = false;
     switch (node.op) {
-      case OpType::kConv2D: {
-        const auto& a = std::get<Conv2DAttrs>(node.attrs);
-        const Shape& x = in(0);
-        const Shape& w = in(1);
-        Dispatch& d = Emit(node, "conv2d.cl", "conv2d",
-                           {size_t(out[3]), size_t(out[2]), size_t(out[0] * out[1])});
-        ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : kNoValue;
-        d.args = {Arg(node.inputs[0]), Arg(node.inputs[1]), Arg(bias), Arg(y)};
-        AddInts(d, {x[1], x[2], x[3], out[1], out[2], out[3], w[2], w[3], a.strides[0],
-                    a.strides[1], a.pads[0], a.pads[1], a.dilations[0], a.dilations[1], a.groups});
-        AddActivation(d, node.fused);
+      case OpType::kConv2D:
+        LowerConv2D(node);
         fused_done = true;
         break;
-      }
       case OpType::kBatchNorm: {
         const auto& a = std::get<BatchNormAttrs>(node.attrs);
         const Shape& x = in(0);

@@ -35,3 +35,20 @@ inline int recq_broadcast_offset(int i, int8 dims, int8 strides) {
   offset += i * strides.s0;
   return offset;
 }
+
+// recq_activate applied to every lane of a float8 / float16 (same codes).
+#define RECQ_DEFINE_VECTOR_ACTIVATE(T, N)                                             \
+  inline T recq_activate##N(T v, int act, float a, float b) {                         \
+    switch (act) {                                                                    \
+      case RECQ_ACT_RELU: return fmax(v, (T)(0.0f));                                  \
+      case RECQ_ACT_CLIP: return fmin(fmax(v, (T)(a)), (T)(b));                       \
+      case RECQ_ACT_LEAKY_RELU: return select(a * v, v, v >= (T)(0.0f));              \
+      case RECQ_ACT_SIGMOID: return (T)(1.0f) / ((T)(1.0f) + exp(-v));                \
+      case RECQ_ACT_HARD_SIGMOID: return clamp(a * v + b, 0.0f, 1.0f);                \
+      case RECQ_ACT_HARD_SWISH: return v * clamp(v / 6.0f + 0.5f, 0.0f, 1.0f);        \
+      default: return v;                                                              \
+    }                                                                                 \
+  }
+RECQ_DEFINE_VECTOR_ACTIVATE(float8, 8)
+RECQ_DEFINE_VECTOR_ACTIVATE(float16, 16)
+#undef RECQ_DEFINE_VECTOR_ACTIVATE

@@ -1,7 +1,8 @@
 // Conv2D against the CPU reference: kernel sizes, strides, symmetric and
 // asymmetric pads, dilation, groups (incl. depthwise), bias, batch, fused
 // activations, and the Conv -> BatchNorm / Conv -> Relu graphs the passes
-// rewrite.
+// rewrite. Every kernel variant the lowering selects (generic, pointwise,
+// depthwise 3x3, dense 3x3) is reached, with its vector widths and tails.
 #include <array>
 #include <ostream>
 #include <string>
@@ -47,6 +48,10 @@ Conv2DAttrs Attrs(std::array<int64_t, 2> strides, std::array<int64_t, 4> pads, i
 constexpr Activation kRelu{ActivationKind::kRelu, 0.0f, 0.0f};
 constexpr Activation kRelu6{ActivationKind::kClip, 0.0f, 6.0f};
 constexpr Activation kNoActivation{};
+constexpr Activation kLeaky{ActivationKind::kLeakyRelu, 0.1f, 0.0f};
+constexpr Activation kHardSwish{ActivationKind::kHardSwish, 0.0f, 0.0f};
+constexpr Activation kSigmoid{ActivationKind::kSigmoid, 0.0f, 0.0f};
+constexpr Activation kHardSigmoid{ActivationKind::kHardSigmoid, 0.2f, 0.5f};
 
 class Conv2DTest : public ::testing::TestWithParam<ConvCase> {};
 
@@ -95,7 +100,59 @@ INSTANTIATE_TEST_SUITE_P(
              kRelu6),
         Conv("k1x1_relu6", {1, 16, 6, 6}, 24, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true, kRelu6),
         Conv("k3x3_deep_sum", {1, 64, 6, 6}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
-             kNoActivation)),
+             kNoActivation),
+        // conv2d_pointwise: 16-pixel tiles (HW >= 16), 8-pixel tiles (8 <= HW
+        // < 16), a partial last tile moved back to end at HW, the lane-by-lane
+        // path (HW < 8), output-channel tails, batches, every activation.
+        Conv("pw_vw16_exact", {1, 24, 16, 16}, 32, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
+             kRelu6),
+        Conv("pw_vw16_shifted_tail", {1, 20, 15, 15}, 24, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
+             kRelu),
+        Conv("pw_vw16_hw49_oc_tail", {1, 64, 7, 7}, 100, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
+        Conv("pw_vw8_exact_sigmoid", {1, 6, 2, 4}, 8, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
+             kSigmoid),
+        Conv("pw_vw8_shifted_tail_batch3", {3, 17, 3, 3}, 11, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}),
+             true, kLeaky),
+        Conv("pw_lanes_hw1_oc1000", {1, 40, 1, 1}, 1000, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
+        Conv("pw_lanes_hw2_oc3_nobias", {2, 5, 1, 2}, 3, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), false,
+             kHardSwish),
+        Conv("pw_vw16_batch2_sigmoid", {2, 9, 8, 6}, 13, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
+             kSigmoid),
+        Conv("pw_vw16_large_hw_tail", {1, 12, 37, 29}, 9, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
+             kHardSigmoid),
+        // conv2d_depthwise3x3: stride 1 and 2, 16-lane strips (OW >= 16) and
+        // 8-lane strips, exact rows, shifted last strips, rows narrower than a
+        // strip, top pad 0, right pad 0, batches, no bias.
+        Conv("dw_s1_vw16_exact", {1, 8, 5, 16}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 8), true,
+             kRelu6),
+        Conv("dw_s1_vw16_shifted", {1, 5, 6, 20}, 5, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 5)),
+        Conv("dw_s1_vw16_w56_relu6", {1, 16, 10, 56}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 16),
+             true, kRelu6),
+        Conv("dw_s1_vw8_exact_hard_sigmoid", {1, 3, 5, 8}, 3, {3, 3},
+             Attrs({1, 1}, {1, 1, 1, 1}, 3), true, kHardSigmoid),
+        Conv("dw_s1_lanes_w3", {2, 3, 4, 3}, 3, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 3), false,
+             kRelu),
+        Conv("dw_s1_vw8_pad_top0_right0", {1, 4, 7, 11}, 4, {3, 3}, Attrs({1, 1}, {0, 1, 2, 0}, 4)),
+        Conv("dw_s2_vw8_exact", {1, 6, 16, 16}, 6, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 6), true,
+             kRelu6),
+        Conv("dw_s2_vw8_shifted_batch2", {2, 7, 17, 17}, 7, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 7)),
+        Conv("dw_s2_vw16_exact", {1, 4, 6, 32}, 4, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 4)),
+        Conv("dw_s2_vw16_shifted", {1, 3, 9, 40}, 3, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 3), false,
+             kLeaky),
+        Conv("dw_s2_vw16_w56", {1, 8, 12, 56}, 8, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 8), true,
+             kRelu6),
+        Conv("dw_s2_lanes_pad_top0_right0", {1, 33, 5, 5}, 33, {3, 3},
+             Attrs({2, 2}, {0, 1, 1, 0}, 33)),
+        Conv("dw_s1_lanes_many_channels", {1, 300, 7, 7}, 300, {3, 3},
+             Attrs({1, 1}, {1, 1, 1, 1}, 300), true, kRelu6),
+        // conv2d_dense3x3 (k3x3_pad1 and k3x3_stem_s2 above too): the stem,
+        // output-channel tails, stride 1, shifted strips, narrow rows, batches.
+        Conv("dense3x3_stem_s2_shifted", {1, 3, 34, 34}, 32, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}),
+             true, kRelu6),
+        Conv("dense3x3_s2_oc_tail_batch2", {2, 5, 13, 21}, 11, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1})),
+        Conv("dense3x3_s1_shifted", {1, 7, 6, 12}, 9, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), false,
+             kHardSwish),
+        Conv("dense3x3_s1_lanes_pad_top0", {1, 2, 5, 4}, 3, {3, 3}, Attrs({1, 1}, {0, 1, 2, 1}))),
     [](const ::testing::TestParamInfo<ConvCase>& info) { return info.param.name; });
 
 // Conv -> BatchNorm: folded into the conv by the optimizer, run as two

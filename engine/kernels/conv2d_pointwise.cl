@@ -1,0 +1,79 @@
+// Pointwise (1x1, stride 1, no padding, groups 1) convolution as a
+// register-blocked GEMM per image:
+//   Y[n][oc][p] = act(sum_c W[oc][c] * X[n][c][p] + bias[oc]),  p < HW.
+// Build options: -DRECQ_PW_VW=8|16 (pixels per work-item, one vector) and
+// -DRECQ_PW_OCB=4|8 (output channels per work-item).
+// `wp` holds the weights packed by the lowering as [ceil(OC/OCB)][C][OCB],
+// zero-padded past OC, so one vload per input channel feeds OCB FMAs.
+// Global size: (ceil(HW/VW), ceil(OC/OCB), N), rounded up to the local size.
+// A partial last pixel tile is moved back to end at HW (tiles overlap and
+// write identical values); HW below VW takes a lane-by-lane path.
+#ifndef RECQ_PW_VW
+#define RECQ_PW_VW 16
+#endif
+#ifndef RECQ_PW_OCB
+#define RECQ_PW_OCB 8
+#endif
+
+#define PW_CAT_(a, b) a##b
+#define PW_CAT(a, b) PW_CAT_(a, b)
+#define floatV PW_CAT(float, RECQ_PW_VW)
+#define floatB PW_CAT(float, RECQ_PW_OCB)
+#define vloadV PW_CAT(vload, RECQ_PW_VW)
+#define vstoreV PW_CAT(vstore, RECQ_PW_VW)
+#define vloadB PW_CAT(vload, RECQ_PW_OCB)
+#define activateV PW_CAT(recq_activate, RECQ_PW_VW)
+
+__kernel void conv2d_pointwise(__global const float* restrict x, __global const float* restrict wp,
+                               __global const float* restrict bias, __global float* restrict y,
+                               int N, int C, int HW, int OC, int act, float act_a,
+                               float act_b) {
+  const int ocb = get_global_id(1);
+  const int n = get_global_id(2);
+  const int oc0 = ocb * RECQ_PW_OCB;
+  int p0 = get_global_id(0) * RECQ_PW_VW;
+  if (p0 >= HW || oc0 >= OC || n >= N) return;
+  // The last tile, when partial, moves back to end at HW: it recomputes some
+  // pixels of its neighbour (same values) and stays a full vector.
+  const bool full = HW >= RECQ_PW_VW;
+  if (full) p0 = min(p0, HW - RECQ_PW_VW);
+  const __global float* xp = x + (size_t)n * C * HW + p0;
+  const __global float* w = wp + (size_t)ocb * C * RECQ_PW_OCB;
+  floatV acc[RECQ_PW_OCB];
+#pragma unroll
+  for (int j = 0; j < RECQ_PW_OCB; ++j) acc[j] = (floatV)(0.0f);
+  if (full) {
+    for (int c = 0; c < C; ++c) {
+      const floatV xv = vloadV(0, xp + (size_t)c * HW);
+      const floatB wv = vloadB(0, w + c * RECQ_PW_OCB);
+#pragma unroll
+      for (int j = 0; j < RECQ_PW_OCB; ++j) acc[j] = fma((floatV)(wv[j]), xv, acc[j]);
+    }
+  } else {
+    // HW below one vector: lanes past HW read the last pixel again and are
+    // not stored.
+    for (int c = 0; c < C; ++c) {
+      float t[RECQ_PW_VW];
+#pragma unroll
+      for (int i = 0; i < RECQ_PW_VW; ++i) t[i] = xp[(size_t)c * HW + min(i, HW - 1)];
+      const floatV xv = vloadV(0, t);
+      const floatB wv = vloadB(0, w + c * RECQ_PW_OCB);
+#pragma unroll
+      for (int j = 0; j < RECQ_PW_OCB; ++j) acc[j] = fma((floatV)(wv[j]), xv, acc[j]);
+    }
+  }
+  __global float* yp = y + ((size_t)n * OC + oc0) * HW + p0;
+#pragma unroll
+  for (int j = 0; j < RECQ_PW_OCB; ++j) {
+    if (oc0 + j >= OC) break;
+    const float b = bias ? bias[oc0 + j] : 0.0f;
+    const floatV v = activateV(acc[j] + b, act, act_a, act_b);
+    if (full) {
+      vstoreV(v, 0, yp + (size_t)j * HW);
+    } else {
+      float t[RECQ_PW_VW];
+      vstoreV(v, 0, t);
+      for (int i = 0; i < HW; ++i) yp[(size_t)j * HW + i] = t[i];
+    }
+  }
+}
