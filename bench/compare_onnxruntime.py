@@ -15,6 +15,7 @@ Exits 1 when an output disagrees. A benchmark, not a test: times depend on
 what else runs on the machine.
 """
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -36,6 +37,7 @@ def parse_args():
     p.add_argument("--resolution", type=int, default=224, help="input height and width")
     p.add_argument("--runs", type=int, default=20, help="timed runs per engine (default: 20)")
     p.add_argument("--models", default="v1,v2", help="comma-separated: v1, v2")
+    p.add_argument("--json", help="also write the results here as JSON")
     return p.parse_args()
 
 
@@ -115,6 +117,10 @@ def main():
             rows.append((name, ort_ms, recq_ms, rel, agree))
     print(f"MobileNet at {r}x{r}, batch 1, float32; median of {args.runs} runs each")
     print(f"{'model':<6} {'onnxruntime ms':>15} {'recq ms':>10} {'recq/ort':>9} {'rel L2 err':>11}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([{"model": n, "onnxruntime_ms": o, "recq_ms": q, "rel_l2": e}
+                       for n, o, q, e, _ in rows], f, indent=1)
     for name, ort_ms, recq_ms, rel, agree in rows:
         print(f"{name:<6} {ort_ms:>15.3f} {recq_ms:>10.3f} {recq_ms / ort_ms:>8.2f}x {rel:>11.2e}"
               f"{'' if agree else '  MISMATCH (>= %g)' % MAX_REL_L2}")

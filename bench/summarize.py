@@ -64,12 +64,28 @@ def model_table(path):
     return "\n".join(out)
 
 
+def compile_table(path):
+    out = ["| Engine::Compile, MobileNet V2 224 | ms | vs cold |", "|---|---|---|"]
+    data = list(rows(path))
+    cold = next((per_run_us(b, "real_time") for b in data if "Cold" in b["name"]), None)
+    for b in data:
+        ms = per_run_us(b, "real_time") / 1e3
+        ratio = f"{ms * 1e3 / cold:.1%}" if cold else "–"
+        out.append(f"| {b['name'][len('BM_Compile'):].lower()} | {ms:.0f} | {ratio} |")
+    return "\n".join(out)
+
+
 def main(paths):
     for p in paths:
         with open(p) as f:
             names = [b["name"] for b in json.load(f)["benchmarks"]]
         print(f"`{p.split('/')[-1]}`\n")
-        print(model_table(p) if any("MobileNet" in n for n in names) else overhead_table(p))
+        if any("MobileNet" in n for n in names):
+            print(model_table(p))
+        elif any(n.startswith("BM_Compile") for n in names):
+            print(compile_table(p))
+        else:
+            print(overhead_table(p))
         print()
 
 

@@ -21,8 +21,11 @@ for m in v2 v1; do
   done
 done
 echo "== replay overhead (host CPU per run) on the GPU"
-"$bin/replay_overhead_bench" --benchmark_filter='/(floor|unrecorded|replay)/' \
+RECQ_DEVICE=nvidia "$bin/replay_overhead_bench" --benchmark_filter='/(floor|unrecorded|replay)/' \
   --benchmark_min_time=0.3 --benchmark_format=console \
   --benchmark_out="$out/replay_overhead_h200.json" --benchmark_out_format=json
+echo "== MobileNet end to end per backend (recq, H200)"
+RECQ_DEVICE=nvidia "$bin/mobilenet_bench" --benchmark_filter='/(unrecorded|replay)' \
+  --benchmark_out="$out/mobilenet_h200.json" --benchmark_out_format=json
 echo "== PyTorch MobileNet V2 on the same GPU"
 python3 bench/gpu/torch_mobilenet.py --json "$out/torch_h200.json"
