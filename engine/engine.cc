@@ -186,6 +186,17 @@ absl::StatusOr<Recording> Engine::Record(const RecordOptions& options) const {
                                                              std::move(impl)));
 }
 
+absl::StatusOr<std::vector<DispatchProfile>> Engine::Profile(const Bindings& bindings) const {
+  std::vector<cl_mem> slot_mems;
+  RECQ_RETURN_IF_ERROR(internal::ResolveBindings(*state_, bindings, slot_mems));
+  RECQ_ASSIGN_OR_RETURN(std::vector<double> ms, internal::ProfileDispatches(state_, slot_mems));
+  std::vector<DispatchProfile> profile;
+  for (size_t d = 0; d < ms.size(); ++d) {
+    profile.push_back({state_->list.dispatches[d].label, ms[d]});
+  }
+  return profile;
+}
+
 absl::Status Engine::RunUnrecorded(const Bindings& bindings) const {
   RECQ_ASSIGN_OR_RETURN(Recording recording, Record({Backend::kUnrecorded}));
   return recording.Run(bindings);

@@ -44,9 +44,10 @@ RecordingImpl::RecordingImpl(std::shared_ptr<const EngineState> engine, Backend 
       impl_(std::move(impl)),
       slot_mems_(engine_->list.slots.size(), nullptr) {}
 
-absl::Status RecordingImpl::ResolveBindings(const Bindings& bindings) {
-  const std::vector<Slot>& slots = engine_->list.slots;
-  std::fill(slot_mems_.begin(), slot_mems_.end(), nullptr);
+absl::Status ResolveBindings(const EngineState& engine, const Bindings& bindings,
+                             std::vector<cl_mem>& slot_mems_) {
+  const std::vector<Slot>& slots = engine.list.slots;
+  slot_mems_.assign(slots.size(), nullptr);
   for (const auto& [name, mem] : bindings.entries()) {
     size_t s = 0;
     while (s < slots.size() && slots[s].name != name) ++s;
@@ -58,7 +59,7 @@ absl::Status RecordingImpl::ResolveBindings(const Bindings& bindings) {
     }
     slot_mems_[s] = mem;
   }
-  const cl_context context = engine_->context->context.get();
+  const cl_context context = engine.context->context.get();
   for (size_t s = 0; s < slots.size(); ++s) {
     const Slot& slot = slots[s];
     cl_mem mem = slot_mems_[s];
@@ -128,7 +129,7 @@ absl::Status RecordingImpl::Enqueue(cl_command_queue queue, const Bindings& bind
                                     absl::Span<const cl_event> wait_list, cl_event* done) {
   std::lock_guard<std::mutex> lock(mu_);
   RECQ_RETURN_IF_ERROR(CheckQueue(queue));
-  RECQ_RETURN_IF_ERROR(ResolveBindings(bindings));
+  RECQ_RETURN_IF_ERROR(ResolveBindings(*engine_, bindings, slot_mems_));
   // The recording's intermediates are shared by its runs: a run on another
   // queue than the previous one waits for everything before it there.
   cl::UniqueEvent previous;

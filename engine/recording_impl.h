@@ -16,6 +16,12 @@
 
 namespace recq::internal {
 
+// ResolveBindings sets `slot_mems[i]` to the memory `bindings` binds to slot
+// i of `engine`, checking names, sizes, contexts and output aliasing; the
+// error names the binding.
+[[nodiscard]] absl::Status ResolveBindings(const EngineState& engine, const Bindings& bindings,
+                                           std::vector<cl_mem>& slot_mems);
+
 class RecordingImpl {
  public:
   RecordingImpl(std::shared_ptr<const EngineState> engine, Backend backend, std::string reason,
@@ -29,9 +35,6 @@ class RecordingImpl {
   const EngineState& engine() const { return *engine_; }
 
  private:
-  // ResolveBindings fills slot_mems_ from `bindings`, checking names, sizes
-  // and contexts.
-  absl::Status ResolveBindings(const Bindings& bindings);
   absl::Status CheckQueue(cl_command_queue queue);
 
   std::shared_ptr<const EngineState> engine_;

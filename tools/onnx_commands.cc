@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -73,6 +75,36 @@ absl::Status WriteFloats(const std::string& path, const std::vector<float>& data
 }
 
 }  // namespace
+
+// PrintProfile prints each kernel's total device time over one profiled run,
+// and the ten slowest dispatches.
+absl::Status PrintProfile(const Engine& engine, const Bindings& bindings) {
+  RECQ_ASSIGN_OR_RETURN(std::vector<DispatchProfile> profile, engine.Profile(bindings));
+  double total = 0;
+  std::map<std::string, std::pair<double, int>> by_kernel;
+  for (const DispatchProfile& p : profile) {
+    total += p.device_ms;
+    std::string kernel = p.label.substr(p.label.rfind('/') + 1);
+    by_kernel[kernel].first += p.device_ms;
+    by_kernel[kernel].second += 1;
+  }
+  std::printf("profile (one op-by-op run, device time): %.3f ms in %zu dispatches\n", total,
+              profile.size());
+  for (const auto& [kernel, t] : by_kernel) {
+    std::printf("  %-24s %8.3f ms  %5.1f%%  %3d dispatches\n", kernel.c_str(), t.first,
+                100.0 * t.first / std::max(total, 1e-9), t.second);
+  }
+  std::vector<DispatchProfile> slowest = profile;
+  std::sort(slowest.begin(), slowest.end(), [](const DispatchProfile& a, const DispatchProfile& b) {
+    return a.device_ms > b.device_ms;
+  });
+  slowest.resize(std::min<size_t>(slowest.size(), 10));
+  std::printf("  slowest dispatches:\n");
+  for (const DispatchProfile& p : slowest) {
+    std::printf("    %8.3f ms  %s\n", p.device_ms, p.label.c_str());
+  }
+  return absl::OkStatus();
+}
 
 absl::Status RunModelCommand(const RunModelOptions& options) {
   if (options.runs <= 0) {
@@ -164,6 +196,7 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
     std::printf("output '%s' %s written to %s\n", out.name.c_str(), out.desc.ToString().c_str(),
                 it->second.c_str());
   }
+  if (options.profile) RECQ_RETURN_IF_ERROR(PrintProfile(engine, bindings));
   return absl::OkStatus();
 }
 

@@ -24,6 +24,7 @@ struct RunModelOptions {
   int runs = 10;
   std::string backend = "auto";  // see ParseBackend
   std::string device;            // see ContextOptions::device
+  bool profile = false;          // also print per-kernel device times of one run
 };
 
 // RunModelCommand loads the model, compiles and records it once, runs the

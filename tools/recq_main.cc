@@ -29,6 +29,7 @@ ABSL_FLAG(
 ABSL_FLAG(
     std::vector<std::string>, input, {},
     "run: NAME=FILE.f32 inputs (raw little-endian float32), comma-separated; random if absent");
+ABSL_FLAG(bool, profile, false, "run: print per-kernel device times of one op-by-op run");
 ABSL_FLAG(std::vector<std::string>, output, {},
           "run: NAME=FILE.f32 outputs to write after the last run, comma-separated");
 ABSL_FLAG(int, timing_runs, 5, "demo: runs per path for the recorded vs unrecorded medians");
@@ -89,6 +90,7 @@ int main(int argc, char** argv) {
     run.runs = runs > 0 ? runs : 10;
     run.backend = common.backend;
     run.device = common.device;
+    run.profile = absl::GetFlag(FLAGS_profile);
     status = recq::tools::RunModelCommand(run);
   } else if (command == "export-mobilenet") {
     status = ExportMobileNet(absl::GetFlag(FLAGS_model), absl::GetFlag(FLAGS_resolution), args[2]);

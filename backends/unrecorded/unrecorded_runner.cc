@@ -62,4 +62,38 @@ absl::StatusOr<std::unique_ptr<RecordingBackend>> CreateUnrecordedRunner(
   return runner;
 }
 
+absl::StatusOr<std::vector<double>> ProfileDispatches(std::shared_ptr<const EngineState> engine,
+                                                      absl::Span<const cl_mem> slot_mems) {
+  RECQ_ASSIGN_OR_RETURN(RecordingResources res, RecordingResources::Create(engine));
+  const ContextState& ctx = *engine->context;
+  cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+  cl_int err = CL_SUCCESS;
+  cl::UniqueQueue queue(
+      clCreateCommandQueueWithProperties(ctx.context.get(), ctx.device, props, &err));
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(err, "clCreateCommandQueueWithProperties(profiling)"));
+  const DispatchList& list = engine->list;
+  std::vector<cl::UniqueKernel> kernels;
+  std::vector<cl::UniqueEvent> events(list.dispatches.size());
+  for (size_t d = 0; d < list.dispatches.size(); ++d) {
+    RECQ_ASSIGN_OR_RETURN(cl::UniqueKernel kernel, res.CreateKernel(d, slot_mems));
+    RECQ_RETURN_IF_ERROR(
+        EnqueueDispatch(queue.get(), list.dispatches[d], kernel.get(), {}, events[d].out()));
+    kernels.push_back(std::move(kernel));
+  }
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(clFinish(queue.get()), "clFinish"));
+  std::vector<double> ms;
+  for (const cl::UniqueEvent& event : events) {
+    cl_ulong start = 0, end = 0;
+    RECQ_RETURN_IF_ERROR(
+        cl::CheckCl(clGetEventProfilingInfo(event.get(), CL_PROFILING_COMMAND_START, sizeof(start),
+                                            &start, nullptr),
+                    "clGetEventProfilingInfo"));
+    RECQ_RETURN_IF_ERROR(cl::CheckCl(
+        clGetEventProfilingInfo(event.get(), CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr),
+        "clGetEventProfilingInfo"));
+    ms.push_back(static_cast<double>(end - start) * 1e-6);
+  }
+  return ms;
+}
+
 }  // namespace recq::internal

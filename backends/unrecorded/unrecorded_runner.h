@@ -14,6 +14,12 @@ namespace recq::internal {
 [[nodiscard]] absl::StatusOr<std::unique_ptr<RecordingBackend>> CreateUnrecordedRunner(
     std::shared_ptr<const EngineState> engine);
 
+// ProfileDispatches runs every dispatch once on a new profiling queue of the
+// engine's context with `slot_mems` bound, waits, and returns each one's
+// device time (CL_PROFILING_COMMAND_END - START) in milliseconds.
+[[nodiscard]] absl::StatusOr<std::vector<double>> ProfileDispatches(
+    std::shared_ptr<const EngineState> engine, absl::Span<const cl_mem> slot_mems);
+
 }  // namespace recq::internal
 
 #endif  // RECQ_BACKENDS_UNRECORDED_UNRECORDED_RUNNER_H_

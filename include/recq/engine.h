@@ -47,6 +47,12 @@ struct EngineStats {
   double compile_ms = 0;
 };
 
+// Device time of one dispatch, from OpenCL profiling events.
+struct DispatchProfile {
+  std::string label;  // "<node name>/<kernel>"
+  double device_ms = 0;
+};
+
 class Engine {
  public:
   [[nodiscard]] static absl::StatusOr<Engine> Compile(const Context& context, const Graph& graph,
@@ -65,6 +71,12 @@ class Engine {
   // argument, and waits. It allocates intermediates per call: a debugging
   // aid. For repeated unrecorded runs use Record({Backend::kUnrecorded}).
   [[nodiscard]] absl::Status RunUnrecorded(const Bindings& bindings) const;
+
+  // Profile runs the dispatch list once, op by op, on a profiling queue of
+  // its own in the engine's context, waits, and returns each dispatch's
+  // device time in order. Bindings are validated as for a recording.
+  [[nodiscard]] absl::StatusOr<std::vector<DispatchProfile>> Profile(
+      const Bindings& bindings) const;
 
   const std::shared_ptr<const internal::EngineState>& state() const { return state_; }
 

@@ -269,6 +269,26 @@ TEST_F(ReplayTest, WaitListHoldsTheRunAndDoneEventCompletes) {
   EXPECT_TRUE(cmp.ok()) << cmp.ToString();
 }
 
+TEST_F(ReplayTest, ProfileTimesEveryDispatchAndWritesTheOutput) {
+  auto host = Input(91);
+  Tensor in = NewTensor({host.shape}, host.data);
+  Tensor out = NewTensor(OutDesc());
+  Bindings b;
+  b.Set("x", in);
+  b.Set("y", out);
+  RECQ_ASSERT_OK_AND_ASSIGN(std::vector<DispatchProfile> profile, engine_->Profile(b));
+  ASSERT_EQ(profile.size(), engine_->stats().dispatches);
+  for (const DispatchProfile& p : profile) {
+    EXPECT_GE(p.device_ms, 0.0) << p.label;
+    EXPECT_NE(p.label.find('/'), std::string::npos) << p.label;
+  }
+  auto cmp = reference::Compare(Download(out), Expected(host), kAtol, kRtol);
+  EXPECT_TRUE(cmp.ok()) << cmp.ToString();
+  Bindings missing;
+  missing.Set("x", in);
+  EXPECT_EQ(engine_->Profile(missing).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ReplayChainTest, LongChainMatchesReference) {
   Graph g = testing::ChainGraph(64, 1000);
   EngineOptions no_fusion;
