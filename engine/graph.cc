@@ -82,6 +82,27 @@ const char* ActivationKindName(ActivationKind kind) {
   return "?";
 }
 
+Activation ActivationOfNode(const Node& node) {
+  const auto* a = std::get_if<ActivationAttrs>(&node.attrs);
+  const ActivationAttrs attrs = a ? *a : ActivationAttrs{};
+  switch (node.op) {
+    case OpType::kRelu:
+      return {ActivationKind::kRelu, 0, 0};
+    case OpType::kClip:
+      return {ActivationKind::kClip, attrs.alpha, attrs.beta};
+    case OpType::kLeakyRelu:
+      return {ActivationKind::kLeakyRelu, attrs.alpha, 0};
+    case OpType::kSigmoid:
+      return {ActivationKind::kSigmoid, 0, 0};
+    case OpType::kHardSigmoid:
+      return {ActivationKind::kHardSigmoid, attrs.alpha, attrs.beta};
+    case OpType::kHardSwish:
+      return {ActivationKind::kHardSwish, 0, 0};
+    default:
+      return {};
+  }
+}
+
 namespace {
 
 using Shape = std::vector<int64_t>;

@@ -84,20 +84,6 @@ struct Editable {
   }
 };
 
-bool IsActivationOp(OpType op) {
-  switch (op) {
-    case OpType::kRelu:
-    case OpType::kClip:
-    case OpType::kLeakyRelu:
-    case OpType::kSigmoid:
-    case OpType::kHardSigmoid:
-    case OpType::kHardSwish:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool AcceptsFusedActivation(OpType op) {
   switch (op) {
     case OpType::kConv2D:
@@ -113,27 +99,6 @@ bool AcceptsFusedActivation(OpType op) {
       return true;
     default:
       return false;
-  }
-}
-
-Activation ActivationOf(const Node& node) {
-  const auto* a = std::get_if<ActivationAttrs>(&node.attrs);
-  ActivationAttrs attrs = a ? *a : ActivationAttrs{};
-  switch (node.op) {
-    case OpType::kRelu:
-      return {ActivationKind::kRelu, 0, 0};
-    case OpType::kClip:
-      return {ActivationKind::kClip, attrs.alpha, attrs.beta};
-    case OpType::kLeakyRelu:
-      return {ActivationKind::kLeakyRelu, attrs.alpha, 0};
-    case OpType::kSigmoid:
-      return {ActivationKind::kSigmoid, 0, 0};
-    case OpType::kHardSigmoid:
-      return {ActivationKind::kHardSigmoid, attrs.alpha, attrs.beta};
-    case OpType::kHardSwish:
-      return {ActivationKind::kHardSwish, 0, 0};
-    default:
-      return {};
   }
 }
 
@@ -238,14 +203,15 @@ absl::StatusOr<Graph> FuseActivations(const Graph& graph) {
   Editable g(graph);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& act = g.nodes[i];
-    if (!IsActivationOp(act.op) || g.removed[i] || act.fused.kind != ActivationKind::kNone)
+    if (ActivationOfNode(act).kind == ActivationKind::kNone || g.removed[i] ||
+        act.fused.kind != ActivationKind::kNone)
       continue;
     ValueId x = act.inputs[0];
     int p = g.Producer(x);
     if (p < 0 || g.Uses(x) != 1) continue;
     Node& prev = g.nodes[p];
     if (!AcceptsFusedActivation(prev.op) || prev.fused.kind != ActivationKind::kNone) continue;
-    prev.fused = ActivationOf(act);
+    prev.fused = ActivationOfNode(act);
     prev.outputs[0] = act.outputs[0];
     g.removed[i] = true;
   }

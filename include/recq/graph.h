@@ -142,6 +142,11 @@ struct Node {
   Activation fused;  // applied to the output; kNone unless fused or set
 };
 
+// ActivationOfNode returns the activation an activation node (Relu, Clip,
+// LeakyRelu, Sigmoid, HardSigmoid, HardSwish) applies, with its parameters;
+// kind kNone for every other op.
+Activation ActivationOfNode(const Node& node);
+
 // Graph is an immutable, validated, topologically ordered op graph.
 class Graph {
  public:
