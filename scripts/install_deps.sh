@@ -3,7 +3,7 @@
 # through sudo). Does nothing when they are all there already.
 set -euo pipefail
 packages=(
-  build-essential cmake ninja-build pkg-config python3
+  build-essential cmake ninja-build pkg-config python3 python3-venv
   opencl-headers ocl-icd-opencl-dev ocl-icd-libopencl1 pocl-opencl-icd clinfo
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
