@@ -45,9 +45,9 @@ RecordingImpl::RecordingImpl(std::shared_ptr<const EngineState> engine, Backend 
       slot_mems_(engine_->list.slots.size(), nullptr) {}
 
 absl::Status ResolveBindings(const EngineState& engine, const Bindings& bindings,
-                             std::vector<cl_mem>& slot_mems_) {
+                             std::vector<cl_mem>& slot_mems) {
   const std::vector<Slot>& slots = engine.list.slots;
-  slot_mems_.assign(slots.size(), nullptr);
+  slot_mems.assign(slots.size(), nullptr);
   for (const auto& [name, mem] : bindings.entries()) {
     size_t s = 0;
     while (s < slots.size() && slots[s].name != name) ++s;
@@ -57,12 +57,12 @@ absl::Status ResolveBindings(const EngineState& engine, const Bindings& bindings
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown binding '", name, "'; the engine binds ", absl::StrJoin(names, ", ")));
     }
-    slot_mems_[s] = mem;
+    slot_mems[s] = mem;
   }
   const cl_context context = engine.context->context.get();
   for (size_t s = 0; s < slots.size(); ++s) {
     const Slot& slot = slots[s];
-    cl_mem mem = slot_mems_[s];
+    cl_mem mem = slot_mems[s];
     if (mem == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat("missing binding '", slot.name, "' (", slot.is_input ? "input" : "output",
@@ -90,7 +90,7 @@ absl::Status ResolveBindings(const EngineState& engine, const Bindings& bindings
     }
     if (!slot.is_input) {
       for (size_t other = 0; other < slots.size(); ++other) {
-        if (other != s && slot_mems_[other] == mem) {
+        if (other != s && slot_mems[other] == mem) {
           return absl::InvalidArgumentError(
               absl::StrCat("binding '", slot.name, "' is the same cl_mem as binding '",
                            slots[other].name, "'; an output must have memory of its own"));
