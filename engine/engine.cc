@@ -111,7 +111,22 @@ absl::StatusOr<Engine> Engine::Compile(const Context& context, const Graph& grap
   if (options.optimize) {
     RECQ_ASSIGN_OR_RETURN(optimized, internal::Optimize(graph, context));
   }
-  RECQ_ASSIGN_OR_RETURN(internal::Lowered lowered, internal::Lower(optimized));
+  const DeviceInfo& device = context.device_info();
+  internal::LoweringTarget target;
+  switch (options.kernel_target) {
+    case EngineOptions::KernelTarget::kAuto:
+      target.gpu = (device.type & CL_DEVICE_TYPE_GPU) != 0;
+      break;
+    case EngineOptions::KernelTarget::kCpu:
+      target.gpu = false;
+      break;
+    case EngineOptions::KernelTarget::kGpu:
+      target.gpu = true;
+      break;
+  }
+  target.max_work_group_size = device.max_work_group_size;
+  target.compute_units = device.compute_units;
+  RECQ_ASSIGN_OR_RETURN(internal::Lowered lowered, internal::Lower(optimized, target));
   state->list = std::move(lowered.list);
   RECQ_RETURN_IF_ERROR(BuildPrograms(*state));
   RECQ_RETURN_IF_ERROR(UploadConstants(*state));

@@ -27,6 +27,13 @@ struct EngineState;
 struct EngineOptions {
   // Run the graph passes (BatchNorm folding, activation fusion, dead code).
   bool optimize = true;
+
+  // Which shape of kernels Compile selects. kAuto: the GPU variants on a
+  // device whose CL_DEVICE_TYPE includes CL_DEVICE_TYPE_GPU, else the CPU
+  // ones. kCpu / kGpu force one family on any device (both compute the same
+  // results; forcing kGpu on PoCL is how CI tests the GPU variants).
+  enum class KernelTarget { kAuto, kCpu, kGpu };
+  KernelTarget kernel_target = KernelTarget::kAuto;
 };
 
 // A named tensor that a recording binds per run.
