@@ -59,34 +59,14 @@ cl_int8 BroadcastStrides(const Shape& in, const Shape& out) {
 
 int ActCode(ActivationKind kind) { return static_cast<int>(kind); }
 
-Activation ActivationOfOp(const Node& node) {
-  const auto* a = std::get_if<ActivationAttrs>(&node.attrs);
-  ActivationAttrs attrs = a ? *a : ActivationAttrs{};
-  switch (node.op) {
-    case OpType::kRelu:
-      return {ActivationKind::kRelu, 0, 0};
-    case OpType::kClip:
-      return {ActivationKind::kClip, attrs.alpha, attrs.beta};
-    case OpType::kLeakyRelu:
-      return {ActivationKind::kLeakyRelu, attrs.alpha, 0};
-    case OpType::kSigmoid:
-      return {ActivationKind::kSigmoid, 0, 0};
-    case OpType::kHardSigmoid:
-      return {ActivationKind::kHardSigmoid, attrs.alpha, attrs.beta};
-    case OpType::kHardSwish:
-      return {ActivationKind::kHardSwish, 0, 0};
-    default:
-      return {};
-  }
-}
-
 class Lowerer {
  public:
-  explicit Lowerer(const Graph& graph) : graph_(graph) {}
+  Lowerer(const Graph& graph, const LoweringTarget& target) : graph_(graph), target_(target) {}
 
   absl::StatusOr<Lowered> Run() {
     AssignSlotsAndConstants();
     AliasThroughShapeOps();
+    FuseResidualAdds();
     PlaceTensors();
     for (size_t n = 0; n < graph_.nodes().size(); ++n) {
       RECQ_RETURN_IF_ERROR(LowerNode(static_cast<int>(n)));
@@ -149,6 +129,45 @@ class Lowerer {
     }
   }
 
+  // FuseResidualAdds finds, for the GPU variants, each pointwise conv (no
+  // fused activation) whose only use is an Add of equal shapes right after
+  // it (MobileNet V2's projection + residual): the conv then adds the other
+  // operand and applies the Add's activation itself, and the Add and the
+  // conv's own output disappear. One dispatch and one tensor pass fewer.
+  void FuseResidualAdds() {
+    const auto& nodes = graph_.nodes();
+    residual_add_of_.assign(nodes.size(), -1);
+    fused_into_conv_.assign(nodes.size(), false);
+    fused_away_.assign(graph_.values().size(), false);
+    if (!target_.gpu) return;
+    std::vector<int> uses(graph_.values().size(), 0);
+    for (const Node& node : nodes) {
+      for (ValueId id : node.inputs) {
+        if (id != kNoValue) ++uses[id];
+      }
+    }
+    for (ValueId id : graph_.outputs()) ++uses[id];
+    for (size_t n = 0; n + 1 < nodes.size(); ++n) {
+      const Node& conv = nodes[n];
+      const Node& add = nodes[n + 1];
+      if (conv.op != OpType::kConv2D || add.op != OpType::kAdd || alias_node_[n + 1]) continue;
+      if (conv.fused.kind != ActivationKind::kNone) continue;
+      if (ChooseConvVariant(conv) != ConvVariant::kPointwise) continue;
+      const ValueId v = conv.outputs[0];
+      if (uses[v] != 1 || pin_[Find(v)].kind != Storage::Kind::kNone) continue;
+      if (add.inputs.size() != 2 || (add.inputs[0] == v) == (add.inputs[1] == v)) continue;
+      const Shape& shape = graph_.value(v).desc.shape;
+      if (graph_.value(add.inputs[0]).desc.shape != shape ||
+          graph_.value(add.inputs[1]).desc.shape != shape ||
+          graph_.value(add.outputs[0]).desc.shape != shape) {
+        continue;
+      }
+      residual_add_of_[n] = static_cast<int>(n + 1);
+      fused_into_conv_[n + 1] = true;
+      fused_away_[v] = true;
+    }
+  }
+
   void PlaceTensors() {
     const auto& values = graph_.values();
     const auto& nodes = graph_.nodes();
@@ -169,9 +188,15 @@ class Lowerer {
     };
     for (size_t n = 0; n < nodes.size(); ++n) {
       for (ValueId id : nodes[n].inputs) {
-        if (id != kNoValue) touch(id, static_cast<int>(n));
+        if (id != kNoValue && !fused_away_[id]) touch(id, static_cast<int>(n));
       }
-      touch(nodes[n].outputs[0], static_cast<int>(n));
+      if (residual_add_of_[n] >= 0) {
+        // The conv writes the Add's output: it is live from the conv on, so
+        // it never shares memory with the conv's inputs.
+        touch(nodes[residual_add_of_[n]].outputs[0], static_cast<int>(n));
+      } else if (!fused_away_[nodes[n].outputs[0]]) {
+        touch(nodes[n].outputs[0], static_cast<int>(n));
+      }
     }
     out_.plan = PlanMemory(lifetimes);
     list().internal_buffer_bytes = out_.plan.buffer_bytes;
@@ -214,9 +239,10 @@ class Lowerer {
   }
 
   Dispatch& Emit(const Node& node, const std::string& program, const std::string& kernel,
-                 std::initializer_list<size_t> global) {
+                 std::initializer_list<size_t> global, std::vector<std::string> options = {}) {
     Dispatch d;
-    d.kernel = Kernel(program, kernel);
+    d.kernel = options.empty() ? Kernel(program, kernel)
+                               : KernelWithOptions(program, kernel, std::move(options));
     d.work_dim = static_cast<cl_uint>(global.size());
     std::copy(global.begin(), global.end(), d.global.begin());
     d.label = absl::StrCat(node.name, "/", kernel);
@@ -355,7 +381,130 @@ class Lowerer {
     return static_cast<int32_t>(list().constants.size() - 1);
   }
 
+  static size_t RoundUp(size_t a, size_t b) { return (a + b - 1) / b * b; }
+
+  // GroupForRow returns the smallest power of two >= n, within [lo, hi]
+  // and at most the device's maximum work-group size.
+  size_t GroupForRow(int64_t n, size_t lo, size_t hi) const {
+    size_t g = lo;
+    while (g < static_cast<size_t>(n) && g < hi) g *= 2;
+    while (target_.max_work_group_size != 0 && g > target_.max_work_group_size && g > 1) g /= 2;
+    return g;
+  }
+
+  // GpuGroup caps a local size of the flattened GPU kernels by the device.
+  size_t GpuGroup(size_t want) const {
+    size_t g = want;
+    while (target_.max_work_group_size != 0 && g > target_.max_work_group_size && g > 1) g /= 2;
+    return g;
+  }
+
+  // How conv2d_pointwise_gpu splits one layer: output channels per
+  // work-item, slices of C per output, local size along the outputs.
+  struct PointwiseGpuShape {
+    int64_t ocb = 1;
+    int64_t ks = 1;
+    size_t lx = 128;
+  };
+
+  // ChoosePointwiseGpu: a work-item's time is about its serial loop over C
+  // (H200: 1x1 layers of 16-960 channels measured 6-20 us, rising with the
+  // loop, nearly flat in the item count), so C is split into slices of at
+  // most about 24 channels, summed in local memory, while the items stay
+  // below what the device holds at once (about 2048 per compute unit).
+  // Four output channels per item measured best or within noise of it.
+  PointwiseGpuShape ChoosePointwiseGpu(int64_t n, int64_t hw, int64_t oc, int64_t c) const {
+    const size_t units = target_.compute_units != 0 ? target_.compute_units : 16;
+    const size_t fill = units * 2048;
+    // Slices of 12, 16, 32 or 48 channels measured no better in sum.
+    const int64_t loop = 24;
+    const size_t max_ks = std::min<size_t>(32, GpuGroup(256) / 8);
+    PointwiseGpuShape s;
+    // Four channels per item unless that pads a small OC much.
+    s.ocb = oc >= 16 || oc % 4 == 0 ? 4 : oc % 2 == 0 ? 2 : 1;
+    const size_t items = static_cast<size_t>(n * hw) * CeilDiv(oc, s.ocb);
+    while (size_t(s.ks) < max_ks && c > loop * s.ks && items * s.ks * 2 <= fill) s.ks *= 2;
+    s.lx = GpuGroup(256) / s.ks;
+    return s;
+  }
+
+  // LowerConv2DGpu lowers a conv to the GPU variants of conv2d_gpu.cl; a
+  // pointwise conv that FuseResidualAdds paired with an Add writes the Add's
+  // output.
+  void LowerConv2DGpu(const Node& node) {
+    const auto& a = std::get<Conv2DAttrs>(node.attrs);
+    const Shape& x = graph_.value(node.inputs[0]).desc.shape;
+    const Shape& w = graph_.value(node.inputs[1]).desc.shape;
+    const Shape& out = graph_.value(node.outputs[0]).desc.shape;
+    const ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : kNoValue;
+    ValueId y = node.outputs[0];
+    ValueId residual = kNoValue;
+    Activation act = node.fused;
+    const int index = static_cast<int>(&node - graph_.nodes().data());
+    if (residual_add_of_[index] >= 0) {
+      const Node& add = graph_.nodes()[residual_add_of_[index]];
+      y = add.outputs[0];
+      residual = add.inputs[0] == node.outputs[0] ? add.inputs[1] : add.inputs[0];
+      act = add.fused;
+    }
+    Dispatch d;
+    d.label = absl::StrCat(node.name, "/");
+    const size_t outputs = static_cast<size_t>(Product(out, 0, 4));
+    if (ChooseConvVariant(node) == ConvVariant::kPointwise) {
+      const int64_t hw = out[2] * out[3];
+      const PointwiseGpuShape s = ChoosePointwiseGpu(out[0], hw, out[1], x[1]);
+      d.kernel = KernelWithOptions(
+          "conv2d_gpu.cl", "conv2d_pointwise_gpu",
+          {absl::StrCat("-DRECQ_PW_OCB=", s.ocb), absl::StrCat("-DRECQ_PW_KS=", s.ks),
+           absl::StrCat("-DRECQ_PW_LX=", s.lx)});
+      const size_t items = size_t(out[0]) * CeilDiv(out[1], s.ocb) * size_t(hw);
+      d.work_dim = 2;
+      d.global = {RoundUp(items, s.lx), size_t(s.ks), 1};
+      d.local = {s.lx, size_t(s.ks), 1};
+      d.args = {Arg(node.inputs[0]),
+                DispatchArg::Constant(PackPointwiseWeights(node.inputs[1], out[1], x[1], s.ocb)),
+                Arg(bias), Arg(residual), Arg(y)};
+      AddInts(d, {x[0], x[1], hw, out[1]});
+      absl::StrAppend(&d.label, "conv2d_pointwise_gpu");
+    } else if (a.groups == x[1] && out[1] == x[1]) {
+      d.kernel = KernelWithOptions(
+          "conv2d_gpu.cl", "conv2d_depthwise_gpu",
+          {absl::StrCat("-DRECQ_DW_KH=", w[2]), absl::StrCat("-DRECQ_DW_KW=", w[3])});
+      const size_t local = GpuGroup(128);
+      d.work_dim = 1;
+      d.global = {RoundUp(outputs, local), 1, 1};
+      d.local = {local, 1, 1};
+      d.args = {Arg(node.inputs[0]), Arg(node.inputs[1]), Arg(bias), Arg(y)};
+      AddInts(d, {x[0], x[1], x[2], x[3], out[2], out[3], a.strides[0], a.strides[1], a.pads[0],
+                  a.pads[1], a.dilations[0], a.dilations[1]});
+      absl::StrAppend(&d.label, "conv2d_depthwise_gpu");
+    } else {
+      // Channels per item share the input loads (the 3-channel stem: 4 per
+      // item measured 10-11 us on the H200, 19-23 us with one, 13 with 8).
+      const int64_t per_group = out[1] / a.groups;
+      int64_t ocb = per_group % 4 == 0 ? 4 : per_group % 2 == 0 ? 2 : 1;
+      d.kernel = KernelWithOptions(
+          "conv2d_gpu.cl", "conv2d_direct_gpu",
+          {absl::StrCat("-DRECQ_DG_KH=", w[2]), absl::StrCat("-DRECQ_DG_KW=", w[3]),
+           absl::StrCat("-DRECQ_DG_OCB=", ocb)});
+      const size_t local = GpuGroup(128);
+      d.work_dim = 1;
+      d.global = {RoundUp(outputs / ocb, local), 1, 1};
+      d.local = {local, 1, 1};
+      d.args = {Arg(node.inputs[0]), Arg(node.inputs[1]), Arg(bias), Arg(y)};
+      AddInts(d, {x[0], x[1], x[2], x[3], out[1], out[2], out[3], a.strides[0], a.strides[1],
+                  a.pads[0], a.pads[1], a.dilations[0], a.dilations[1], a.groups});
+      absl::StrAppend(&d.label, "conv2d_direct_gpu");
+    }
+    AddActivation(d, act);
+    list().dispatches.push_back(std::move(d));
+  }
+
   void LowerConv2D(const Node& node) {
+    if (target_.gpu) {
+      LowerConv2DGpu(node);
+      return;
+    }
     const auto& a = std::get<Conv2DAttrs>(node.attrs);
     const Shape& x = graph_.value(node.inputs[0]).desc.shape;
     const Shape& w = graph_.value(node.inputs[1]).desc.shape;
@@ -431,7 +580,7 @@ class Lowerer {
 
   absl::Status LowerNode(int n) {
     const Node& node = graph_.nodes()[n];
-    if (alias_node_[n]) return absl::OkStatus();
+    if (alias_node_[n] || fused_into_conv_[n]) return absl::OkStatus();
     auto in = [&](size_t i) -> const Shape& { return graph_.value(node.inputs[i]).desc.shape; };
     ValueId y = node.outputs[0];
     const Shape& out = graph_.value(y).desc.shape;
@@ -460,7 +609,7 @@ class Lowerer {
       case OpType::kSigmoid:
       case OpType::kHardSigmoid:
       case OpType::kHardSwish:
-        EmitActivation(node, node.inputs[0], y, ActivationOfOp(node));
+        EmitActivation(node, node.inputs[0], y, ActivationOfNode(node));
         break;
       case OpType::kAdd:
       case OpType::kSub:
@@ -508,6 +657,18 @@ class Lowerer {
       }
       case OpType::kGlobalAveragePool: {
         const Shape& x = in(0);
+        const int64_t inner = Product(x, 2, x.size());
+        if (target_.gpu) {
+          const size_t local = GroupForRow(inner, 32, 256);
+          Dispatch& d = Emit(node, "pool.cl", "global_avg_pool_rows", {size_t(x[0] * x[1]) * local},
+                             {absl::StrCat("-DRECQ_GAP_LOCAL=", local)});
+          d.local = {local, 1, 1};
+          d.args = {Arg(node.inputs[0]), Arg(y)};
+          AddInts(d, {inner});
+          AddActivation(d, node.fused);
+          fused_done = true;
+          break;
+        }
         Dispatch& d = Emit(node, "pool.cl", "global_avg_pool", {size_t(x[0] * x[1])});
         d.args = {Arg(node.inputs[0]), Arg(y)};
         AddInts(d, {Product(x, 2, x.size())});
@@ -526,6 +687,20 @@ class Lowerer {
           while (cs.size() < 2) cs.insert(cs.begin(), 1);
           c_sm = cs[0] == 1 ? 0 : cs[1];
           c_sn = cs[1] == 1 ? 0 : 1;
+        }
+        if (target_.gpu && !a.trans_a && a.trans_b) {
+          const size_t local = GroupForRow(k / 4, 32, 64);
+          Dispatch& d = Emit(node, "gemm.cl", "gemm_rowdot", {size_t(nn) * local, size_t(m)},
+                             {absl::StrCat("-DRECQ_GEMM_LOCAL=", local)});
+          d.local = {local, 1, 1};
+          d.args = {Arg(node.inputs[0]), Arg(node.inputs[1]), Arg(c), Arg(y)};
+          AddInts(d, {m, nn, k});
+          d.args.push_back(DispatchArg::Scalar(a.alpha));
+          d.args.push_back(DispatchArg::Scalar(a.beta));
+          AddInts(d, {c_sm, c_sn});
+          AddActivation(d, node.fused);
+          fused_done = true;
+          break;
         }
         Dispatch& d = Emit(node, "gemm.cl", "gemm", {size_t(nn), size_t(m)});
         d.args = {Arg(node.inputs[0]), Arg(node.inputs[1]), Arg(c), Arg(y)};
@@ -622,6 +797,15 @@ class Lowerer {
         int64_t outer = Product(out, 0, axis);
         int64_t dim = a.coerce_to_2d ? Product(out, axis, out.size()) : out[axis];
         int64_t inner = a.coerce_to_2d ? 1 : Product(out, axis + 1, out.size());
+        if (target_.gpu && inner == 1) {
+          const size_t local = GroupForRow(dim, 32, 256);
+          Dispatch& d = Emit(node, "softmax.cl", "softmax_rows", {size_t(outer) * local},
+                             {absl::StrCat("-DRECQ_SM_LOCAL=", local)});
+          d.local = {local, 1, 1};
+          d.args = {Arg(node.inputs[0]), Arg(y)};
+          AddInts(d, {dim});
+          break;
+        }
         Dispatch& d = Emit(node, "softmax.cl", "softmax", {size_t(outer * inner)});
         d.args = {Arg(node.inputs[0]), Arg(y)};
         AddInts(d, {dim, inner});
@@ -649,17 +833,26 @@ class Lowerer {
   }
 
   const Graph& graph_;
+  const LoweringTarget target_;
   Lowered out_;
   std::vector<int> parent_;
   std::vector<Storage> pin_;
   std::vector<Storage> storage_;
   std::vector<bool> alias_node_;
+  // FuseResidualAdds: per conv node, the index of the Add it absorbs (-1:
+  // none); per node, whether a conv absorbed it; per value, whether it is a
+  // conv output that no longer exists.
+  std::vector<int> residual_add_of_;
+  std::vector<bool> fused_into_conv_;
+  std::vector<bool> fused_away_;
   std::vector<std::pair<ValueId, Storage>> pinned_outputs_;
   size_t unplanned_bytes_ = 0;
 };
 
 }  // namespace
 
-absl::StatusOr<Lowered> Lower(const Graph& graph) { return Lowerer(graph).Run(); }
+absl::StatusOr<Lowered> Lower(const Graph& graph, const LoweringTarget& target) {
+  return Lowerer(graph, target).Run();
+}
 
 }  // namespace recq::internal

@@ -35,8 +35,7 @@ struct Lowered {
 // other tensors are placed by PlanMemory. Unimplemented names an op the
 // kernel library cannot run. `target` picks among the kernel variants; every
 // variant computes the same function.
-[[nodiscard]] absl::StatusOr<Lowered> Lower(const Graph& graph,
-                                            const LoweringTarget& target = {});
+[[nodiscard]] absl::StatusOr<Lowered> Lower(const Graph& graph, const LoweringTarget& target = {});
 
 }  // namespace recq::internal
 

@@ -53,3 +53,40 @@ __kernel void matmul(__global const float* restrict a, __global const float* res
   for (int k = 0; k < K; ++k) acc = fma(ab[m * K + k], bb[k * N + n], acc);
   y[((size_t)batch * M + m) * N + n] = acc;
 }
+
+// gemm's contract for !trans_a && trans_b (the fully connected layer: both
+// operands contiguous along K), one work-group of RECQ_GEMM_LOCAL (a power of
+// two) work-items per output: each work-item sums a strided share of K, the
+// shares are reduced in local memory. For GPUs, where gemm's one item per
+// output gives too few work-items when M is small.
+// Global size: (N * RECQ_GEMM_LOCAL, M); local (RECQ_GEMM_LOCAL, 1).
+#ifndef RECQ_GEMM_LOCAL
+#define RECQ_GEMM_LOCAL 64
+#endif
+__kernel void gemm_rowdot(__global const float* restrict a, __global const float* restrict b,
+                          __global const float* restrict c, __global float* restrict y, int M,
+                          int N, int K, float alpha, float beta, int c_stride_m, int c_stride_n,
+                          int act, float act_a, float act_b) {
+  __local float red[RECQ_GEMM_LOCAL];
+  const int lid = get_local_id(0);
+  const int n = get_group_id(0);
+  const int m = get_global_id(1);
+  const __global float* ar = a + (size_t)m * K;
+  const __global float* br = b + (size_t)n * K;
+  float acc = 0.0f;
+  const int k4 = K / 4;
+  for (int k = lid; k < k4; k += RECQ_GEMM_LOCAL) {
+    acc += dot(vload4(k, ar), vload4(k, br));
+  }
+  for (int k = k4 * 4 + lid; k < K; k += RECQ_GEMM_LOCAL) acc = fma(ar[k], br[k], acc);
+  red[lid] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = RECQ_GEMM_LOCAL / 2; s > 0; s >>= 1) {
+    if (lid < s) red[lid] += red[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid != 0) return;
+  float v = alpha * red[0];
+  if (c) v += beta * c[m * c_stride_m + n * c_stride_n];
+  y[m * N + n] = recq_activate(v, act, act_a, act_b);
+}

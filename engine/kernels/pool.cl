@@ -58,3 +58,27 @@ __kernel void global_avg_pool(__global const float* restrict x, __global float* 
   for (int i = 0; i < inner; ++i) sum += xr[i];
   y[row] = recq_activate(sum / inner, act, act_a, act_b);
 }
+
+// global_avg_pool's contract with one work-group of RECQ_GAP_LOCAL (a power
+// of two) work-items per row, reduced in local memory: for GPUs, where one
+// item per row runs `inner` serial steps.
+// Global size: (N * C * RECQ_GAP_LOCAL); local (RECQ_GAP_LOCAL).
+#ifndef RECQ_GAP_LOCAL
+#define RECQ_GAP_LOCAL 64
+#endif
+__kernel void global_avg_pool_rows(__global const float* restrict x, __global float* restrict y,
+                                   int inner, int act, float act_a, float act_b) {
+  __local float red[RECQ_GAP_LOCAL];
+  const int lid = get_local_id(0);
+  const int row = get_group_id(0);
+  const __global float* xr = x + (size_t)row * inner;
+  float sum = 0.0f;
+  for (int i = lid; i < inner; i += RECQ_GAP_LOCAL) sum += xr[i];
+  red[lid] = sum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = RECQ_GAP_LOCAL / 2; s > 0; s >>= 1) {
+    if (lid < s) red[lid] += red[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) y[row] = recq_activate(red[0] / inner, act, act_a, act_b);
+}

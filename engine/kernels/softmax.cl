@@ -13,3 +13,37 @@ __kernel void softmax(__global const float* restrict x, __global float* restrict
   const float inv = 1.0f / sum;
   for (int d = 0; d < D; ++d) y[base + (size_t)d * inner] = exp(x[base + (size_t)d * inner] - m) * inv;
 }
+
+// Softmax over rows of D contiguous elements (inner == 1), one work-group of
+// RECQ_SM_LOCAL (a power of two) work-items per row: the max and the sum are
+// reduced in local memory. For GPUs, where softmax's one-item-per-row loop
+// above runs D serial steps. Global size: (rows * RECQ_SM_LOCAL); local
+// (RECQ_SM_LOCAL).
+#ifndef RECQ_SM_LOCAL
+#define RECQ_SM_LOCAL 256
+#endif
+__kernel void softmax_rows(__global const float* restrict x, __global float* restrict y, int D) {
+  __local float red[RECQ_SM_LOCAL];
+  const int lid = get_local_id(0);
+  const size_t base = (size_t)get_group_id(0) * D;
+  float m = -INFINITY;
+  for (int d = lid; d < D; d += RECQ_SM_LOCAL) m = fmax(m, x[base + d]);
+  red[lid] = m;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = RECQ_SM_LOCAL / 2; s > 0; s >>= 1) {
+    if (lid < s) red[lid] = fmax(red[lid], red[lid + s]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  m = red[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float sum = 0.0f;
+  for (int d = lid; d < D; d += RECQ_SM_LOCAL) sum += exp(x[base + d] - m);
+  red[lid] = sum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = RECQ_SM_LOCAL / 2; s > 0; s >>= 1) {
+    if (lid < s) red[lid] += red[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const float inv = 1.0f / red[0];
+  for (int d = lid; d < D; d += RECQ_SM_LOCAL) y[base + d] = exp(x[base + d] - m) * inv;
+}

@@ -1,6 +1,8 @@
 // `recq run` and `recq info` on MobileNet V2 written as ONNX.
 #include "tools/onnx_commands.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -27,10 +29,13 @@ class OnnxCommandsTest : public ::testing::Test {
     std::remove(input_.c_str());
     std::remove(output_.c_str());
   }
-  const std::string dir_ = ::testing::TempDir();
-  const std::string model_ = dir_ + "recq_commands_mobilenet.onnx";
-  const std::string input_ = dir_ + "recq_commands_input.f32";
-  const std::string output_ = dir_ + "recq_commands_prob.f32";
+  // Per test and process: ctest runs these tests as parallel processes.
+  const std::string dir_ = ::testing::TempDir() + "recq_commands_" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                           std::to_string(getpid()) + "_";
+  const std::string model_ = dir_ + "mobilenet.onnx";
+  const std::string input_ = dir_ + "input.f32";
+  const std::string output_ = dir_ + "prob.f32";
 };
 
 TEST_F(OnnxCommandsTest, InfoPrintsModel) { RECQ_ASSERT_OK(tools::InfoModelCommand(model_)); }

@@ -1,11 +1,16 @@
 // Conv2D against the CPU reference: kernel sizes, strides, symmetric and
 // asymmetric pads, dilation, groups (incl. depthwise), bias, batch, fused
 // activations, and the Conv -> BatchNorm / Conv -> Relu graphs the passes
-// rewrite. Every kernel variant the lowering selects (generic, pointwise,
-// depthwise 3x3, dense 3x3) is reached, with its vector widths and tails.
+// rewrite. Every case runs with both kernel families (the test parameter
+// `cpu` / `gpu`, EngineOptions::kernel_target), so the GPU variants are held
+// to the reference on PoCL too. Every kernel variant the lowering selects is
+// reached: CPU generic, pointwise, depthwise 3x3, dense 3x3 with their vector
+// widths and tails; GPU pointwise (1, 2 or 4 output channels per item, C
+// split in 1-8 slices, fused residual Add), depthwise and direct.
 #include <array>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -53,10 +58,21 @@ constexpr Activation kHardSwish{ActivationKind::kHardSwish, 0.0f, 0.0f};
 constexpr Activation kSigmoid{ActivationKind::kSigmoid, 0.0f, 0.0f};
 constexpr Activation kHardSigmoid{ActivationKind::kHardSigmoid, 0.2f, 0.5f};
 
-class Conv2DTest : public ::testing::TestWithParam<ConvCase> {};
+using KernelTarget = EngineOptions::KernelTarget;
+
+// Options that compile with one kernel family only.
+CheckOptions For(KernelTarget target) {
+  CheckOptions options;
+  options.kernel_targets = {target};
+  return options;
+}
+
+const auto kTargets = ::testing::Values(KernelTarget::kCpu, KernelTarget::kGpu);
+
+class Conv2DTest : public ::testing::TestWithParam<std::tuple<ConvCase, KernelTarget>> {};
 
 TEST_P(Conv2DTest, MatchesReference) {
-  const ConvCase& c = GetParam();
+  const ConvCase& c = std::get<0>(GetParam());
   OpGraphBuilder b;
   TensorRef x = b.Input("x", c.x);
   TensorRef w =
@@ -64,100 +80,144 @@ TEST_P(Conv2DTest, MatchesReference) {
   TensorRef bias = c.bias ? b.Constant("b", {c.out_channels}) : TensorRef{};
   TensorRef y = b.graph().Conv2D(x, w, bias, c.attrs);
   if (c.fused.kind != ActivationKind::kNone) b.graph().SetFusedActivation(y, c.fused);
-  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y));
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), For(std::get<1>(GetParam())));
+}
+
+std::string CaseName(const ::testing::TestParamInfo<std::tuple<ConvCase, KernelTarget>>& info) {
+  return std::get<0>(info.param).name + "_" + KernelTargetName(std::get<1>(info.param));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, Conv2DTest,
-    ::testing::Values(
-        Conv("k1x1", {1, 8, 7, 7}, 16, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
-        Conv("k1x1_nobias_batch2", {2, 8, 5, 6}, 4, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), false),
-        Conv("k1x1_wide", {1, 32, 14, 14}, 64, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
-        Conv("k1x1_odd_channels", {1, 13, 9, 11}, 7, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
-        Conv("k1x1_s2", {1, 8, 9, 9}, 8, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0})),
-        Conv("k3x3_valid", {1, 3, 9, 9}, 8, {3, 3}, Attrs({1, 1}, {0, 0, 0, 0})),
-        Conv("k3x3_pad1", {1, 3, 9, 9}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1})),
-        Conv("k3x3_s2_pad1", {1, 4, 10, 10}, 8, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1})),
-        Conv("k3x3_s2_asym_pads", {1, 4, 9, 9}, 4, {3, 3}, Attrs({2, 2}, {0, 0, 1, 1})),
-        Conv("k3x3_s2_asym_pads_tl", {1, 3, 10, 10}, 6, {3, 3}, Attrs({2, 2}, {1, 0, 0, 2})),
-        Conv("k3x3_stem_s2", {1, 3, 32, 32}, 32, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}), true, kRelu6),
-        Conv("k5x5_pad2", {1, 3, 11, 11}, 5, {5, 5}, Attrs({1, 1}, {2, 2, 2, 2})),
-        Conv("k5x5_s2_nobias", {1, 4, 13, 12}, 6, {5, 5}, Attrs({2, 2}, {2, 2, 2, 2}), false),
-        Conv("k7x2_asym", {1, 2, 12, 9}, 3, {7, 2}, Attrs({1, 2}, {3, 0, 3, 1})),
-        Conv("k3x3_dilation2", {1, 4, 11, 11}, 4, {3, 3}, Attrs({1, 1}, {2, 2, 2, 2}, 1, {2, 2})),
-        Conv("k3x3_dilation2x1_s2", {1, 3, 12, 10}, 4, {3, 3},
-             Attrs({2, 1}, {1, 0, 2, 1}, 1, {2, 1})),
-        Conv("groups2", {1, 8, 6, 6}, 6, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 2)),
-        Conv("groups2_k1x1_batch2", {2, 4, 5, 5}, 8, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}, 2)),
-        Conv("depthwise3x3_relu", {1, 16, 8, 8}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 16), true,
-             kRelu),
-        Conv("depthwise3x3_s2_relu6_batch2", {2, 8, 9, 9}, 8, {3, 3},
-             Attrs({2, 2}, {1, 1, 1, 1}, 8), true, kRelu6),
-        Conv("depthwise3x3_s2_asym", {1, 8, 10, 10}, 8, {3, 3}, Attrs({2, 2}, {0, 0, 1, 1}, 8)),
-        Conv("depthwise_multiplier2", {1, 4, 7, 7}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 4)),
-        Conv("batch2_relu", {2, 3, 8, 8}, 4, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu),
-        Conv("batch2_relu6_nobias", {2, 5, 7, 6}, 6, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), false,
-             kRelu6),
-        Conv("k1x1_relu6", {1, 16, 6, 6}, 24, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true, kRelu6),
-        Conv("k3x3_deep_sum", {1, 64, 6, 6}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
-             kNoActivation),
-        // conv2d_pointwise: 16-pixel tiles (HW >= 16), 8-pixel tiles (8 <= HW
-        // < 16), a partial last tile moved back to end at HW, the lane-by-lane
-        // path (HW < 8), output-channel tails, batches, every activation.
-        Conv("pw_vw16_exact", {1, 24, 16, 16}, 32, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
-             kRelu6),
-        Conv("pw_vw16_shifted_tail", {1, 20, 15, 15}, 24, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
-             kRelu),
-        Conv("pw_vw16_hw49_oc_tail", {1, 64, 7, 7}, 100, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
-        Conv("pw_vw8_exact_sigmoid", {1, 6, 2, 4}, 8, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
-             kSigmoid),
-        Conv("pw_vw8_shifted_tail_batch3", {3, 17, 3, 3}, 11, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}),
-             true, kLeaky),
-        Conv("pw_lanes_hw1_oc1000", {1, 40, 1, 1}, 1000, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
-        Conv("pw_lanes_hw2_oc3_nobias", {2, 5, 1, 2}, 3, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), false,
-             kHardSwish),
-        Conv("pw_vw16_batch2_sigmoid", {2, 9, 8, 6}, 13, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
-             kSigmoid),
-        Conv("pw_vw16_large_hw_tail", {1, 12, 37, 29}, 9, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
-             kHardSigmoid),
-        // conv2d_depthwise3x3: stride 1 and 2, 16-lane strips (OW >= 16) and
-        // 8-lane strips, exact rows, shifted last strips, rows narrower than a
-        // strip, top pad 0, right pad 0, batches, no bias.
-        Conv("dw_s1_vw16_exact", {1, 8, 5, 16}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 8), true,
-             kRelu6),
-        Conv("dw_s1_vw16_shifted", {1, 5, 6, 20}, 5, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 5)),
-        Conv("dw_s1_vw16_w56_relu6", {1, 16, 10, 56}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 16),
-             true, kRelu6),
-        Conv("dw_s1_vw8_exact_hard_sigmoid", {1, 3, 5, 8}, 3, {3, 3},
-             Attrs({1, 1}, {1, 1, 1, 1}, 3), true, kHardSigmoid),
-        Conv("dw_s1_lanes_w3", {2, 3, 4, 3}, 3, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 3), false,
-             kRelu),
-        Conv("dw_s1_vw8_pad_top0_right0", {1, 4, 7, 11}, 4, {3, 3}, Attrs({1, 1}, {0, 1, 2, 0}, 4)),
-        Conv("dw_s2_vw8_exact", {1, 6, 16, 16}, 6, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 6), true,
-             kRelu6),
-        Conv("dw_s2_vw8_shifted_batch2", {2, 7, 17, 17}, 7, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 7)),
-        Conv("dw_s2_vw16_exact", {1, 4, 6, 32}, 4, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 4)),
-        Conv("dw_s2_vw16_shifted", {1, 3, 9, 40}, 3, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 3), false,
-             kLeaky),
-        Conv("dw_s2_vw16_w56", {1, 8, 12, 56}, 8, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 8), true,
-             kRelu6),
-        Conv("dw_s2_lanes_pad_top0_right0", {1, 33, 5, 5}, 33, {3, 3},
-             Attrs({2, 2}, {0, 1, 1, 0}, 33)),
-        Conv("dw_s1_lanes_many_channels", {1, 300, 7, 7}, 300, {3, 3},
-             Attrs({1, 1}, {1, 1, 1, 1}, 300), true, kRelu6),
-        // conv2d_dense3x3 (k3x3_pad1 and k3x3_stem_s2 above too): the stem,
-        // output-channel tails, stride 1, shifted strips, narrow rows, batches.
-        Conv("dense3x3_stem_s2_shifted", {1, 3, 34, 34}, 32, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}),
-             true, kRelu6),
-        Conv("dense3x3_s2_oc_tail_batch2", {2, 5, 13, 21}, 11, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1})),
-        Conv("dense3x3_s1_shifted", {1, 7, 6, 12}, 9, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), false,
-             kHardSwish),
-        Conv("dense3x3_s1_lanes_pad_top0", {1, 2, 5, 4}, 3, {3, 3}, Attrs({1, 1}, {0, 1, 2, 1}))),
-    [](const ::testing::TestParamInfo<ConvCase>& info) { return info.param.name; });
+    ::testing::Combine(
+        ::testing::Values(
+            Conv("k1x1", {1, 8, 7, 7}, 16, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
+            Conv("k1x1_nobias_batch2", {2, 8, 5, 6}, 4, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), false),
+            Conv("k1x1_wide", {1, 32, 14, 14}, 64, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
+            Conv("k1x1_odd_channels", {1, 13, 9, 11}, 7, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
+            Conv("k1x1_s2", {1, 8, 9, 9}, 8, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0})),
+            Conv("k3x3_valid", {1, 3, 9, 9}, 8, {3, 3}, Attrs({1, 1}, {0, 0, 0, 0})),
+            Conv("k3x3_pad1", {1, 3, 9, 9}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1})),
+            Conv("k3x3_s2_pad1", {1, 4, 10, 10}, 8, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1})),
+            Conv("k3x3_s2_asym_pads", {1, 4, 9, 9}, 4, {3, 3}, Attrs({2, 2}, {0, 0, 1, 1})),
+            Conv("k3x3_s2_asym_pads_tl", {1, 3, 10, 10}, 6, {3, 3}, Attrs({2, 2}, {1, 0, 0, 2})),
+            Conv("k3x3_stem_s2", {1, 3, 32, 32}, 32, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}), true,
+                 kRelu6),
+            Conv("k5x5_pad2", {1, 3, 11, 11}, 5, {5, 5}, Attrs({1, 1}, {2, 2, 2, 2})),
+            Conv("k5x5_s2_nobias", {1, 4, 13, 12}, 6, {5, 5}, Attrs({2, 2}, {2, 2, 2, 2}), false),
+            Conv("k7x2_asym", {1, 2, 12, 9}, 3, {7, 2}, Attrs({1, 2}, {3, 0, 3, 1})),
+            Conv("k3x3_dilation2", {1, 4, 11, 11}, 4, {3, 3},
+                 Attrs({1, 1}, {2, 2, 2, 2}, 1, {2, 2})),
+            Conv("k3x3_dilation2x1_s2", {1, 3, 12, 10}, 4, {3, 3},
+                 Attrs({2, 1}, {1, 0, 2, 1}, 1, {2, 1})),
+            Conv("groups2", {1, 8, 6, 6}, 6, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 2)),
+            Conv("groups2_k1x1_batch2", {2, 4, 5, 5}, 8, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}, 2)),
+            Conv("depthwise3x3_relu", {1, 16, 8, 8}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 16),
+                 true, kRelu),
+            Conv("depthwise3x3_s2_relu6_batch2", {2, 8, 9, 9}, 8, {3, 3},
+                 Attrs({2, 2}, {1, 1, 1, 1}, 8), true, kRelu6),
+            Conv("depthwise3x3_s2_asym", {1, 8, 10, 10}, 8, {3, 3}, Attrs({2, 2}, {0, 0, 1, 1}, 8)),
+            Conv("depthwise_multiplier2", {1, 4, 7, 7}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 4)),
+            Conv("batch2_relu", {2, 3, 8, 8}, 4, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu),
+            Conv("batch2_relu6_nobias", {2, 5, 7, 6}, 6, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), false,
+                 kRelu6),
+            Conv("k1x1_relu6", {1, 16, 6, 6}, 24, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
+                 kRelu6),
+            Conv("k3x3_deep_sum", {1, 64, 6, 6}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
+                 kNoActivation),
+            // conv2d_pointwise: 16-pixel tiles (HW >= 16), 8-pixel tiles (8 <= HW
+            // < 16), a partial last tile moved back to end at HW, the lane-by-lane
+            // path (HW < 8), output-channel tails, batches, every activation.
+            Conv("pw_vw16_exact", {1, 24, 16, 16}, 32, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
+                 kRelu6),
+            Conv("pw_vw16_shifted_tail", {1, 20, 15, 15}, 24, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}),
+                 true, kRelu),
+            Conv("pw_vw16_hw49_oc_tail", {1, 64, 7, 7}, 100, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
+            Conv("pw_vw8_exact_sigmoid", {1, 6, 2, 4}, 8, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
+                 kSigmoid),
+            Conv("pw_vw8_shifted_tail_batch3", {3, 17, 3, 3}, 11, {1, 1},
+                 Attrs({1, 1}, {0, 0, 0, 0}), true, kLeaky),
+            Conv("pw_lanes_hw1_oc1000", {1, 40, 1, 1}, 1000, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
+            Conv("pw_lanes_hw2_oc3_nobias", {2, 5, 1, 2}, 3, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}),
+                 false, kHardSwish),
+            Conv("pw_vw16_batch2_sigmoid", {2, 9, 8, 6}, 13, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}),
+                 true, kSigmoid),
+            Conv("pw_vw16_large_hw_tail", {1, 12, 37, 29}, 9, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}),
+                 true, kHardSigmoid),
+            // conv2d_depthwise3x3: stride 1 and 2, 16-lane strips (OW >= 16) and
+            // 8-lane strips, exact rows, shifted last strips, rows narrower than a
+            // strip, top pad 0, right pad 0, batches, no bias.
+            Conv("dw_s1_vw16_exact", {1, 8, 5, 16}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 8), true,
+                 kRelu6),
+            Conv("dw_s1_vw16_shifted", {1, 5, 6, 20}, 5, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 5)),
+            Conv("dw_s1_vw16_w56_relu6", {1, 16, 10, 56}, 16, {3, 3},
+                 Attrs({1, 1}, {1, 1, 1, 1}, 16), true, kRelu6),
+            Conv("dw_s1_vw8_exact_hard_sigmoid", {1, 3, 5, 8}, 3, {3, 3},
+                 Attrs({1, 1}, {1, 1, 1, 1}, 3), true, kHardSigmoid),
+            Conv("dw_s1_lanes_w3", {2, 3, 4, 3}, 3, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 3), false,
+                 kRelu),
+            Conv("dw_s1_vw8_pad_top0_right0", {1, 4, 7, 11}, 4, {3, 3},
+                 Attrs({1, 1}, {0, 1, 2, 0}, 4)),
+            Conv("dw_s2_vw8_exact", {1, 6, 16, 16}, 6, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 6), true,
+                 kRelu6),
+            Conv("dw_s2_vw8_shifted_batch2", {2, 7, 17, 17}, 7, {3, 3},
+                 Attrs({2, 2}, {1, 1, 1, 1}, 7)),
+            Conv("dw_s2_vw16_exact", {1, 4, 6, 32}, 4, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 4)),
+            Conv("dw_s2_vw16_shifted", {1, 3, 9, 40}, 3, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 3),
+                 false, kLeaky),
+            Conv("dw_s2_vw16_w56", {1, 8, 12, 56}, 8, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 8), true,
+                 kRelu6),
+            Conv("dw_s2_lanes_pad_top0_right0", {1, 33, 5, 5}, 33, {3, 3},
+                 Attrs({2, 2}, {0, 1, 1, 0}, 33)),
+            Conv("dw_s1_lanes_many_channels", {1, 300, 7, 7}, 300, {3, 3},
+                 Attrs({1, 1}, {1, 1, 1, 1}, 300), true, kRelu6),
+            // conv2d_dense3x3 (k3x3_pad1 and k3x3_stem_s2 above too): the stem,
+            // output-channel tails, stride 1, shifted strips, narrow rows, batches.
+            Conv("dense3x3_stem_s2_shifted", {1, 3, 34, 34}, 32, {3, 3},
+                 Attrs({2, 2}, {1, 1, 1, 1}), true, kRelu6),
+            Conv("dense3x3_s2_oc_tail_batch2", {2, 5, 13, 21}, 11, {3, 3},
+                 Attrs({2, 2}, {1, 1, 1, 1})),
+            Conv("dense3x3_s1_shifted", {1, 7, 6, 12}, 9, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}),
+                 false, kHardSwish),
+            Conv("dense3x3_s1_lanes_pad_top0", {1, 2, 5, 4}, 3, {3, 3},
+                 Attrs({1, 1}, {0, 1, 2, 1})),
+            // conv2d_pointwise_gpu: 4 output channels per item (OC >= 16 or a
+            // multiple of 4), else 2 (even OC), else 1; C split into 2-32 slices
+            // of at most about 24 channels while the items stay below 2048 per
+            // compute unit. On PoCL with 2-8 cores these reach, in order: 4
+            // channels with one slice (item-limited), 2 and 1 channels with one
+            // slice (C <= 24), then 2, 4, 8, 16 and 32 slices, C not always a
+            // multiple of the slices (a short last slice).
+            Conv("pwgpu_ocb4_many_pixels", {1, 64, 64, 64}, 16, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}),
+                 true, kRelu6),
+            Conv("pwgpu_ocb2", {1, 8, 9, 9}, 6, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), false, kLeaky),
+            Conv("pwgpu_ocb1", {1, 20, 5, 7}, 7, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
+            Conv("pwgpu_ks2", {1, 40, 3, 3}, 24, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true, kRelu6),
+            Conv("pwgpu_ks4_short_slice", {1, 70, 7, 7}, 24, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
+            Conv("pwgpu_ks8_ocb1_batch2", {2, 130, 3, 5}, 9, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}),
+                 true, kHardSwish),
+            Conv("pwgpu_ks16_ocb2", {1, 256, 4, 4}, 10, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
+                 kSigmoid),
+            Conv("pwgpu_ks32_short_slice", {1, 777, 1, 2}, 4, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
+            Conv("pwgpu_c960_hw49", {1, 960, 7, 7}, 160, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0})),
+            // conv2d_direct_gpu: 4, 2 or 1 output channels per item (by OC per
+            // group), groups, dilation (k3x3_dilation2, groups2... above too).
+            Conv("directgpu_ocb2_groups3", {1, 6, 7, 8}, 6, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 3),
+                 true, kRelu),
+            Conv("directgpu_ocb4_groups2_s2", {1, 4, 9, 9}, 8, {3, 3},
+                 Attrs({2, 2}, {1, 1, 1, 1}, 2)),
+            // conv2d_depthwise_gpu with kernels other than 3x3 and dilation.
+            Conv("dwgpu_k5_s2_dilated", {1, 6, 13, 11}, 6, {5, 5},
+                 Attrs({2, 2}, {2, 1, 3, 2}, 6, {2, 1}), true, kRelu),
+            Conv("dwgpu_k1x3", {2, 4, 5, 9}, 4, {1, 3}, Attrs({1, 1}, {0, 1, 0, 1}, 4))),
+        kTargets),
+    CaseName);
+
+class Conv2DPassesTest : public ::testing::TestWithParam<KernelTarget> {};
 
 // Conv -> BatchNorm: folded into the conv by the optimizer, run as two
 // kernels without it.
-TEST(Conv2DPassesTest, ConvThenBatchNorm) {
+TEST_P(Conv2DPassesTest, ConvThenBatchNorm) {
   OpGraphBuilder b;
   TensorRef x = b.Input("x", {1, 6, 8, 8});
   TensorRef w = b.Constant("w", {8, 6, 3, 3});
@@ -166,11 +226,11 @@ TEST(Conv2DPassesTest, ConvThenBatchNorm) {
   TensorRef z =
       b.graph().BatchNorm(y, b.Constant("scale", {8}), b.Constant("shift", {8}),
                           b.Constant("mean", {8}), b.Constant("var", {8}, 0.1f, 1.0f), 1e-3f);
-  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(z));
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(z), For(GetParam()));
 }
 
 // Depthwise conv (no bias) -> BatchNorm -> Clip(0, 6): the MobileNet block.
-TEST(Conv2DPassesTest, DepthwiseBatchNormRelu6) {
+TEST_P(Conv2DPassesTest, DepthwiseBatchNormRelu6) {
   OpGraphBuilder b;
   TensorRef x = b.Input("x", {1, 8, 9, 9});
   TensorRef w = b.Constant("w", {8, 1, 3, 3});
@@ -178,21 +238,21 @@ TEST(Conv2DPassesTest, DepthwiseBatchNormRelu6) {
   TensorRef z = b.graph().BatchNorm(y, b.Constant("scale", {8}), b.Constant("shift", {8}),
                                     b.Constant("mean", {8}), b.Constant("var", {8}, 0.1f, 1.0f));
   TensorRef r = b.graph().Clip(z, 0.0f, 6.0f);
-  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(r));
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(r), For(GetParam()));
 }
 
 // Conv -> Relu as separate nodes: fused by the optimizer.
-TEST(Conv2DPassesTest, ConvThenRelu) {
+TEST_P(Conv2DPassesTest, ConvThenRelu) {
   OpGraphBuilder b;
   TensorRef x = b.Input("x", {1, 4, 7, 7});
   TensorRef w = b.Constant("w", {6, 4, 3, 3});
   TensorRef y = b.graph().Conv2D(x, w, b.Constant("b", {6}), Attrs({1, 1}, {1, 1, 1, 1}));
   TensorRef z = b.graph().Relu(y);
-  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(z));
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(z), For(GetParam()));
 }
 
 // Two convs in a row: the intermediate lives in planned memory.
-TEST(Conv2DPassesTest, ConvChain) {
+TEST_P(Conv2DPassesTest, ConvChain) {
   OpGraphBuilder b;
   TensorRef x = b.Input("x", {1, 3, 10, 10});
   TensorRef y = b.graph().Conv2D(x, b.Constant("w1", {8, 3, 3, 3}), b.Constant("b1", {8}),
@@ -200,8 +260,62 @@ TEST(Conv2DPassesTest, ConvChain) {
   b.graph().SetFusedActivation(y, kRelu6);
   TensorRef z = b.graph().Conv2D(y, b.Constant("w2", {4, 8, 1, 1}), b.Constant("b2", {4}),
                                  Attrs({1, 1}, {0, 0, 0, 0}));
-  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(z));
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(z), For(GetParam()));
 }
+
+// 1x1 conv -> Add (MobileNet V2's projection + residual): on the GPU the Add
+// is fused into the conv, whichever operand the conv output is.
+TEST_P(Conv2DPassesTest, PointwiseThenResidualAdd) {
+  for (bool conv_first : {true, false}) {
+    OpGraphBuilder b;
+    TensorRef x = b.Input("x", {1, 16, 6, 7});
+    TensorRef r = b.Input("r", {1, 8, 6, 7});
+    TensorRef y = b.graph().Conv2D(x, b.Constant("w", {8, 16, 1, 1}), b.Constant("b", {8}),
+                                   Attrs({1, 1}, {0, 0, 0, 0}));
+    TensorRef z = conv_first ? b.graph().Add(y, r) : b.graph().Add(r, y);
+    RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(z), For(GetParam()));
+  }
+}
+
+// The MobileNet V2 block: expand (Relu6) -> depthwise (Relu6) -> project ->
+// Add with the block's input, which the fused conv reads while writing the
+// sum; then a Relu on the sum (the Add's fused activation after the passes)
+// and a second block reading it.
+TEST_P(Conv2DPassesTest, InvertedResidualBlocks) {
+  OpGraphBuilder b;
+  TensorRef in = b.Input("x", {1, 8, 9, 9});
+  TensorRef x = in;
+  for (int block = 0; block < 2; ++block) {
+    const std::string k = std::to_string(block);
+    TensorRef e = b.graph().Conv2D(x, b.Constant("we" + k, {24, 8, 1, 1}),
+                                   b.Constant("be" + k, {24}), Attrs({1, 1}, {0, 0, 0, 0}));
+    b.graph().SetFusedActivation(e, kRelu6);
+    TensorRef d = b.graph().Conv2D(e, b.Constant("wd" + k, {24, 1, 3, 3}),
+                                   b.Constant("bd" + k, {24}), Attrs({1, 1}, {1, 1, 1, 1}, 24));
+    b.graph().SetFusedActivation(d, kRelu6);
+    TensorRef p = b.graph().Conv2D(d, b.Constant("wp" + k, {8, 24, 1, 1}),
+                                   b.Constant("bp" + k, {8}), Attrs({1, 1}, {0, 0, 0, 0}));
+    x = b.graph().Add(p, x);
+    if (block == 0) x = b.graph().Relu(x);
+  }
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(x), For(GetParam()));
+}
+
+// A 1x1 conv whose output is also read elsewhere is not fused with its Add.
+TEST_P(Conv2DPassesTest, PointwiseOutputUsedTwice) {
+  OpGraphBuilder b;
+  TensorRef x = b.Input("x", {1, 4, 5, 5});
+  TensorRef y =
+      b.graph().Conv2D(x, b.Constant("w", {4, 4, 1, 1}), TensorRef{}, Attrs({1, 1}, {0, 0, 0, 0}));
+  TensorRef z = b.graph().Add(y, x);
+  TensorRef product = b.graph().AddNode(OpType::kMul, {z, y});
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(product), For(GetParam()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, Conv2DPassesTest, kTargets,
+                         [](const ::testing::TestParamInfo<KernelTarget>& info) {
+                           return std::string(KernelTargetName(info.param));
+                         });
 
 }  // namespace
 }  // namespace recq::optest

@@ -170,35 +170,52 @@ CheckOptions Exact() {
   return options;
 }
 
+const char* KernelTargetName(EngineOptions::KernelTarget target) {
+  switch (target) {
+    case EngineOptions::KernelTarget::kAuto:
+      return "auto";
+    case EngineOptions::KernelTarget::kCpu:
+      return "cpu";
+    case EngineOptions::KernelTarget::kGpu:
+      return "gpu";
+  }
+  return "?";
+}
+
 absl::Status CheckAgainstReference(const OpGraph& op, const CheckOptions& options) {
   const absl::StatusOr<Context>& context = SharedContext();
   if (!context.ok()) return Annotate(context.status(), "Context::Create");
-  for (bool optimize : options.optimize) {
-    EngineOptions engine_options;
-    engine_options.optimize = optimize;
-    const std::string compiled = absl::StrCat("optimize=", optimize ? "true" : "false");
-    absl::StatusOr<Engine> engine = Engine::Compile(*context, op.graph, engine_options);
-    if (!engine.ok()) return Annotate(engine.status(), "Compile(" + compiled + ")");
+  for (EngineOptions::KernelTarget target : options.kernel_targets) {
+    for (bool optimize : options.optimize) {
+      EngineOptions engine_options;
+      engine_options.optimize = optimize;
+      engine_options.kernel_target = target;
+      const std::string compiled = absl::StrCat("kernels=", KernelTargetName(target),
+                                                ", optimize=", optimize ? "true" : "false");
+      absl::StatusOr<Engine> engine = Engine::Compile(*context, op.graph, engine_options);
+      if (!engine.ok()) return Annotate(engine.status(), "Compile(" + compiled + ")");
 
-    struct Path {
-      Backend backend;
-      int runs;
-    };
-    for (const Path& path :
-         {Path{Backend::kAuto, options.recorded_runs}, Path{Backend::kUnrecorded, 1}}) {
-      RecordOptions record_options;
-      record_options.backend = path.backend;
-      absl::StatusOr<Recording> recording = engine->Record(record_options);
-      if (!recording.ok()) {
-        return Annotate(recording.status(),
-                        absl::StrCat("Record(", BackendName(path.backend), ", ", compiled, ")"));
-      }
-      for (int run = 0; run < path.runs; ++run) {
-        const std::string label =
-            absl::StrCat(path.backend == Backend::kUnrecorded ? "unrecorded" : "recorded", " (",
-                         BackendName(recording->backend()), ", ", compiled, ") run ", run);
-        if (absl::Status s = RunOnce(*context, *engine, *recording, op, options, label); !s.ok()) {
-          return s;
+      struct Path {
+        Backend backend;
+        int runs;
+      };
+      for (const Path& path :
+           {Path{Backend::kAuto, options.recorded_runs}, Path{Backend::kUnrecorded, 1}}) {
+        RecordOptions record_options;
+        record_options.backend = path.backend;
+        absl::StatusOr<Recording> recording = engine->Record(record_options);
+        if (!recording.ok()) {
+          return Annotate(recording.status(),
+                          absl::StrCat("Record(", BackendName(path.backend), ", ", compiled, ")"));
+        }
+        for (int run = 0; run < path.runs; ++run) {
+          const std::string label =
+              absl::StrCat(path.backend == Backend::kUnrecorded ? "unrecorded" : "recorded", " (",
+                           BackendName(recording->backend()), ", ", compiled, ") run ", run);
+          if (absl::Status s = RunOnce(*context, *engine, *recording, op, options, label);
+              !s.ok()) {
+            return s;
+          }
         }
       }
     }

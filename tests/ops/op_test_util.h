@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "recq/context.h"
+#include "recq/engine.h"
 #include "recq/graph.h"
 #include "reference/reference_ops.h"
 
@@ -84,6 +85,11 @@ struct CheckOptions {
   float rtol = 1e-4f;
   // The EngineOptions::optimize settings to compile with, each in turn.
   std::vector<bool> optimize = {true, false};
+  // The kernel families (EngineOptions::kernel_target) to compile with, each
+  // in turn: by default both, so every op's CPU and GPU variants are held
+  // to the reference on whatever device runs the tests (PoCL in CI).
+  std::vector<EngineOptions::KernelTarget> kernel_targets = {EngineOptions::KernelTarget::kCpu,
+                                                             EngineOptions::KernelTarget::kGpu};
   // Runs of the recorded path; each run after the first uses fresh inputs
   // in newly allocated tensors, so stale arguments in a replay show up.
   int recorded_runs = 2;
@@ -93,8 +99,11 @@ struct CheckOptions {
 // movement and comparisons: copies, Relu, Clip, MaxPool...).
 CheckOptions Exact();
 
+// KernelTargetName returns "auto", "cpu" or "gpu".
+const char* KernelTargetName(EngineOptions::KernelTarget target);
+
 // CheckAgainstReference compiles `op.graph` in the shared context with each
-// requested optimize setting and runs it through the recorded path
+// requested kernel target and optimize setting and runs it through the recorded path
 // (Engine::Record(), `recorded_runs` times) and the unrecorded path
 // (Record({Backend::kUnrecorded}), once). Each run draws fresh inputs,
 // poisons the outputs with NaN, and compares every output element with
