@@ -34,23 +34,14 @@ absl::StatusOr<Engine> ChainEngine(int n) {
   return Engine::Compile(BenchContext(), *g, options);
 }
 
-void Run(benchmark::State& state, Backend backend, bool wall) {
-  const int n = static_cast<int>(state.range(0));
-  absl::StatusOr<Engine> engine = ChainEngine(n);
-  if (!engine.ok()) {
-    state.SkipWithError(engine.status().ToString().c_str());
-    return;
-  }
-  absl::StatusOr<Prepared> p = Prepare(*engine, backend);
-  if (!p.ok()) {
-    state.SkipWithError(p.status().ToString().c_str());
-    return;
-  }
+// TimeRuns times `enqueue_run` per iteration: to completion (`wall`), or
+// host-side only with the queue drained every 16 runs outside the timing.
+template <typename EnqueueRun>
+void TimeRuns(benchmark::State& state, bool wall, EnqueueRun enqueue_run) {
   cl_command_queue queue = BenchContext().queue();
-  for (int i = 0; i < 3; ++i) (void)p->recording->Run(p->bindings);  // warm-up: JIT, caches
   int64_t pending = 0;
   for (auto _ : state) {
-    absl::Status s = p->recording->Enqueue(queue, p->bindings);
+    absl::Status s = enqueue_run();
     if (!s.ok()) {
       state.SkipWithError(s.ToString().c_str());
       break;
@@ -65,6 +56,23 @@ void Run(benchmark::State& state, Backend backend, bool wall) {
     }
   }
   clFinish(queue);
+}
+
+void Run(benchmark::State& state, Backend backend, bool wall) {
+  const int n = static_cast<int>(state.range(0));
+  absl::StatusOr<Engine> engine = ChainEngine(n);
+  if (!engine.ok()) {
+    state.SkipWithError(engine.status().ToString().c_str());
+    return;
+  }
+  absl::StatusOr<Prepared> p = Prepare(*engine, backend);
+  if (!p.ok()) {
+    state.SkipWithError(p.status().ToString().c_str());
+    return;
+  }
+  cl_command_queue queue = BenchContext().queue();
+  for (int i = 0; i < 3; ++i) (void)p->recording->Run(p->bindings);  // warm-up: JIT, caches
+  TimeRuns(state, wall, [&] { return p->recording->Enqueue(queue, p->bindings); });
   state.counters["dispatches"] = n;
   state.counters["backend_id"] = static_cast<double>(backend);
   state.SetLabel(BackendName(p->recording->backend()));
@@ -106,43 +114,33 @@ void RunFloor(benchmark::State& state, bool wall) {
       clEnqueueNDRangeKernel(queue, kernels[d].get(), dispatch.work_dim, nullptr,
                              dispatch.global.data(), nullptr, 0, nullptr, nullptr);
     }
+    return absl::OkStatus();
   };
-  for (int i = 0; i < 3; ++i) enqueue_all();
+  for (int i = 0; i < 3; ++i) (void)enqueue_all();
   clFinish(queue);
-  int64_t pending = 0;
-  for (auto _ : state) {
-    enqueue_all();
-    if (wall) {
-      clFinish(queue);
-    } else if (++pending == 16) {
-      state.PauseTiming();
-      clFinish(queue);
-      pending = 0;
-      state.ResumeTiming();
-    }
-  }
-  clFinish(queue);
+  TimeRuns(state, wall, enqueue_all);
   state.counters["dispatches"] = n;
   state.SetLabel("floor");
 }
 
-void Register() {
+// RegisterPair registers BM_Host/<name> and BM_Wall/<name> over N = 8..512.
+template <typename Fn>
+void RegisterPair(const std::string& name, Fn fn) {
   for (bool wall : {false, true}) {
-    std::string name = std::string(wall ? "BM_Wall/" : "BM_Host/") + "floor";
-    auto* b = benchmark::RegisterBenchmark(name.c_str(),
-                                           [wall](benchmark::State& s) { RunFloor(s, wall); });
+    std::string full = std::string(wall ? "BM_Wall/" : "BM_Host/") + name;
+    auto* b = benchmark::RegisterBenchmark(full.c_str(),
+                                           [fn, wall](benchmark::State& s) { fn(s, wall); });
     b->Arg(8)->Arg(32)->Arg(128)->Arg(512)->Unit(benchmark::kMicrosecond);
     if (wall) b->UseRealTime();
   }
+}
+
+void Register() {
+  RegisterPair("floor", RunFloor);
   for (Backend backend :
        {Backend::kUnrecorded, Backend::kReplay, Backend::kKhrCommandBuffer, Backend::kQcom}) {
-    for (bool wall : {false, true}) {
-      std::string name = std::string(wall ? "BM_Wall/" : "BM_Host/") + BackendName(backend);
-      auto* b = benchmark::RegisterBenchmark(
-          name.c_str(), [backend, wall](benchmark::State& s) { Run(s, backend, wall); });
-      b->Arg(8)->Arg(32)->Arg(128)->Arg(512)->Unit(benchmark::kMicrosecond);
-      if (wall) b->UseRealTime();
-    }
+    RegisterPair(BackendName(backend),
+                 [backend](benchmark::State& s, bool wall) { Run(s, backend, wall); });
   }
 }
 
