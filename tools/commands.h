@@ -18,7 +18,7 @@ struct DemoOptions {
   std::string model;
   int64_t resolution = 224;
   int runs = 5;
-  int timing_runs = 5;
+  int timing_runs = 20;
 };
 
 // RunDemo builds MobileNet with seeded random weights, compiles and records

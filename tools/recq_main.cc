@@ -32,7 +32,7 @@ ABSL_FLAG(
 ABSL_FLAG(bool, profile, false, "run: print per-kernel device times of one op-by-op run");
 ABSL_FLAG(std::vector<std::string>, output, {},
           "run: NAME=FILE.f32 outputs to write after the last run, comma-separated");
-ABSL_FLAG(int, timing_runs, 5, "demo: runs per path for the recorded vs unrecorded medians");
+ABSL_FLAG(int, timing_runs, 20, "demo: runs per path for the recorded vs unrecorded medians");
 
 namespace {
 
