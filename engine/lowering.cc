@@ -129,17 +129,17 @@ class Lowerer {
     }
   }
 
-  // FuseResidualAdds finds, for the GPU variants, each pointwise conv (no
-  // fused activation) whose only use is an Add of equal shapes right after
-  // it (MobileNet V2's projection + residual): the conv then adds the other
-  // operand and applies the Add's activation itself, and the Add and the
-  // conv's own output disappear. One dispatch and one tensor pass fewer.
+  // FuseResidualAdds finds each pointwise conv (no fused activation) whose
+  // only use is an Add of equal shapes right after it (MobileNet V2's
+  // projection + residual): the conv (conv2d_pointwise_gpu, or
+  // conv2d_pointwise for the CPU variants) then adds the other operand and
+  // applies the Add's activation itself, and the Add and the conv's own
+  // output disappear. One dispatch and one tensor pass fewer.
   void FuseResidualAdds() {
     const auto& nodes = graph_.nodes();
     residual_add_of_.assign(nodes.size(), -1);
     fused_into_conv_.assign(nodes.size(), false);
     fused_away_.assign(graph_.values().size(), false);
-    if (!target_.gpu) return;
     std::vector<int> uses(graph_.values().size(), 0);
     for (const Node& node : nodes) {
       for (ValueId id : node.inputs) {
@@ -428,6 +428,27 @@ class Lowerer {
     return s;
   }
 
+  // What a conv writes: its own output and activation, or, for a pointwise
+  // conv that FuseResidualAdds paired with an Add, the Add's output and
+  // activation and the Add's other operand as a residual.
+  struct ConvOutput {
+    ValueId y = kNoValue;
+    ValueId residual = kNoValue;
+    Activation act;
+  };
+
+  ConvOutput ConvOutputOf(const Node& node) const {
+    ConvOutput o{node.outputs[0], kNoValue, node.fused};
+    const int index = static_cast<int>(&node - graph_.nodes().data());
+    if (residual_add_of_[index] >= 0) {
+      const Node& add = graph_.nodes()[residual_add_of_[index]];
+      o.y = add.outputs[0];
+      o.residual = add.inputs[0] == node.outputs[0] ? add.inputs[1] : add.inputs[0];
+      o.act = add.fused;
+    }
+    return o;
+  }
+
   // LowerConv2DGpu lowers a conv to the GPU variants of conv2d_gpu.cl; a
   // pointwise conv that FuseResidualAdds paired with an Add writes the Add's
   // output.
@@ -437,16 +458,7 @@ class Lowerer {
     const Shape& w = graph_.value(node.inputs[1]).desc.shape;
     const Shape& out = graph_.value(node.outputs[0]).desc.shape;
     const ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : kNoValue;
-    ValueId y = node.outputs[0];
-    ValueId residual = kNoValue;
-    Activation act = node.fused;
-    const int index = static_cast<int>(&node - graph_.nodes().data());
-    if (residual_add_of_[index] >= 0) {
-      const Node& add = graph_.nodes()[residual_add_of_[index]];
-      y = add.outputs[0];
-      residual = add.inputs[0] == node.outputs[0] ? add.inputs[1] : add.inputs[0];
-      act = add.fused;
-    }
+    const auto [y, residual, act] = ConvOutputOf(node);
     Dispatch d;
     d.label = absl::StrCat(node.name, "/");
     const size_t outputs = static_cast<size_t>(Product(out, 0, 4));
@@ -500,6 +512,9 @@ class Lowerer {
     list().dispatches.push_back(std::move(d));
   }
 
+  // LowerConv2D lowers a conv to the CPU variants (or, for the GPU target,
+  // LowerConv2DGpu); a pointwise conv that FuseResidualAdds paired with an
+  // Add writes the Add's output (only kPointwise convs are paired).
   void LowerConv2D(const Node& node) {
     if (target_.gpu) {
       LowerConv2DGpu(node);
@@ -508,8 +523,8 @@ class Lowerer {
     const auto& a = std::get<Conv2DAttrs>(node.attrs);
     const Shape& x = graph_.value(node.inputs[0]).desc.shape;
     const Shape& w = graph_.value(node.inputs[1]).desc.shape;
-    ValueId y = node.outputs[0];
-    const Shape& out = graph_.value(y).desc.shape;
+    const Shape& out = graph_.value(node.outputs[0]).desc.shape;
+    const auto [y, residual, act] = ConvOutputOf(node);
     ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : kNoValue;
     Dispatch d;
     d.label = absl::StrCat(node.name, "/");
@@ -528,7 +543,7 @@ class Lowerer {
         SetRange(d, range, WorkGroupFor(range, 16));
         d.args = {Arg(node.inputs[0]),
                   DispatchArg::Constant(PackPointwiseWeights(node.inputs[1], out[1], x[1], ocb)),
-                  Arg(bias), Arg(y)};
+                  Arg(bias), Arg(residual), Arg(y)};
         AddInts(d, {x[0], x[1], hw, out[1]});
         absl::StrAppend(&d.label, "conv2d_pointwise");
         break;
@@ -574,7 +589,7 @@ class Lowerer {
         absl::StrAppend(&d.label, "conv2d");
         break;
     }
-    AddActivation(d, node.fused);
+    AddActivation(d, act);
     list().dispatches.push_back(std::move(d));
   }
 

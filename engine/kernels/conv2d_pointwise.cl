@@ -1,10 +1,13 @@
 // Pointwise (1x1, stride 1, no padding, groups 1) convolution as a
 // register-blocked GEMM per image:
-//   Y[n][oc][p] = act(sum_c W[oc][c] * X[n][c][p] + bias[oc]),  p < HW.
+//   Y[n][oc][p] = act(sum_c W[oc][c] * X[n][c][p] + bias[oc] (+ R[n][oc][p])),
+//   p < HW.
 // Build options: -DRECQ_PW_VW=8|16 (pixels per work-item, one vector) and
 // -DRECQ_PW_OCB=4|8 (output channels per work-item).
 // `wp` holds the weights packed by the lowering as [ceil(OC/OCB)][C][OCB],
 // zero-padded past OC, so one vload per input channel feeds OCB FMAs.
+// `r`, when not NULL, is a residual of Y's shape added after the bias and
+// before the activation (a fused Add, as in conv2d_pointwise_gpu).
 // Global size: (ceil(HW/VW), ceil(OC/OCB), N), rounded up to the local size.
 // A partial last pixel tile is moved back to end at HW (tiles overlap and
 // write identical values); HW below VW takes a lane-by-lane path.
@@ -25,9 +28,9 @@
 #define activateV PW_CAT(recq_activate, RECQ_PW_VW)
 
 __kernel void conv2d_pointwise(__global const float* restrict x, __global const float* restrict wp,
-                               __global const float* restrict bias, __global float* restrict y,
-                               int N, int C, int HW, int OC, int act, float act_a,
-                               float act_b) {
+                               __global const float* restrict bias,
+                               __global const float* restrict r, __global float* restrict y, int N,
+                               int C, int HW, int OC, int act, float act_a, float act_b) {
   const int ocb = get_global_id(1);
   const int n = get_global_id(2);
   const int oc0 = ocb * RECQ_PW_OCB;
@@ -62,12 +65,25 @@ __kernel void conv2d_pointwise(__global const float* restrict x, __global const 
       for (int j = 0; j < RECQ_PW_OCB; ++j) acc[j] = fma((floatV)(wv[j]), xv, acc[j]);
     }
   }
-  __global float* yp = y + ((size_t)n * OC + oc0) * HW + p0;
+  const size_t at = ((size_t)n * OC + oc0) * HW + p0;
+  __global float* yp = y + at;
 #pragma unroll
   for (int j = 0; j < RECQ_PW_OCB; ++j) {
     if (oc0 + j >= OC) break;
     const float b = bias ? bias[oc0 + j] : 0.0f;
-    const floatV v = activateV(acc[j] + b, act, act_a, act_b);
+    floatV s = acc[j] + b;
+    if (r) {
+      const __global float* rp = r + at + (size_t)j * HW;
+      if (full) {
+        s += vloadV(0, rp);
+      } else {
+        float t[RECQ_PW_VW];
+#pragma unroll
+        for (int i = 0; i < RECQ_PW_VW; ++i) t[i] = rp[min(i, HW - 1)];
+        s += vloadV(0, t);
+      }
+    }
+    const floatV v = activateV(s, act, act_a, act_b);
     if (full) {
       vstoreV(v, 0, yp + (size_t)j * HW);
     } else {

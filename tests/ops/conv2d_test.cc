@@ -5,8 +5,9 @@
 // `cpu` / `gpu`, EngineOptions::kernel_target), so the GPU variants are held
 // to the reference on PoCL too. Every kernel variant the lowering selects is
 // reached: CPU generic, pointwise, depthwise 3x3, dense 3x3 with their vector
-// widths and tails; GPU pointwise (1, 2 or 4 output channels per item, C
-// split in 1-8 slices, fused residual Add), depthwise and direct.
+// widths and tails (both with a fused residual Add); GPU pointwise (1, 2 or
+// 4 output channels per item, C split in 1-8 slices, fused residual Add),
+// depthwise and direct.
 #include <array>
 #include <ostream>
 #include <string>
@@ -14,9 +15,14 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "ops/op_test_util.h"
+#include "recq/bindings.h"
+#include "recq/engine.h"
 #include "recq/graph.h"
+#include "recq/tensor.h"
 
 namespace recq::optest {
 namespace {
@@ -68,6 +74,46 @@ CheckOptions For(KernelTarget target) {
 }
 
 const auto kTargets = ::testing::Values(KernelTarget::kCpu, KernelTarget::kGpu);
+
+// DispatchLabels compiles `op` for `target` (optimized or not) and returns
+// the label ("<node>/<kernel>") of every dispatch, from one profiled run on
+// uninitialized tensors.
+absl::StatusOr<std::vector<std::string>> DispatchLabels(const absl::StatusOr<OpGraph>& op,
+                                                        KernelTarget target, bool optimize) {
+  if (!op.ok()) return op.status();
+  const absl::StatusOr<Context>& context = SharedContext();
+  if (!context.ok()) return context.status();
+  EngineOptions options;
+  options.kernel_target = target;
+  options.optimize = optimize;
+  absl::StatusOr<Engine> engine = Engine::Compile(*context, op->graph, options);
+  if (!engine.ok()) return engine.status();
+  Bindings bindings;
+  std::vector<Tensor> keep_alive;
+  for (const auto* list : {&engine->inputs(), &engine->outputs()}) {
+    for (const BindingInfo& info : *list) {
+      absl::StatusOr<Tensor> t = Tensor::Allocate(*context, info.desc);
+      if (!t.ok()) return t.status();
+      bindings.Set(info.name, *t);
+      keep_alive.push_back(*std::move(t));
+    }
+  }
+  absl::StatusOr<std::vector<DispatchProfile>> profile = engine->Profile(bindings);
+  if (!profile.ok()) return profile.status();
+  std::vector<std::string> labels;
+  for (const DispatchProfile& p : *profile) labels.push_back(p.label);
+  return labels;
+}
+
+// The pointwise kernel of each family, as dispatch labels end.
+std::string PointwiseKernel(KernelTarget target) {
+  return target == KernelTarget::kGpu ? "/conv2d_pointwise_gpu" : "/conv2d_pointwise";
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 class Conv2DTest : public ::testing::TestWithParam<std::tuple<ConvCase, KernelTarget>> {};
 
@@ -263,25 +309,75 @@ TEST_P(Conv2DPassesTest, ConvChain) {
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(z), For(GetParam()));
 }
 
-// 1x1 conv -> Add (MobileNet V2's projection + residual): on the GPU the Add
-// is fused into the conv, whichever operand the conv output is.
-TEST_P(Conv2DPassesTest, PointwiseThenResidualAdd) {
+// 1x1 conv -> Add (MobileNet V2's projection + residual): with either
+// kernel family the Add is fused into the pointwise conv, whichever operand
+// the conv output is, with or without an activation after the sum (a Relu
+// node, the Add's fused activation after the passes), so each graph runs as
+// one dispatch (two without the passes when there is a Relu). The shapes
+// reach conv2d_pointwise's tails: 16-pixel tiles exact and with a shifted
+// last tile, 8-pixel tiles, the lane-by-lane path (HW < 8), output channels
+// not a multiple of 8, batches, no bias.
+struct ResidualCase {
+  std::string name;
+  std::vector<int64_t> x;  // [N,C,H,W]
+  int64_t out_channels;
+  bool bias;
+  bool relu;
+};
+
+void PrintTo(const ResidualCase& c, std::ostream* os) { *os << c.name; }
+
+class PointwiseResidualTest
+    : public ::testing::TestWithParam<std::tuple<ResidualCase, KernelTarget>> {};
+
+TEST_P(PointwiseResidualTest, FusedAndMatchesReference) {
+  const ResidualCase& c = std::get<0>(GetParam());
+  const KernelTarget target = std::get<1>(GetParam());
   for (bool conv_first : {true, false}) {
-    OpGraphBuilder b;
-    TensorRef x = b.Input("x", {1, 16, 6, 7});
-    TensorRef r = b.Input("r", {1, 8, 6, 7});
-    TensorRef y = b.graph().Conv2D(x, b.Constant("w", {8, 16, 1, 1}), b.Constant("b", {8}),
-                                   Attrs({1, 1}, {0, 0, 0, 0}));
-    TensorRef z = conv_first ? b.graph().Add(y, r) : b.graph().Add(r, y);
-    RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(z), For(GetParam()));
+    SCOPED_TRACE(conv_first ? "conv output first" : "conv output second");
+    auto build = [&] {
+      OpGraphBuilder b;
+      TensorRef x = b.Input("x", c.x);
+      TensorRef r = b.Input("r", {c.x[0], c.out_channels, c.x[2], c.x[3]});
+      TensorRef y = b.graph().Conv2D(x, b.Constant("w", {c.out_channels, c.x[1], 1, 1}),
+                                     c.bias ? b.Constant("b", {c.out_channels}) : TensorRef{},
+                                     Attrs({1, 1}, {0, 0, 0, 0}));
+      TensorRef z = conv_first ? b.graph().Add(y, r) : b.graph().Add(r, y);
+      if (c.relu) z = b.graph().Relu(z);
+      return std::move(b).Build(z);
+    };
+    for (bool optimize : {true, false}) {
+      absl::StatusOr<std::vector<std::string>> labels = DispatchLabels(build(), target, optimize);
+      ASSERT_TRUE(labels.ok()) << labels.status();
+      const size_t expected = c.relu && !optimize ? 2 : 1;
+      ASSERT_EQ(labels->size(), expected) << "optimize=" << optimize;
+      EXPECT_TRUE(EndsWith(labels->front(), PointwiseKernel(target))) << labels->front();
+    }
+    RECQ_EXPECT_MATCHES_REFERENCE(build(), For(target));
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, PointwiseResidualTest,
+    ::testing::Combine(
+        ::testing::Values(ResidualCase{"hw42_oc8", {1, 16, 6, 7}, 8, true, false},
+                          ResidualCase{"hw256_oc32_relu", {1, 24, 16, 16}, 32, true, true},
+                          ResidualCase{"hw49_oc100", {1, 64, 7, 7}, 100, true, false},
+                          ResidualCase{"hw225_oc13_relu_nobias", {1, 20, 15, 15}, 13, false, true},
+                          ResidualCase{"hw12_oc11_batch3", {3, 17, 3, 4}, 11, true, false},
+                          ResidualCase{"hw8_oc5_relu", {1, 6, 2, 4}, 5, true, true},
+                          ResidualCase{"hw2_oc3_batch2_relu", {2, 5, 1, 2}, 3, true, true},
+                          ResidualCase{"hw1_oc24", {1, 40, 1, 1}, 24, false, false}),
+        kTargets),
+    [](const ::testing::TestParamInfo<std::tuple<ResidualCase, KernelTarget>>& info) {
+      return std::get<0>(info.param).name + "_" + KernelTargetName(std::get<1>(info.param));
+    });
 
 // The MobileNet V2 block: expand (Relu6) -> depthwise (Relu6) -> project ->
 // Add with the block's input, which the fused conv reads while writing the
 // sum; then a Relu on the sum (the Add's fused activation after the passes)
 // and a second block reading it.
-TEST_P(Conv2DPassesTest, InvertedResidualBlocks) {
+absl::StatusOr<OpGraph> InvertedResidualGraph() {
   OpGraphBuilder b;
   TensorRef in = b.Input("x", {1, 8, 9, 9});
   TensorRef x = in;
@@ -298,7 +394,23 @@ TEST_P(Conv2DPassesTest, InvertedResidualBlocks) {
     x = b.graph().Add(p, x);
     if (block == 0) x = b.graph().Relu(x);
   }
-  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(x), For(GetParam()));
+  return std::move(b).Build(x);
+}
+
+TEST_P(Conv2DPassesTest, InvertedResidualBlocks) {
+  RECQ_EXPECT_MATCHES_REFERENCE(InvertedResidualGraph(), For(GetParam()));
+}
+
+// Both projections absorb their Add (and the Relu): six dispatches, expand,
+// depthwise and projection per block, with either family.
+TEST_P(Conv2DPassesTest, InvertedResidualBlocksFuseTheAdds) {
+  absl::StatusOr<std::vector<std::string>> labels =
+      DispatchLabels(InvertedResidualGraph(), GetParam(), /*optimize=*/true);
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  ASSERT_EQ(labels->size(), 6u);
+  for (size_t i : {size_t{2}, size_t{5}}) {
+    EXPECT_TRUE(EndsWith((*labels)[i], PointwiseKernel(GetParam()))) << (*labels)[i];
+  }
 }
 
 // A 1x1 conv whose output is also read elsewhere is not fused with its Add.
