@@ -63,6 +63,19 @@ struct Editable {
     values.push_back(std::move(v));
     return static_cast<ValueId>(values.size() - 1);
   }
+  // ReplaceWeightsAndBias gives node `n` (a Conv2D or Gemm) new constant
+  // inputs 1 (same shape as the old ones) and 2 (a [channels] vector).
+  void ReplaceWeightsAndBias(int n, std::vector<float> weights, std::vector<float> bias) {
+    const std::string base = nodes[n].name;
+    std::vector<int64_t> w_shape = values[nodes[n].inputs[1]].desc.shape;
+    const int64_t channels = static_cast<int64_t>(bias.size());
+    ValueId w =
+        AddConstant(absl::StrCat(base, ".folded_w"), std::move(w_shape), std::move(weights));
+    ValueId b = AddConstant(absl::StrCat(base, ".folded_b"), {channels}, std::move(bias));
+    nodes[n].inputs.resize(3);
+    nodes[n].inputs[1] = w;
+    nodes[n].inputs[2] = b;
+  }
   void ReplaceUses(ValueId from, ValueId to) {
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (removed[i]) continue;
@@ -151,15 +164,7 @@ absl::StatusOr<Graph> FoldBatchNorm(const Graph& graph) {
       }
       std::vector<float> b2(channels);
       for (size_t c = 0; c < channels; ++c) b2[c] = (b ? (*b)[c] : 0.0f) * s[c] + t[c];
-      std::vector<int64_t> w_shape = g.values[prev.inputs[1]].desc.shape;
-      std::string base = prev.name;
-      ValueId w_id = g.AddConstant(absl::StrCat(base, ".folded_w"), w_shape, std::move(w2));
-      ValueId b_id =
-          g.AddConstant(absl::StrCat(base, ".folded_b"), {int64_t(channels)}, std::move(b2));
-      Node& conv = g.nodes[p];
-      conv.inputs.resize(3);
-      conv.inputs[1] = w_id;
-      conv.inputs[2] = b_id;
+      g.ReplaceWeightsAndBias(p, std::move(w2), std::move(b2));
     } else if (prev.op == OpType::kGemm) {
       const GemmAttrs attrs = std::get<GemmAttrs>(prev.attrs);
       const std::vector<float>* w = g.ConstantData(prev.inputs[1]);
@@ -180,15 +185,8 @@ absl::StatusOr<Graph> FoldBatchNorm(const Graph& graph) {
       for (size_t n = 0; n < channels; ++n) {
         c2[n] = (c ? attrs.beta * (*c)[n] : 0.0f) * s[n] + t[n];
       }
-      std::string base = prev.name;
-      ValueId w_id = g.AddConstant(absl::StrCat(base, ".folded_w"), w_shape, std::move(w2));
-      ValueId c_new =
-          g.AddConstant(absl::StrCat(base, ".folded_c"), {int64_t(channels)}, std::move(c2));
-      Node& gemm = g.nodes[p];
-      gemm.inputs.resize(3);
-      gemm.inputs[1] = w_id;
-      gemm.inputs[2] = c_new;
-      std::get<GemmAttrs>(gemm.attrs).beta = 1.0f;
+      g.ReplaceWeightsAndBias(p, std::move(w2), std::move(c2));
+      std::get<GemmAttrs>(g.nodes[p].attrs).beta = 1.0f;
     } else {
       continue;
     }
