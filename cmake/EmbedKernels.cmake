@@ -1,20 +1,30 @@
-# recq_embed_kernels(OUT_VAR DIR): generates a C++ file embedding every .cl
-# file of DIR as a string, and returns its path in OUT_VAR. CMake re-runs
-# when a .cl file changes.
-function(recq_embed_kernels out_var dir)
-  file(GLOB cl_files CONFIGURE_DEPENDS "${dir}/*.cl")
+# recq_embed_kernels(OUT_VAR DIR...): generates a C++ file embedding every .cl
+# file of the DIRs (engine/ops/ beside their op files, engine/kernels/common/
+# for shared helpers) as a string, and returns its path in OUT_VAR. File
+# names must be unique across the DIRs. CMake re-runs when a .cl file changes.
+function(recq_embed_kernels out_var)
+  set(cl_files "")
+  foreach(dir IN LISTS ARGN)
+    file(GLOB found CONFIGURE_DEPENDS "${dir}/*.cl")
+    list(APPEND cl_files ${found})
+  endforeach()
   list(SORT cl_files)
   set(entries "")
   set(count 0)
+  set(seen "")
   foreach(f IN LISTS cl_files)
     get_filename_component(name "${f}" NAME)
+    if(name IN_LIST seen)
+      message(FATAL_ERROR "kernel file name ${name} is used twice (${f})")
+    endif()
+    list(APPEND seen "${name}")
     file(READ "${f}" text)
     string(APPEND entries "    {\"${name}\", R\"recq_cl(${text})recq_cl\"},\n")
     math(EXPR count "${count} + 1")
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${f}")
   endforeach()
   set(out "${CMAKE_CURRENT_BINARY_DIR}/kernel_sources.cc")
-  set(content "// Generated from ${dir}/*.cl by cmake/EmbedKernels.cmake. Do not edit.\n#include <cstddef>\n\nnamespace recq::internal {\n\nstruct EmbeddedKernelFile {\n  const char* name;\n  const char* source;\n};\n\nextern const EmbeddedKernelFile kEmbeddedKernelFiles[] = {\n${entries}};\nextern const size_t kEmbeddedKernelFileCount = ${count};\n\n}  // namespace recq::internal\n")
+  set(content "// Generated from the kernel .cl files by cmake/EmbedKernels.cmake. Do not edit.\n#include <cstddef>\n\nnamespace recq::internal {\n\nstruct EmbeddedKernelFile {\n  const char* name;\n  const char* source;\n};\n\nextern const EmbeddedKernelFile kEmbeddedKernelFiles[] = {\n${entries}};\nextern const size_t kEmbeddedKernelFileCount = ${count};\n\n}  // namespace recq::internal\n")
   file(CONFIGURE OUTPUT "${out}" CONTENT "${content}" @ONLY)
   set(${out_var} "${out}" PARENT_SCOPE)
 endfunction()

@@ -15,48 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "recq/dispatch.h"
 #include "recq/tensor.h"
 
 namespace recq::internal {
 
-struct DispatchArg {
-  enum class Kind { kInternal, kSlot, kConstant, kScalar, kLocal, kNull };
-  Kind kind = Kind::kNull;
-  int32_t index = -1;          // internal buffer, slot or constant index
-  std::vector<uint8_t> bytes;  // kScalar
-  size_t local_bytes = 0;      // kLocal
-
-  static DispatchArg Internal(int32_t i) { return {Kind::kInternal, i, {}, 0}; }
-  static DispatchArg Slot(int32_t i) { return {Kind::kSlot, i, {}, 0}; }
-  static DispatchArg Constant(int32_t i) { return {Kind::kConstant, i, {}, 0}; }
-  static DispatchArg Null() { return {Kind::kNull, -1, {}, 0}; }
-  static DispatchArg Local(size_t bytes) { return {Kind::kLocal, -1, {}, bytes}; }
-  template <typename T>
-  static DispatchArg Scalar(const T& value) {
-    DispatchArg arg{Kind::kScalar, -1, std::vector<uint8_t>(sizeof(T)), 0};
-    std::memcpy(arg.bytes.data(), &value, sizeof(T));
-    return arg;
-  }
-};
-
-// A kernel by program (a .cl file of the kernel library plus build options)
-// and entry-point name.
-struct KernelRef {
-  std::string program;
-  std::vector<std::string> options;
-  std::string name;
-};
-
-struct Dispatch {
-  int32_t kernel = -1;  // index into DispatchList::kernels
-  cl_uint work_dim = 1;
-  std::array<size_t, 3> global = {1, 1, 1};
-  std::array<size_t, 3> local = {0, 0, 0};  // all 0: the runtime chooses
-  std::vector<DispatchArg> args;
-  std::string label;  // "<node name>/<kernel>", for errors and profiles
-
-  bool has_local() const { return local[0] != 0; }
-};
+using ::recq::Dispatch;
+using ::recq::DispatchArg;
+using ::recq::KernelRef;
 
 // A per-run tensor bound by name.
 struct Slot {

@@ -7,60 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/status_macros.h"
+#include "recq/op_registry.h"
 
 namespace recq {
-
-const char* OpTypeName(OpType op) {
-  switch (op) {
-    case OpType::kConv2D:
-      return "Conv2D";
-    case OpType::kBatchNorm:
-      return "BatchNorm";
-    case OpType::kRelu:
-      return "Relu";
-    case OpType::kClip:
-      return "Clip";
-    case OpType::kLeakyRelu:
-      return "LeakyRelu";
-    case OpType::kSigmoid:
-      return "Sigmoid";
-    case OpType::kHardSigmoid:
-      return "HardSigmoid";
-    case OpType::kHardSwish:
-      return "HardSwish";
-    case OpType::kAdd:
-      return "Add";
-    case OpType::kSub:
-      return "Sub";
-    case OpType::kMul:
-      return "Mul";
-    case OpType::kDiv:
-      return "Div";
-    case OpType::kMaxPool:
-      return "MaxPool";
-    case OpType::kAveragePool:
-      return "AveragePool";
-    case OpType::kGlobalAveragePool:
-      return "GlobalAveragePool";
-    case OpType::kGemm:
-      return "Gemm";
-    case OpType::kMatMul:
-      return "MatMul";
-    case OpType::kFlatten:
-      return "Flatten";
-    case OpType::kReshape:
-      return "Reshape";
-    case OpType::kTranspose:
-      return "Transpose";
-    case OpType::kConcat:
-      return "Concat";
-    case OpType::kSoftmax:
-      return "Softmax";
-    case OpType::kIdentity:
-      return "Identity";
-  }
-  return "?";
-}
 
 const char* ActivationKindName(ActivationKind kind) {
   switch (kind) {
@@ -83,326 +32,26 @@ const char* ActivationKindName(ActivationKind kind) {
 }
 
 Activation ActivationOfNode(const Node& node) {
-  const auto* a = std::get_if<ActivationAttrs>(&node.attrs);
-  const ActivationAttrs attrs = a ? *a : ActivationAttrs{};
-  switch (node.op) {
-    case OpType::kRelu:
-      return {ActivationKind::kRelu, 0, 0};
-    case OpType::kClip:
-      return {ActivationKind::kClip, attrs.alpha, attrs.beta};
-    case OpType::kLeakyRelu:
-      return {ActivationKind::kLeakyRelu, attrs.alpha, 0};
-    case OpType::kSigmoid:
-      return {ActivationKind::kSigmoid, 0, 0};
-    case OpType::kHardSigmoid:
-      return {ActivationKind::kHardSigmoid, attrs.alpha, attrs.beta};
-    case OpType::kHardSwish:
-      return {ActivationKind::kHardSwish, 0, 0};
-    default:
-      return {};
-  }
+  const OpDef* def = FindOp(node.op);
+  return def != nullptr && def->as_activation ? def->as_activation(node) : Activation{};
 }
 
 namespace {
 
-using Shape = std::vector<int64_t>;
-
-absl::Status Bad(OpType op, const std::string& what) {
-  return absl::InvalidArgumentError(absl::StrCat(OpTypeName(op), ": ", what));
-}
-
-std::string S(const Shape& s) { return absl::StrCat("[", absl::StrJoin(s, ","), "]"); }
-
-template <typename T>
-absl::StatusOr<const T*> Attrs(OpType op, const OpAttrs& attrs) {
-  if (std::holds_alternative<std::monostate>(attrs)) {
-    static const T kDefault{};
-    return &kDefault;
-  }
-  if (const T* a = std::get_if<T>(&attrs)) return a;
-  return Bad(op, "attributes of the wrong kind for this op");
-}
-
-absl::Status CheckInputCount(OpType op, absl::Span<const TensorDesc* const> in, size_t required,
-                             size_t max) {
-  if (in.size() < required || in.size() > max) {
-    return Bad(op, absl::StrCat("takes ", required == max ? "" : "between ", required,
-                                required == max ? "" : absl::StrCat(" and ", max), " inputs, got ",
-                                in.size()));
-  }
-  for (size_t i = 0; i < required; ++i) {
-    if (in[i] == nullptr) return Bad(op, absl::StrCat("input ", i, " is required"));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<int64_t> NormalizeAxis(OpType op, int64_t axis, int64_t rank, bool allow_rank) {
-  int64_t hi = allow_rank ? rank : rank - 1;
-  if (axis < -rank || axis > hi) {
-    return Bad(op, absl::StrCat("axis ", axis, " is out of range for rank ", rank));
-  }
-  return axis < 0 ? axis + rank : axis;
-}
-
-absl::StatusOr<Shape> Broadcast(OpType op, const Shape& a, const Shape& b) {
-  size_t rank = std::max(a.size(), b.size());
-  Shape out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1) {
-      return Bad(op, absl::StrCat("shapes ", S(a), " and ", S(b), " do not broadcast"));
-    }
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
-absl::StatusOr<int64_t> WindowOutput(OpType op, int64_t in, int64_t pad_begin, int64_t pad_end,
-                                     int64_t kernel, int64_t stride, int64_t dilation,
-                                     bool ceil_mode) {
-  if (stride <= 0 || dilation <= 0 || kernel <= 0 || pad_begin < 0 || pad_end < 0) {
-    return Bad(op, "kernel, strides and dilations must be positive and pads non-negative");
-  }
-  int64_t span = (kernel - 1) * dilation + 1;
-  int64_t room = in + pad_begin + pad_end - span;
-  if (room < 0) {
-    return Bad(op, absl::StrCat("window of ", span, " does not fit input ", in, " with pads ",
-                                pad_begin, "+", pad_end));
-  }
-  int64_t out = (ceil_mode ? (room + stride - 1) / stride : room / stride) + 1;
-  // A window must start inside the input or the leading padding.
-  if (ceil_mode && (out - 1) * stride >= in + pad_begin) --out;
-  return out;
-}
-
-absl::StatusOr<TensorDesc> InferImpl(OpType op, const OpAttrs& attrs,
-                                     absl::Span<const TensorDesc* const> in) {
-  switch (op) {
-    case OpType::kConv2D: {
-      RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, 2, 3));
-      RECQ_ASSIGN_OR_RETURN(const Conv2DAttrs* a, Attrs<Conv2DAttrs>(op, attrs));
-      const Shape& x = in[0]->shape;
-      const Shape& w = in[1]->shape;
-      if (x.size() != 4) return Bad(op, absl::StrCat("input must be NCHW (rank 4), got ", S(x)));
-      if (w.size() != 4) return Bad(op, absl::StrCat("weight must be rank 4, got ", S(w)));
-      if (a->groups <= 0 || x[1] % a->groups != 0 || w[0] % a->groups != 0) {
-        return Bad(op, absl::StrCat("groups ", a->groups, " must divide input channels ", x[1],
-                                    " and output channels ", w[0]));
-      }
-      if (w[1] * a->groups != x[1]) {
-        return Bad(op,
-                   absl::StrCat("weight ", S(w), " expects ", w[1] * a->groups,
-                                " input channels with groups ", a->groups, ", input has ", x[1]));
-      }
-      if (in.size() == 3 && in[2] != nullptr && in[2]->shape != Shape{w[0]}) {
-        return Bad(op, absl::StrCat("bias must be [", w[0], "], got ", S(in[2]->shape)));
-      }
-      Shape out = {x[0], w[0], 0, 0};
-      for (int i = 0; i < 2; ++i) {
-        RECQ_ASSIGN_OR_RETURN(out[2 + i],
-                              WindowOutput(op, x[2 + i], a->pads[i], a->pads[2 + i], w[2 + i],
-                                           a->strides[i], a->dilations[i], false));
-      }
-      return TensorDesc{out};
-    }
-    case OpType::kBatchNorm: {
-      RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, 5, 5));
-      RECQ_RETURN_IF_ERROR(Attrs<BatchNormAttrs>(op, attrs).status());
-      const Shape& x = in[0]->shape;
-      if (x.size() < 2) return Bad(op, absl::StrCat("input must have rank >= 2, got ", S(x)));
-      for (int i = 1; i < 5; ++i) {
-        if (in[i]->shape != Shape{x[1]}) {
-          return Bad(op,
-                     absl::StrCat("parameter ", i, " must be [", x[1], "], got ", S(in[i]->shape)));
-        }
-      }
-      return *in[0];
-    }
-    case OpType::kRelu:
-    case OpType::kClip:
-    case OpType::kLeakyRelu:
-    case OpType::kSigmoid:
-    case OpType::kHardSigmoid:
-    case OpType::kHardSwish:
-    case OpType::kIdentity: {
-      RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, 1, 1));
-      if (op != OpType::kIdentity) RECQ_RETURN_IF_ERROR(Attrs<ActivationAttrs>(op, attrs).status());
-      return *in[0];
-    }
-    case OpType::kAdd:
-    case OpType::kSub:
-    case OpType::kMul:
-    case OpType::kDiv: {
-      RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, 2, 2));
-      RECQ_ASSIGN_OR_RETURN(Shape out, Broadcast(op, in[0]->shape, in[1]->shape));
-      return TensorDesc{out};
-    }
-    case OpType::kMaxPool:
-    case OpType::kAveragePool: {
-      RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, 1, 1));
-      RECQ_ASSIGN_OR_RETURN(const PoolAttrs* a, Attrs<PoolAttrs>(op, attrs));
-      const Shape& x = in[0]->shape;
-      if (x.size() != 4) return Bad(op, absl::StrCat("input must be NCHW (rank 4), got ", S(x)));
-      Shape out = {x[0], x[1], 0, 0};
-      for (int i = 0; i < 2; ++i) {
-        if (a->pads[i] >= a->kernel[i] || a->pads[2 + i] >= a->kernel[i]) {
-          return Bad(op, "pads must be smaller than the kernel");
-        }
-        RECQ_ASSIGN_OR_RETURN(out[2 + i],
-                              WindowOutput(op, x[2 + i], a->pads[i], a->pads[2 + i], a->kernel[i],
-                                           a->strides[i], a->dilations[i], a->ceil_mode));
-      }
-      return TensorDesc{out};
-    }
-    case OpType::kGlobalAveragePool: {
-      RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, 1, 1));
-      Shape x = in[0]->shape;
-      if (x.size() < 3) return Bad(op, absl::StrCat("input must have rank >= 3, got ", S(x)));
-      for (size_t i = 2; i < x.size(); ++i) x[i] = 1;
-      return TensorDesc{x};
-    }
-    case OpType::kGemm: {
-      RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, 2, 3));
-      RECQ_ASSIGN_OR_RETURN(const GemmAttrs* a, Attrs<GemmAttrs>(op, attrs));
-      const Shape& sa = in[0]->shape;
-      const Shape& sb = in[1]->shape;
-      if (sa.size() != 2 || sb.size() != 2) {
-        return Bad(op, absl::StrCat("A and B must be rank 2, got ", S(sa), " and ", S(sb)));
-      }
-      int64_t m = a->trans_a ? sa[1] : sa[0];
-      int64_t k = a->trans_a ? sa[0] : sa[1];
-      int64_t kb = a->trans_b ? sb[1] : sb[0];
-      int64_t n = a->trans_b ? sb[0] : sb[1];
-      if (k != kb) {
-        return Bad(op, absl::StrCat("inner dimensions differ: A ", S(sa), (a->trans_a ? "^T" : ""),
-                                    " and B ", S(sb), (a->trans_b ? "^T" : "")));
-      }
-      if (in.size() == 3 && in[2] != nullptr) {
-        RECQ_ASSIGN_OR_RETURN(Shape c, Broadcast(op, in[2]->shape, {m, n}));
-        if (c != Shape{m, n}) {
-          return Bad(
-              op, absl::StrCat("C ", S(in[2]->shape), " does not broadcast to [", m, ",", n, "]"));
-        }
-      }
-      return TensorDesc{{m, n}};
-    }
-    case OpType::kMatMul: {
-      RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, 2, 2));
-      Shape a = in[0]->shape;
-      Shape b = in[1]->shape;
-      if (a.empty() || b.empty()) return Bad(op, "inputs must have rank >= 1");
-      bool a1 = a.size() == 1, b1 = b.size() == 1;
-      if (a1) a.insert(a.begin(), 1);
-      if (b1) b.push_back(1);
-      if (a.back() != b[b.size() - 2]) {
-        return Bad(op, absl::StrCat("inner dimensions differ: ", S(in[0]->shape), " and ",
-                                    S(in[1]->shape)));
-      }
-      RECQ_ASSIGN_OR_RETURN(
-          Shape batch, Broadcast(op, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2)));
-      if (!a1) batch.push_back(a[a.size() - 2]);
-      if (!b1) batch.push_back(b.back());
-      return TensorDesc{batch};
-    }
-    case OpType::kFlatten: {
-      RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, 1, 1));
-      RECQ_ASSIGN_OR_RETURN(const FlattenAttrs* a, Attrs<FlattenAttrs>(op, attrs));
-      const Shape& x = in[0]->shape;
-      RECQ_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(op, a->axis, x.size(), true));
-      int64_t outer = 1, inner = 1;
-      for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i)
-        (i < axis ? outer : inner) *= x[i];
-      return TensorDesc{{outer, inner}};
-    }
-    case OpType::kReshape: {
-      RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, 1, 1));
-      RECQ_ASSIGN_OR_RETURN(const ReshapeAttrs* a, Attrs<ReshapeAttrs>(op, attrs));
-      const Shape& x = in[0]->shape;
-      Shape out = a->shape;
-      int infer = -1;
-      int64_t known = 1;
-      for (size_t i = 0; i < out.size(); ++i) {
-        if (out[i] == 0 && !a->allow_zero) {
-          if (i >= x.size())
-            return Bad(op, absl::StrCat("0 at position ", i, " has no input dimension"));
-          out[i] = x[i];
-        }
-        if (out[i] == -1) {
-          if (infer >= 0) return Bad(op, "more than one -1 in the target shape");
-          infer = static_cast<int>(i);
-          continue;
-        }
-        if (out[i] <= 0) return Bad(op, absl::StrCat("target shape ", S(a->shape), " is invalid"));
-        known *= out[i];
-      }
-      int64_t total = in[0]->NumElements();
-      if (infer >= 0) {
-        if (known == 0 || total % known != 0) {
-          return Bad(op, absl::StrCat("cannot reshape ", S(x), " to ", S(a->shape)));
-        }
-        out[infer] = total / known;
-      } else if (known != total) {
-        return Bad(op, absl::StrCat("cannot reshape ", S(x), " (", total, " elements) to ",
-                                    S(a->shape), " (", known, " elements)"));
-      }
-      return TensorDesc{out};
-    }
-    case OpType::kTranspose: {
-      RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, 1, 1));
-      RECQ_ASSIGN_OR_RETURN(const TransposeAttrs* a, Attrs<TransposeAttrs>(op, attrs));
-      const Shape& x = in[0]->shape;
-      std::vector<int64_t> perm = a->perm;
-      if (perm.empty()) {
-        perm.resize(x.size());
-        std::iota(perm.rbegin(), perm.rend(), 0);
-      }
-      std::vector<int64_t> sorted = perm;
-      std::sort(sorted.begin(), sorted.end());
-      for (size_t i = 0; i < sorted.size(); ++i) {
-        if (sorted.size() != x.size() || sorted[i] != static_cast<int64_t>(i)) {
-          return Bad(op,
-                     absl::StrCat("perm ", S(perm), " is not a permutation of rank ", x.size()));
-        }
-      }
-      Shape out(x.size());
-      for (size_t i = 0; i < x.size(); ++i) out[i] = x[perm[i]];
-      return TensorDesc{out};
-    }
-    case OpType::kConcat: {
-      if (in.empty()) return Bad(op, "needs at least one input");
-      RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, in.size(), in.size()));
-      RECQ_ASSIGN_OR_RETURN(const ConcatAttrs* a, Attrs<ConcatAttrs>(op, attrs));
-      Shape out = in[0]->shape;
-      RECQ_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(op, a->axis, out.size(), false));
-      for (size_t i = 1; i < in.size(); ++i) {
-        const Shape& s = in[i]->shape;
-        bool ok = s.size() == out.size();
-        for (size_t d = 0; ok && d < s.size(); ++d)
-          ok = d == static_cast<size_t>(axis) || s[d] == out[d];
-        if (!ok) {
-          return Bad(op, absl::StrCat("input ", i, " ", S(s), " does not match ", S(in[0]->shape),
-                                      " outside axis ", axis));
-        }
-        out[axis] += s[axis];
-      }
-      return TensorDesc{out};
-    }
-    case OpType::kSoftmax: {
-      RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, 1, 1));
-      RECQ_ASSIGN_OR_RETURN(const SoftmaxAttrs* a, Attrs<SoftmaxAttrs>(op, attrs));
-      RECQ_RETURN_IF_ERROR(NormalizeAxis(op, a->axis, in[0]->shape.size(), false).status());
-      return *in[0];
-    }
-  }
-  return Bad(op, "unknown op");
+std::string S(const std::vector<int64_t>& s) {
+  return absl::StrCat("[", absl::StrJoin(s, ","), "]");
 }
 
 }  // namespace
 
 absl::StatusOr<TensorDesc> InferOutputShape(OpType op, const OpAttrs& attrs,
                                             absl::Span<const TensorDesc* const> inputs) {
-  return InferImpl(op, attrs, inputs);
+  const OpDef* def = FindOp(op);
+  if (def == nullptr) {
+    return absl::UnimplementedError(
+        absl::StrCat("op '", op.name(), "' is not registered (see recq/op_registry.h)"));
+  }
+  return def->infer(attrs, inputs);
 }
 
 absl::StatusOr<Graph> Graph::Create(std::vector<Value> values, std::vector<Node> nodes,
@@ -513,7 +162,7 @@ absl::StatusOr<Graph> Graph::Create(std::vector<Value> values, std::vector<Node>
     Node& node = sorted[n];
     std::vector<const TensorDesc*> descs;
     for (ValueId id : node.inputs) descs.push_back(id == kNoValue ? nullptr : &values[id].desc);
-    absl::StatusOr<TensorDesc> desc = InferImpl(node.op, node.attrs, descs);
+    absl::StatusOr<TensorDesc> desc = InferOutputShape(node.op, node.attrs, descs);
     if (!desc.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("node '", node.name, "': ", desc.status().message()));
@@ -621,7 +270,7 @@ TensorRef GraphBuilder::AddNode(OpType op, std::vector<TensorRef> inputs, OpAttr
     node.inputs.push_back(inputs[i].id);
     descs.push_back(&values_[inputs[i].id].desc);
   }
-  absl::StatusOr<TensorDesc> desc = InferImpl(op, node.attrs, descs);
+  absl::StatusOr<TensorDesc> desc = InferOutputShape(op, node.attrs, descs);
   if (!desc.ok()) {
     status_ =
         absl::InvalidArgumentError(absl::StrCat("node '", name, "': ", desc.status().message()));

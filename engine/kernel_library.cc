@@ -23,8 +23,14 @@ const char* Find(absl::string_view file) {
 
 }  // namespace
 
+// Registered by applications through RegisterKernelSource (op_registry.cc).
+const std::string* RegisteredKernelSource(absl::string_view program);
+
 absl::StatusOr<std::string> KernelProgramSource(absl::string_view file) {
   const char* source = Find(file);
+  if (source == nullptr) {
+    if (const std::string* registered = RegisteredKernelSource(file)) source = registered->c_str();
+  }
   const char* common = Find("common.cl");
   if (source == nullptr || common == nullptr) {
     return absl::NotFoundError(

@@ -10,17 +10,15 @@
 #include "engine/dispatch_list.h"
 #include "engine/memory_planner.h"
 #include "recq/graph.h"
+#include "recq/op_registry.h"
 
 namespace recq::internal {
 
-// LoweringTarget holds the device facts that kernel selection depends on.
-// The default is the CPU-shaped library (vector work-items, small groups),
-// tuned for PoCL; `gpu` selects the GPU variants (one or a few outputs per
-// work-item, consecutive work-items along pixels, groups of 64-256).
-struct LoweringTarget {
-  bool gpu = false;
-  size_t max_work_group_size = 0;  // CL_DEVICE_MAX_WORK_GROUP_SIZE; 0: unknown
-  uint32_t compute_units = 0;      // CL_DEVICE_MAX_COMPUTE_UNITS; 0: unknown
+// LoweringTarget holds the device facts that kernel selection depends on
+// (the default is the CPU family, tuned for PoCL) and the hook through which
+// a tuner picks among the kernel variants that fit a node.
+struct LoweringTarget : DeviceFacts {
+  VariantChooser choose_variant;  // empty: the first variant that fits
 };
 
 struct Lowered {
@@ -28,9 +26,10 @@ struct Lowered {
   MemoryPlan plan;
 };
 
-// Lower turns every node into one or more dispatches of the kernel library.
-// Reshape, Flatten and Identity alias their input's memory where they can
-// and become copies where they cannot (both ends bound per run, say). Graph
+// Lower turns every node into the dispatches of one of its op's kernel
+// variants (recq/op_registry.h). Views (Reshape, Flatten, Identity) alias
+// their input's memory where they can and run their own lowering (a copy)
+// where they cannot (both ends bound per run, say). Graph
 // inputs and outputs become binding slots, constants stay constants, and the
 // other tensors are placed by PlanMemory. Unimplemented names an op the
 // kernel library cannot run. `target` picks among the kernel variants; every

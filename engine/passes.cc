@@ -1,10 +1,12 @@
 #include "engine/passes.h"
 
-#include <cmath>
+#include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "engine/status_macros.h"
 #include "recq/engine.h"
+#include "recq/op_registry.h"
 
 namespace recq::internal {
 
@@ -97,22 +99,10 @@ struct Editable {
   }
 };
 
-bool AcceptsFusedActivation(OpType op) {
-  switch (op) {
-    case OpType::kConv2D:
-    case OpType::kGemm:
-    case OpType::kBatchNorm:
-    case OpType::kAdd:
-    case OpType::kSub:
-    case OpType::kMul:
-    case OpType::kDiv:
-    case OpType::kMaxPool:
-    case OpType::kAveragePool:
-    case OpType::kGlobalAveragePool:
-      return true;
-    default:
-      return false;
-  }
+// AbsorbsActivation tells whether the op's kernels apply a fused activation.
+bool AbsorbsActivation(OpType op) {
+  const OpDef* def = FindOp(op);
+  return def != nullptr && def->absorbs_activation;
 }
 
 }  // namespace
@@ -131,66 +121,28 @@ absl::StatusOr<Graph> RemoveIdentities(const Graph& graph) {
 
 absl::StatusOr<Graph> FoldBatchNorm(const Graph& graph) {
   Editable g(graph);
+  auto constant = [&g](ValueId id) { return g.ConstantData(id); };
+  auto desc = [&g](ValueId id) -> const TensorDesc& { return g.values[id].desc; };
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& bn = g.nodes[i];
-    if (bn.op != OpType::kBatchNorm || g.removed[i] || bn.fused.kind != ActivationKind::kNone)
-      continue;
-    const std::vector<float>* scale = g.ConstantData(bn.inputs[1]);
-    const std::vector<float>* shift = g.ConstantData(bn.inputs[2]);
-    const std::vector<float>* mean = g.ConstantData(bn.inputs[3]);
-    const std::vector<float>* var = g.ConstantData(bn.inputs[4]);
-    if (!scale || !shift || !mean || !var) continue;
-    ValueId x = bn.inputs[0];
+    const Node& affine = g.nodes[i];
+    if (g.removed[i] || affine.fused.kind != ActivationKind::kNone) continue;
+    const OpDef* affine_def = FindOp(affine.op);
+    if (affine_def == nullptr || !affine_def->as_channel_affine) continue;
+    ValueId x = affine.inputs[0];
     int p = g.Producer(x);
     if (p < 0 || g.Uses(x) != 1) continue;
     Node& prev = g.nodes[p];
     if (prev.fused.kind != ActivationKind::kNone) continue;
-    const float eps = std::get<BatchNormAttrs>(bn.attrs).epsilon;
-    const size_t channels = scale->size();
-    std::vector<float> s(channels), t(channels);
-    for (size_t c = 0; c < channels; ++c) {
-      s[c] = (*scale)[c] / std::sqrt((*var)[c] + eps);
-      t[c] = (*shift)[c] - (*mean)[c] * s[c];
-    }
-    if (prev.op == OpType::kConv2D) {
-      const std::vector<float>* w = g.ConstantData(prev.inputs[1]);
-      ValueId bias_id = prev.inputs.size() > 2 ? prev.inputs[2] : kNoValue;
-      const std::vector<float>* b = g.ConstantData(bias_id);
-      if (!w || (bias_id != kNoValue && !b)) continue;
-      std::vector<float> w2 = *w;
-      size_t per_oc = w2.size() / channels;
-      for (size_t c = 0; c < channels; ++c) {
-        for (size_t k = 0; k < per_oc; ++k) w2[c * per_oc + k] *= s[c];
-      }
-      std::vector<float> b2(channels);
-      for (size_t c = 0; c < channels; ++c) b2[c] = (b ? (*b)[c] : 0.0f) * s[c] + t[c];
-      g.ReplaceWeightsAndBias(p, std::move(w2), std::move(b2));
-    } else if (prev.op == OpType::kGemm) {
-      const GemmAttrs attrs = std::get<GemmAttrs>(prev.attrs);
-      const std::vector<float>* w = g.ConstantData(prev.inputs[1]);
-      ValueId c_id = prev.inputs.size() > 2 ? prev.inputs[2] : kNoValue;
-      const std::vector<float>* c = g.ConstantData(c_id);
-      if (!w ||
-          (c_id != kNoValue && (!c || g.values[c_id].desc.NumElements() != int64_t(channels) ||
-                                g.values[c_id].desc.shape.back() != int64_t(channels)))) {
-        continue;
-      }
-      std::vector<float> w2 = *w;
-      std::vector<int64_t> w_shape = g.values[prev.inputs[1]].desc.shape;
-      const int64_t rows = w_shape[0], cols = w_shape[1];
-      for (int64_t r = 0; r < rows; ++r) {
-        for (int64_t k = 0; k < cols; ++k) w2[r * cols + k] *= s[attrs.trans_b ? r : k];
-      }
-      std::vector<float> c2(channels);
-      for (size_t n = 0; n < channels; ++n) {
-        c2[n] = (c ? attrs.beta * (*c)[n] : 0.0f) * s[n] + t[n];
-      }
-      g.ReplaceWeightsAndBias(p, std::move(w2), std::move(c2));
-      std::get<GemmAttrs>(g.nodes[p].attrs).beta = 1.0f;
-    } else {
-      continue;
-    }
-    // The folded op now writes the BatchNorm's output.
+    const OpDef* prev_def = FindOp(prev.op);
+    if (prev_def == nullptr || !prev_def->fold_channel_affine) continue;
+    auto scale_shift = affine_def->as_channel_affine(affine, constant);
+    if (!scale_shift) continue;
+    auto folded = prev_def->fold_channel_affine(prev, constant, desc, scale_shift->first,
+                                                scale_shift->second);
+    if (!folded) continue;
+    g.ReplaceWeightsAndBias(p, std::move(folded->weights), std::move(folded->bias));
+    g.nodes[p].attrs = std::move(folded->attrs);
+    // The folded op now writes the affine op's output.
     g.nodes[p].outputs[0] = g.nodes[i].outputs[0];
     g.removed[i] = true;
   }
@@ -208,7 +160,7 @@ absl::StatusOr<Graph> FuseActivations(const Graph& graph) {
     int p = g.Producer(x);
     if (p < 0 || g.Uses(x) != 1) continue;
     Node& prev = g.nodes[p];
-    if (!AcceptsFusedActivation(prev.op) || prev.fused.kind != ActivationKind::kNone) continue;
+    if (!AbsorbsActivation(prev.op) || prev.fused.kind != ActivationKind::kNone) continue;
     prev.fused = ActivationOfNode(act);
     prev.outputs[0] = act.outputs[0];
     g.removed[i] = true;

@@ -14,48 +14,106 @@
 #ifndef RECQ_GRAPH_H_
 #define RECQ_GRAPH_H_
 
+#include <any>
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "recq/tensor.h"
 
 namespace recq {
 
-enum class OpType {
-  kConv2D,       // inputs: x [N,C,H,W], w [OC,C/groups,KH,KW], optional bias [OC]
-  kBatchNorm,    // inputs: x, scale [C], bias [C], mean [C], var [C]
-  kRelu,         // unary activations (ActivationAttrs)
-  kClip,         // y = min(max(x, alpha), beta)
-  kLeakyRelu,    // y = x >= 0 ? x : alpha * x
-  kSigmoid,      //
-  kHardSigmoid,  // y = clamp(alpha * x + beta, 0, 1)
-  kHardSwish,    // y = x * clamp(x / 6 + 0.5, 0, 1)
-  kAdd,          // binary element-wise with numpy broadcasting
-  kSub,          //
-  kMul,          //
-  kDiv,          //
-  kMaxPool,      // PoolAttrs
-  kAveragePool,  // PoolAttrs
-  kGlobalAveragePool,
-  kGemm,       // inputs: a, b, optional c; GemmAttrs (FullyConnected is Gemm with trans_b)
-  kMatMul,     // numpy matmul semantics
-  kFlatten,    // FlattenAttrs
-  kReshape,    // ReshapeAttrs
-  kTranspose,  // TransposeAttrs
-  kConcat,     // ConcatAttrs
-  kSoftmax,    // SoftmaxAttrs
-  kIdentity,
+// OpType names an op of the op registry (recq/op_registry.h): the key under
+// which the op declares its attributes, shape inference, ONNX mapping and
+// kernels. It is an open key, not a list: an op added to the registry (a
+// built-in one under engine/ops/, or an application's custom op) is named by
+// OpType("Name") or OpType::Named(name) without editing this header. The
+// constants below name the ops the graph API has always had; every other
+// registered op is reached the same way through GraphBuilder::AddNode.
+class OpType {
+ public:
+  constexpr OpType() = default;
+  // `name` must have static storage duration (a string literal); use Named()
+  // for a name built at run time.
+  constexpr explicit OpType(const char* name) : name_(name) {}
+  // Named returns the OpType of `name`, interning a copy of it for the life
+  // of the process. Thread-safe.
+  static OpType Named(absl::string_view name);
+
+  const char* name() const { return name_; }
+
+  friend bool operator==(OpType a, OpType b) {
+    return a.name_ == b.name_ || absl::string_view(a.name_) == absl::string_view(b.name_);
+  }
+  friend bool operator!=(OpType a, OpType b) { return !(a == b); }
+  template <typename H>
+  friend H AbslHashValue(H h, OpType op) {
+    return H::combine(std::move(h), absl::string_view(op.name_));
+  }
+
+  static const OpType kConv2D;       // inputs: x [N,C,H,W], w [OC,C/groups,KH,KW], optional bias
+  static const OpType kBatchNorm;    // inputs: x, scale [C], bias [C], mean [C], var [C]
+  static const OpType kRelu;         // unary activations (ActivationAttrs)
+  static const OpType kClip;         // y = min(max(x, alpha), beta)
+  static const OpType kLeakyRelu;    // y = x >= 0 ? x : alpha * x
+  static const OpType kSigmoid;      //
+  static const OpType kHardSigmoid;  // y = clamp(alpha * x + beta, 0, 1)
+  static const OpType kHardSwish;    // y = x * clamp(x / 6 + 0.5, 0, 1)
+  static const OpType kAdd;          // binary element-wise with numpy broadcasting
+  static const OpType kSub;
+  static const OpType kMul;
+  static const OpType kDiv;
+  static const OpType kMaxPool;      // PoolAttrs
+  static const OpType kAveragePool;  // PoolAttrs
+  static const OpType kGlobalAveragePool;
+  static const OpType kGemm;       // inputs: a, b, optional c; GemmAttrs
+  static const OpType kMatMul;     // numpy matmul semantics
+  static const OpType kFlatten;    // FlattenAttrs
+  static const OpType kReshape;    // ReshapeAttrs
+  static const OpType kTranspose;  // TransposeAttrs
+  static const OpType kConcat;     // ConcatAttrs
+  static const OpType kSoftmax;    // SoftmaxAttrs
+  static const OpType kIdentity;
+
+ private:
+  const char* name_ = "";
 };
 
-// OpTypeName returns a stable name ("Conv2D", "BatchNorm"...).
-const char* OpTypeName(OpType op);
+inline constexpr OpType OpType::kConv2D{"Conv2D"};
+inline constexpr OpType OpType::kBatchNorm{"BatchNorm"};
+inline constexpr OpType OpType::kRelu{"Relu"};
+inline constexpr OpType OpType::kClip{"Clip"};
+inline constexpr OpType OpType::kLeakyRelu{"LeakyRelu"};
+inline constexpr OpType OpType::kSigmoid{"Sigmoid"};
+inline constexpr OpType OpType::kHardSigmoid{"HardSigmoid"};
+inline constexpr OpType OpType::kHardSwish{"HardSwish"};
+inline constexpr OpType OpType::kAdd{"Add"};
+inline constexpr OpType OpType::kSub{"Sub"};
+inline constexpr OpType OpType::kMul{"Mul"};
+inline constexpr OpType OpType::kDiv{"Div"};
+inline constexpr OpType OpType::kMaxPool{"MaxPool"};
+inline constexpr OpType OpType::kAveragePool{"AveragePool"};
+inline constexpr OpType OpType::kGlobalAveragePool{"GlobalAveragePool"};
+inline constexpr OpType OpType::kGemm{"Gemm"};
+inline constexpr OpType OpType::kMatMul{"MatMul"};
+inline constexpr OpType OpType::kFlatten{"Flatten"};
+inline constexpr OpType OpType::kReshape{"Reshape"};
+inline constexpr OpType OpType::kTranspose{"Transpose"};
+inline constexpr OpType OpType::kConcat{"Concat"};
+inline constexpr OpType OpType::kSoftmax{"Softmax"};
+inline constexpr OpType OpType::kIdentity{"Identity"};
+
+// OpTypeName returns the op's registry name ("Conv2D", "BatchNorm"...).
+inline const char* OpTypeName(OpType op) { return op.name(); }
 
 enum class ActivationKind { kNone, kRelu, kClip, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish };
 const char* ActivationKindName(ActivationKind kind);
@@ -115,9 +173,33 @@ struct SoftmaxAttrs {
   bool coerce_to_2d = false;
 };
 
-using OpAttrs =
-    std::variant<std::monostate, Conv2DAttrs, BatchNormAttrs, ActivationAttrs, PoolAttrs, GemmAttrs,
-                 FlattenAttrs, ReshapeAttrs, TransposeAttrs, ConcatAttrs, SoftmaxAttrs>;
+// OpAttrs holds one op's attribute struct (Conv2DAttrs, an op file's own
+// struct, or a custom op's), or nothing. Any copyable struct converts to it,
+// so `b.AddNode(OpType::kConv2D, {x, w}, Conv2DAttrs{...})` reads as before;
+// the op that owns the struct reads it back with get_if<T>().
+class OpAttrs {
+ public:
+  OpAttrs() = default;
+  OpAttrs(std::monostate) {}  // NOLINT: "no attributes", as before
+  template <typename T,
+            typename = std::enable_if_t<!std::is_same_v<std::decay_t<T>, OpAttrs> &&
+                                        !std::is_same_v<std::decay_t<T>, std::monostate>>>
+  OpAttrs(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+
+  bool empty() const { return !value_.has_value(); }
+  // get_if returns the held struct if it is a T, else nullptr.
+  template <typename T>
+  const T* get_if() const {
+    return std::any_cast<T>(&value_);
+  }
+  template <typename T>
+  T* get_if() {
+    return std::any_cast<T>(&value_);
+  }
+
+ private:
+  std::any value_;
+};
 
 using ValueId = int32_t;
 inline constexpr ValueId kNoValue = -1;

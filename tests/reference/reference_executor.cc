@@ -1,5 +1,7 @@
 #include "reference/reference_executor.h"
 
+#include "reference/reference_registry.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,143 +18,13 @@
 namespace recq::reference {
 namespace {
 
-// AttrsOf returns the node's attributes of type T: default-constructed ones
-// if the node carries none, InvalidArgument if it carries another kind.
-template <typename T>
-absl::StatusOr<T> AttrsOf(const Node& node) {
-  if (const T* attrs = std::get_if<T>(&node.attrs)) return *attrs;
-  if (std::holds_alternative<std::monostate>(node.attrs)) return T{};
-  return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' (", OpTypeName(node.op),
-                                                 ") carries attributes of the wrong kind (index ",
-                                                 node.attrs.index(), ")"));
-}
-
-absl::Status CheckArity(const Node& node, absl::Span<const HostTensor* const> inputs,
-                        size_t required, size_t max) {
-  if (inputs.size() < required || inputs.size() > max) {
-    return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' (", OpTypeName(node.op),
-                                                   ") has ", inputs.size(), " inputs, expected ",
-                                                   required, " to ", max));
+absl::StatusOr<HostTensor> Evaluate(const Node& node, ReferenceInputs in) {
+  const ReferenceFn* fn = FindReferenceOp(node.op);
+  if (fn == nullptr) {
+    return absl::UnimplementedError(absl::StrCat("node '", node.name, "': op '", node.op.name(),
+                                                 "' has no reference implementation"));
   }
-  for (size_t i = 0; i < required; ++i) {
-    if (inputs[i] == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "node '", node.name, "' (", OpTypeName(node.op), ") lacks required input ", i));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// Optional input i, or nullptr.
-const HostTensor* Optional(absl::Span<const HostTensor* const> inputs, size_t i) {
-  return i < inputs.size() ? inputs[i] : nullptr;
-}
-
-absl::StatusOr<HostTensor> Evaluate(const Node& node, absl::Span<const HostTensor* const> in) {
-  // Arity: {required, max} per op.
-  auto arity = [&](size_t required, size_t max) { return CheckArity(node, in, required, max); };
-  auto unary = [&](auto f) -> absl::StatusOr<HostTensor> {
-    if (absl::Status s = arity(1, 1); !s.ok()) return s;
-    absl::StatusOr<ActivationAttrs> a = AttrsOf<ActivationAttrs>(node);
-    if (!a.ok()) return a.status();
-    return f(*in[0], *a);
-  };
-  switch (node.op) {
-    case OpType::kConv2D: {
-      if (absl::Status s = arity(2, 3); !s.ok()) return s;
-      absl::StatusOr<Conv2DAttrs> a = AttrsOf<Conv2DAttrs>(node);
-      if (!a.ok()) return a.status();
-      return Conv2D(*in[0], *in[1], Optional(in, 2), *a);
-    }
-    case OpType::kBatchNorm: {
-      if (absl::Status s = arity(5, 5); !s.ok()) return s;
-      absl::StatusOr<BatchNormAttrs> a = AttrsOf<BatchNormAttrs>(node);
-      if (!a.ok()) return a.status();
-      return BatchNorm(*in[0], *in[1], *in[2], *in[3], *in[4], *a);
-    }
-    case OpType::kRelu:
-      return unary([](const HostTensor& x, const ActivationAttrs&) { return Relu(x); });
-    case OpType::kClip:
-      return unary(
-          [](const HostTensor& x, const ActivationAttrs& a) { return Clip(x, a.alpha, a.beta); });
-    case OpType::kLeakyRelu:
-      return unary(
-          [](const HostTensor& x, const ActivationAttrs& a) { return LeakyRelu(x, a.alpha); });
-    case OpType::kSigmoid:
-      return unary([](const HostTensor& x, const ActivationAttrs&) { return Sigmoid(x); });
-    case OpType::kHardSigmoid:
-      return unary([](const HostTensor& x, const ActivationAttrs& a) {
-        return HardSigmoid(x, a.alpha, a.beta);
-      });
-    case OpType::kHardSwish:
-      return unary([](const HostTensor& x, const ActivationAttrs&) { return HardSwish(x); });
-    case OpType::kAdd:
-    case OpType::kSub:
-    case OpType::kMul:
-    case OpType::kDiv: {
-      if (absl::Status s = arity(2, 2); !s.ok()) return s;
-      if (node.op == OpType::kAdd) return Add(*in[0], *in[1]);
-      if (node.op == OpType::kSub) return Sub(*in[0], *in[1]);
-      if (node.op == OpType::kMul) return Mul(*in[0], *in[1]);
-      return Div(*in[0], *in[1]);
-    }
-    case OpType::kMaxPool:
-    case OpType::kAveragePool: {
-      if (absl::Status s = arity(1, 1); !s.ok()) return s;
-      absl::StatusOr<PoolAttrs> a = AttrsOf<PoolAttrs>(node);
-      if (!a.ok()) return a.status();
-      return node.op == OpType::kMaxPool ? MaxPool(*in[0], *a) : AveragePool(*in[0], *a);
-    }
-    case OpType::kGlobalAveragePool:
-      if (absl::Status s = arity(1, 1); !s.ok()) return s;
-      return GlobalAveragePool(*in[0]);
-    case OpType::kGemm: {
-      if (absl::Status s = arity(2, 3); !s.ok()) return s;
-      absl::StatusOr<GemmAttrs> a = AttrsOf<GemmAttrs>(node);
-      if (!a.ok()) return a.status();
-      return Gemm(*in[0], *in[1], Optional(in, 2), *a);
-    }
-    case OpType::kMatMul:
-      if (absl::Status s = arity(2, 2); !s.ok()) return s;
-      return MatMul(*in[0], *in[1]);
-    case OpType::kFlatten: {
-      if (absl::Status s = arity(1, 1); !s.ok()) return s;
-      absl::StatusOr<FlattenAttrs> a = AttrsOf<FlattenAttrs>(node);
-      if (!a.ok()) return a.status();
-      return Flatten(*in[0], a->axis);
-    }
-    case OpType::kReshape: {
-      if (absl::Status s = arity(1, 1); !s.ok()) return s;
-      absl::StatusOr<ReshapeAttrs> a = AttrsOf<ReshapeAttrs>(node);
-      if (!a.ok()) return a.status();
-      return Reshape(*in[0], *a);
-    }
-    case OpType::kTranspose: {
-      if (absl::Status s = arity(1, 1); !s.ok()) return s;
-      absl::StatusOr<TransposeAttrs> a = AttrsOf<TransposeAttrs>(node);
-      if (!a.ok()) return a.status();
-      return Transpose(*in[0], a->perm);
-    }
-    case OpType::kConcat: {
-      // One or more inputs, all required.
-      if (absl::Status s = arity(in.empty() ? 1 : in.size(), in.size()); !s.ok()) return s;
-      absl::StatusOr<ConcatAttrs> a = AttrsOf<ConcatAttrs>(node);
-      if (!a.ok()) return a.status();
-      return Concat(in, a->axis);
-    }
-    case OpType::kSoftmax: {
-      if (absl::Status s = arity(1, 1); !s.ok()) return s;
-      absl::StatusOr<SoftmaxAttrs> a = AttrsOf<SoftmaxAttrs>(node);
-      if (!a.ok()) return a.status();
-      return Softmax(*in[0], *a);
-    }
-    case OpType::kIdentity:
-      if (absl::Status s = arity(1, 1); !s.ok()) return s;
-      return Identity(*in[0]);
-  }
-  return absl::UnimplementedError(absl::StrCat("node '", node.name, "': op ",
-                                               static_cast<int>(node.op),
-                                               " has no reference implementation"));
+  return (*fn)(node, in);
 }
 
 }  // namespace

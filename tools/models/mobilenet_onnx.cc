@@ -68,70 +68,56 @@ absl::StatusOr<std::string> GraphToOnnxBytes(const Graph& g, const std::string& 
     if (node.fused.kind != ActivationKind::kNone) {
       return absl::InternalError(absl::StrCat("node '", node.name, "' has a fused activation"));
     }
-    switch (node.op) {
-      case OpType::kConv2D: {
-        const auto& a = std::get<Conv2DAttrs>(node.attrs);
-        n->set_op_type("Conv");
-        while (n->input_size() > 2 && n->input(n->input_size() - 1).empty()) {
-          n->mutable_input()->RemoveLast();
-        }
-        const std::vector<int64_t>& w = g.value(node.inputs[1]).desc.shape;
-        AddInts(n, "kernel_shape", {w[2], w[3]});
-        AddInts(n, "strides", {a.strides[0], a.strides[1]});
-        AddInts(n, "dilations", {a.dilations[0], a.dilations[1]});
-        AddInts(n, "pads", {a.pads[0], a.pads[1], a.pads[2], a.pads[3]});
-        AddAttr(n, "group", onnx::AttributeProto::INT)->set_i(a.groups);
-        break;
+    if (node.op == OpType::kConv2D) {
+      const auto& a = *node.attrs.get_if<Conv2DAttrs>();
+      n->set_op_type("Conv");
+      while (n->input_size() > 2 && n->input(n->input_size() - 1).empty()) {
+        n->mutable_input()->RemoveLast();
       }
-      case OpType::kBatchNorm:
-        n->set_op_type("BatchNormalization");
-        AddAttr(n, "epsilon", onnx::AttributeProto::FLOAT)
-            ->set_f(std::get<BatchNormAttrs>(node.attrs).epsilon);
-        break;
-      case OpType::kRelu:
-        n->set_op_type("Relu");
-        break;
-      case OpType::kClip: {
-        // ReLU6 as opset-11+ Clip with scalar min/max initializers.
-        const auto& a = std::get<ActivationAttrs>(node.attrs);
-        n->set_op_type("Clip");
-        SetFloatData(graph->add_initializer(), node.name + ".min", {}, {a.alpha});
-        SetFloatData(graph->add_initializer(), node.name + ".max", {}, {a.beta});
-        n->add_input(node.name + ".min");
-        n->add_input(node.name + ".max");
-        break;
-      }
-      case OpType::kAdd:
-        n->set_op_type("Add");
-        break;
-      case OpType::kGlobalAveragePool:
-        n->set_op_type("GlobalAveragePool");
-        break;
-      case OpType::kFlatten:
-        n->set_op_type("Flatten");
-        AddAttr(n, "axis", onnx::AttributeProto::INT)
-            ->set_i(std::get<FlattenAttrs>(node.attrs).axis);
-        break;
-      case OpType::kGemm: {
-        const auto& a = std::get<GemmAttrs>(node.attrs);
-        n->set_op_type("Gemm");
-        AddAttr(n, "alpha", onnx::AttributeProto::FLOAT)->set_f(a.alpha);
-        AddAttr(n, "beta", onnx::AttributeProto::FLOAT)->set_f(a.beta);
-        AddAttr(n, "transA", onnx::AttributeProto::INT)->set_i(a.trans_a ? 1 : 0);
-        AddAttr(n, "transB", onnx::AttributeProto::INT)->set_i(a.trans_b ? 1 : 0);
-        break;
-      }
-      case OpType::kSoftmax: {
-        const auto& a = std::get<SoftmaxAttrs>(node.attrs);
-        if (a.coerce_to_2d)
-          return absl::InternalError("legacy Softmax cannot be written at opset 13");
-        n->set_op_type("Softmax");
-        AddAttr(n, "axis", onnx::AttributeProto::INT)->set_i(a.axis);
-        break;
-      }
-      default:
-        return absl::InternalError(
-            absl::StrCat("GraphToOnnxBytes: op ", OpTypeName(node.op), " is not written"));
+      const std::vector<int64_t>& w = g.value(node.inputs[1]).desc.shape;
+      AddInts(n, "kernel_shape", {w[2], w[3]});
+      AddInts(n, "strides", {a.strides[0], a.strides[1]});
+      AddInts(n, "dilations", {a.dilations[0], a.dilations[1]});
+      AddInts(n, "pads", {a.pads[0], a.pads[1], a.pads[2], a.pads[3]});
+      AddAttr(n, "group", onnx::AttributeProto::INT)->set_i(a.groups);
+    } else if (node.op == OpType::kBatchNorm) {
+      n->set_op_type("BatchNormalization");
+      AddAttr(n, "epsilon", onnx::AttributeProto::FLOAT)
+          ->set_f((*node.attrs.get_if<BatchNormAttrs>()).epsilon);
+    } else if (node.op == OpType::kRelu) {
+      n->set_op_type("Relu");
+    } else if (node.op == OpType::kClip) {
+      // ReLU6 as opset-11+ Clip with scalar min/max initializers.
+      const auto& a = (*node.attrs.get_if<ActivationAttrs>());
+      n->set_op_type("Clip");
+      SetFloatData(graph->add_initializer(), node.name + ".min", {}, {a.alpha});
+      SetFloatData(graph->add_initializer(), node.name + ".max", {}, {a.beta});
+      n->add_input(node.name + ".min");
+      n->add_input(node.name + ".max");
+    } else if (node.op == OpType::kAdd) {
+      n->set_op_type("Add");
+    } else if (node.op == OpType::kGlobalAveragePool) {
+      n->set_op_type("GlobalAveragePool");
+    } else if (node.op == OpType::kFlatten) {
+      n->set_op_type("Flatten");
+      AddAttr(n, "axis", onnx::AttributeProto::INT)
+          ->set_i((*node.attrs.get_if<FlattenAttrs>()).axis);
+    } else if (node.op == OpType::kGemm) {
+      const auto& a = (*node.attrs.get_if<GemmAttrs>());
+      n->set_op_type("Gemm");
+      AddAttr(n, "alpha", onnx::AttributeProto::FLOAT)->set_f(a.alpha);
+      AddAttr(n, "beta", onnx::AttributeProto::FLOAT)->set_f(a.beta);
+      AddAttr(n, "transA", onnx::AttributeProto::INT)->set_i(a.trans_a ? 1 : 0);
+      AddAttr(n, "transB", onnx::AttributeProto::INT)->set_i(a.trans_b ? 1 : 0);
+    } else if (node.op == OpType::kSoftmax) {
+      const auto& a = (*node.attrs.get_if<SoftmaxAttrs>());
+      if (a.coerce_to_2d)
+        return absl::InternalError("legacy Softmax cannot be written at opset 13");
+      n->set_op_type("Softmax");
+      AddAttr(n, "axis", onnx::AttributeProto::INT)->set_i(a.axis);
+    } else {
+      return absl::InternalError(
+          absl::StrCat("GraphToOnnxBytes: op ", OpTypeName(node.op), " is not written"));
     }
   }
   std::string bytes;

@@ -1,0 +1,200 @@
+#include "engine/onnx/onnx_node.h"
+
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "engine/status_macros.h"
+
+namespace recq::onnx_import {
+
+ValueId ImportState::AddValue(Value v) {
+  values.push_back(std::move(v));
+  const ValueId id = static_cast<ValueId>(values.size() - 1);
+  ids[values.back().name] = id;
+  return id;
+}
+
+OnnxConstant ToConstant(HostTensorData data) {
+  OnnxConstant c;
+  c.name = std::move(data.name);
+  c.dims = std::move(data.dims);
+  c.is_float = data.is_float();
+  c.floats = std::move(data.floats);
+  c.ints = std::move(data.ints);
+  return c;
+}
+
+absl::StatusOr<ValueId> NodeContext::Input(int i, bool optional) {
+  if (i >= proto_.input_size() || proto_.input(i).empty()) {
+    if (optional) return kNoValue;
+    return Invalid(absl::StrCat("input ", i, " is required"));
+  }
+  const std::string& name = proto_.input(i);
+  auto it = state_.ids.find(name);
+  if (it != state_.ids.end()) return it->second;
+  auto c = state_.consts.find(name);
+  if (c == state_.consts.end()) return Invalid(absl::StrCat("input '", name, "' has no producer"));
+  if (!c->second.is_float) {
+    return Unsupported(
+        absl::StrCat("input '", name, "' is a int64 tensor; only float32 data is supported"));
+  }
+  Value v;
+  v.name = name;
+  v.kind = Value::Kind::kConstant;
+  v.desc.shape = c->second.dims;
+  v.data = std::make_shared<const std::vector<float>>(c->second.floats);
+  return state_.AddValue(std::move(v));
+}
+
+absl::StatusOr<const OnnxConstant*> NodeContext::ConstantInput(int i) {
+  if (i >= proto_.input_size() || proto_.input(i).empty()) return nullptr;
+  const std::string& name = proto_.input(i);
+  auto c = state_.consts.find(name);
+  if (c == state_.consts.end()) {
+    return Unsupported(absl::StrCat("input '", name,
+                                    "' must be a constant (an initializer or a Constant "
+                                    "node); computed values are not supported there"));
+  }
+  return &c->second;
+}
+
+const onnx::AttributeProto* NodeContext::Attr(absl::string_view name) const {
+  for (const onnx::AttributeProto& a : proto_.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<int64_t> NodeContext::Int(absl::string_view name, int64_t def) const {
+  const onnx::AttributeProto* a = Attr(name);
+  if (a == nullptr) return def;
+  if (a->type() != onnx::AttributeProto::INT) {
+    return Invalid(absl::StrCat("attribute '", name, "' must be an int"));
+  }
+  return a->i();
+}
+
+absl::StatusOr<float> NodeContext::Float(absl::string_view name, float def) const {
+  const onnx::AttributeProto* a = Attr(name);
+  if (a == nullptr) return def;
+  if (a->type() != onnx::AttributeProto::FLOAT) {
+    return Invalid(absl::StrCat("attribute '", name, "' must be a float"));
+  }
+  return a->f();
+}
+
+absl::StatusOr<std::vector<int64_t>> NodeContext::Ints(absl::string_view name) const {
+  const onnx::AttributeProto* a = Attr(name);
+  if (a == nullptr) return std::vector<int64_t>{};
+  if (a->type() != onnx::AttributeProto::INTS) {
+    return Invalid(absl::StrCat("attribute '", name, "' must be a list of ints"));
+  }
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+absl::StatusOr<std::vector<float>> NodeContext::Floats(absl::string_view name) const {
+  const onnx::AttributeProto* a = Attr(name);
+  if (a == nullptr) return std::vector<float>{};
+  if (a->type() != onnx::AttributeProto::FLOATS) {
+    return Invalid(absl::StrCat("attribute '", name, "' must be a list of floats"));
+  }
+  return std::vector<float>(a->floats().begin(), a->floats().end());
+}
+
+absl::StatusOr<std::string> NodeContext::String(absl::string_view name,
+                                                const std::string& def) const {
+  const onnx::AttributeProto* a = Attr(name);
+  if (a == nullptr) return def;
+  if (a->type() != onnx::AttributeProto::STRING) {
+    return Invalid(absl::StrCat("attribute '", name, "' must be a string"));
+  }
+  return a->s();
+}
+
+absl::StatusOr<OnnxConstant> NodeContext::Tensor(absl::string_view name) const {
+  const onnx::AttributeProto* a = Attr(name);
+  if (a == nullptr) return absl::NotFoundError(absl::StrCat("no attribute '", name, "'"));
+  if (a->type() != onnx::AttributeProto::TENSOR) {
+    return Invalid(absl::StrCat("attribute '", name, "' must be a tensor"));
+  }
+  absl::StatusOr<HostTensorData> t = DecodeTensor(a->t());
+  if (!t.ok()) {
+    return absl::Status(t.status().code(), absl::StrCat("node '", name_, "' (", op_type(),
+                                                        "): ", t.status().message()));
+  }
+  return ToConstant(*std::move(t));
+}
+
+std::vector<std::string> NodeContext::AttrNames() const {
+  std::vector<std::string> names;
+  for (const onnx::AttributeProto& a : proto_.attribute()) names.push_back(a.name());
+  return names;
+}
+
+absl::Status NodeContext::CheckAttrs(std::initializer_list<const char*> known) const {
+  for (const onnx::AttributeProto& a : proto_.attribute()) {
+    bool ok = false;
+    for (const char* k : known) ok |= a.name() == k;
+    if (!ok) return Unsupported(absl::StrCat("attribute '", a.name(), "' is not supported"));
+  }
+  return absl::OkStatus();
+}
+
+bool NodeContext::OutputUsed(int i) const {
+  return i < proto_.output_size() && !proto_.output(i).empty() &&
+         state_.used.contains(proto_.output(i));
+}
+
+absl::Status NodeContext::Emit(OpType op, std::vector<ValueId> inputs, OpAttrs attrs) {
+  if (proto_.output_size() < 1 || proto_.output(0).empty()) return Invalid("has no output");
+  std::vector<const TensorDesc*> descs;
+  for (ValueId id : inputs) descs.push_back(id == kNoValue ? nullptr : &state_.values[id].desc);
+  absl::StatusOr<TensorDesc> desc = InferOutputShape(op, attrs, descs);
+  if (!desc.ok()) return Invalid(desc.status().message());
+  for (int64_t d : desc->shape) {
+    if (d <= 0) {
+      return Unsupported(absl::StrCat("output shape ", desc->ToString(),
+                                      " has a zero dimension; empty tensors are not supported"));
+    }
+  }
+  Value out;
+  out.name = proto_.output(0);
+  out.desc = *std::move(desc);
+  const ValueId out_id = state_.AddValue(std::move(out));
+  Node node;
+  node.op = op;
+  node.name = name_;
+  node.inputs = std::move(inputs);
+  node.outputs = {out_id};
+  node.attrs = std::move(attrs);
+  state_.nodes.push_back(std::move(node));
+  return absl::OkStatus();
+}
+
+absl::Status NodeContext::DefineConstant(OnnxConstant data) {
+  const std::string& out = proto_.output(0);
+  data.name = out;
+  if (state_.graph_outputs.contains(out)) {
+    // A graph output must be written by a node: materialize the constant
+    // under another name and copy it with an Identity node.
+    if (!data.is_float) {
+      return Unsupported(
+          absl::StrCat("graph output '", out, "' is a int64 tensor; only float32 is supported"));
+    }
+    for (int64_t d : data.dims) {
+      if (d <= 0) return Unsupported("empty tensors are not supported");
+    }
+    Value v;
+    v.name = absl::StrCat(out, "/constant");
+    v.kind = Value::Kind::kConstant;
+    v.desc.shape = data.dims;
+    v.data = std::make_shared<const std::vector<float>>(std::move(data.floats));
+    const ValueId id = state_.AddValue(std::move(v));
+    return Emit(OpType::kIdentity, {id}, {});
+  }
+  state_.consts[out] = std::move(data);
+  return absl::OkStatus();
+}
+
+}  // namespace recq::onnx_import

@@ -1,0 +1,75 @@
+// The importer's side of OnnxNodeContext: one onnx.NodeProto, and the state
+// of the graph being built that op import functions add to.
+#ifndef RECQ_ENGINE_ONNX_ONNX_NODE_H_
+#define RECQ_ENGINE_ONNX_ONNX_NODE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "engine/onnx/onnx_tensor.h"
+#include "onnx/onnx_pb.h"
+#include "recq/op_registry.h"
+
+namespace recq::onnx_import {
+
+// What the importer has built so far.
+struct ImportState {
+  std::vector<Value> values;
+  std::vector<Node> nodes;
+  std::vector<ValueId> inputs;
+  absl::flat_hash_map<std::string, ValueId> ids;          // names with a recq value
+  absl::flat_hash_map<std::string, OnnxConstant> consts;  // initializers, folded Constants
+  absl::flat_hash_set<std::string> used;                  // names any node or output reads
+  absl::flat_hash_set<std::string> graph_outputs;
+
+  ValueId AddValue(Value v);
+};
+
+// ToConstant converts a decoded tensor.
+OnnxConstant ToConstant(HostTensorData data);
+
+class NodeContext final : public OnnxNodeContext {
+ public:
+  NodeContext(ImportState& state, const onnx::NodeProto& proto, std::string name, int64_t opset)
+      : state_(state), proto_(proto), name_(std::move(name)), opset_(opset) {}
+
+  const std::string& name() const override { return name_; }
+  const std::string& op_type() const override { return proto_.op_type(); }
+  int64_t opset() const override { return opset_; }
+  int num_inputs() const override { return proto_.input_size(); }
+  int num_outputs() const override { return proto_.output_size(); }
+  const std::string& output_name(int i) const override { return proto_.output(i); }
+
+  absl::StatusOr<ValueId> Input(int i, bool optional) override;
+  absl::StatusOr<const OnnxConstant*> ConstantInput(int i) override;
+  const TensorDesc& desc(ValueId id) const override { return state_.values[id].desc; }
+  const std::string& value_name(ValueId id) const override { return state_.values[id].name; }
+
+  bool HasAttr(absl::string_view name) const override { return Attr(name) != nullptr; }
+  absl::StatusOr<int64_t> Int(absl::string_view name, int64_t def) const override;
+  absl::StatusOr<float> Float(absl::string_view name, float def) const override;
+  absl::StatusOr<std::vector<int64_t>> Ints(absl::string_view name) const override;
+  absl::StatusOr<std::vector<float>> Floats(absl::string_view name) const override;
+  absl::StatusOr<std::string> String(absl::string_view name, const std::string& def) const override;
+  absl::StatusOr<OnnxConstant> Tensor(absl::string_view name) const override;
+  std::vector<std::string> AttrNames() const override;
+  absl::Status CheckAttrs(std::initializer_list<const char*> known) const override;
+  bool OutputUsed(int i) const override;
+
+  absl::Status Emit(OpType op, std::vector<ValueId> inputs, OpAttrs attrs) override;
+  absl::Status DefineConstant(OnnxConstant value) override;
+
+ private:
+  const onnx::AttributeProto* Attr(absl::string_view name) const;
+
+  ImportState& state_;
+  const onnx::NodeProto& proto_;
+  std::string name_;
+  int64_t opset_;
+};
+
+}  // namespace recq::onnx_import
+
+#endif  // RECQ_ENGINE_ONNX_ONNX_NODE_H_

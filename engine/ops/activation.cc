@@ -1,0 +1,126 @@
+// Element-wise activations: Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid and
+// HardSwish (ActivationAttrs). Each is also an epilogue that FuseActivations
+// moves into the op before it (RECQ_ACT_* in kernels/common/common.cl).
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ops/op_table.h"
+#include "engine/ops/op_util.h"
+#include "engine/status_macros.h"
+
+namespace recq::internal {
+namespace {
+
+struct ActivationOp {
+  OpType type;
+  ActivationKind kind;
+  bool uses_alpha;
+  bool uses_beta;
+};
+
+// ActivationOf returns the activation `node` applies, with its parameters.
+Activation ActivationOf(const ActivationOp& op, const Node& node) {
+  const auto* a = node.attrs.get_if<ActivationAttrs>();
+  const ActivationAttrs attrs = a ? *a : ActivationAttrs{};
+  return {op.kind, op.uses_alpha ? attrs.alpha : 0.0f, op.uses_beta ? attrs.beta : 0.0f};
+}
+
+absl::StatusOr<ValueId> OnlyInput(OnnxNodeContext& n, std::initializer_list<const char*> attrs) {
+  RECQ_RETURN_IF_ERROR(n.CheckAttrs(attrs));
+  return n.Input(0);
+}
+
+absl::Status ImportPlain(OnnxNodeContext& n, OpType op) {
+  RECQ_ASSIGN_OR_RETURN(ValueId x, OnlyInput(n, {}));
+  return n.Emit(op, {x}, ActivationAttrs{});
+}
+
+absl::Status ImportLeakyRelu(OnnxNodeContext& n) {
+  RECQ_ASSIGN_OR_RETURN(ValueId x, OnlyInput(n, {"alpha"}));
+  RECQ_ASSIGN_OR_RETURN(float alpha, n.Float("alpha", 0.01f));
+  return n.Emit(OpType::kLeakyRelu, {x}, ActivationAttrs{alpha, 0.0f});
+}
+
+absl::Status ImportHardSigmoid(OnnxNodeContext& n) {
+  RECQ_ASSIGN_OR_RETURN(ValueId x, OnlyInput(n, {"alpha", "beta"}));
+  RECQ_ASSIGN_OR_RETURN(float alpha, n.Float("alpha", 0.2f));
+  RECQ_ASSIGN_OR_RETURN(float beta, n.Float("beta", 0.5f));
+  return n.Emit(OpType::kHardSigmoid, {x}, ActivationAttrs{alpha, beta});
+}
+
+// Clip: bounds are attributes before opset 11 and constant inputs after.
+absl::Status ImportClip(OnnxNodeContext& n) {
+  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  float lo = -std::numeric_limits<float>::infinity();
+  float hi = std::numeric_limits<float>::infinity();
+  if (n.opset() < 11) {
+    RECQ_RETURN_IF_ERROR(n.CheckAttrs({"min", "max"}));
+    RECQ_ASSIGN_OR_RETURN(lo, n.Float("min", std::numeric_limits<float>::lowest()));
+    RECQ_ASSIGN_OR_RETURN(hi, n.Float("max", std::numeric_limits<float>::max()));
+  } else {
+    RECQ_RETURN_IF_ERROR(n.CheckAttrs({}));
+    for (int i = 1; i < 3; ++i) {
+      RECQ_ASSIGN_OR_RETURN(const OnnxConstant* c, n.ConstantInput(i));
+      if (c == nullptr) continue;
+      if (!c->is_float || c->floats.size() != 1) {
+        return n.Unsupported(
+            absl::StrCat(i == 1 ? "min" : "max", " '", c->name, "' must be a float32 scalar"));
+      }
+      (i == 1 ? lo : hi) = c->floats[0];
+    }
+  }
+  return n.Emit(OpType::kClip, {x}, ActivationAttrs{lo, hi});
+}
+
+}  // namespace
+
+RECQ_REGISTER_OPS(Activation) {
+  const ActivationOp ops[] = {
+      {OpType::kRelu, ActivationKind::kRelu, false, false},
+      {OpType::kClip, ActivationKind::kClip, true, true},
+      {OpType::kLeakyRelu, ActivationKind::kLeakyRelu, true, false},
+      {OpType::kSigmoid, ActivationKind::kSigmoid, false, false},
+      {OpType::kHardSigmoid, ActivationKind::kHardSigmoid, true, true},
+      {OpType::kHardSwish, ActivationKind::kHardSwish, false, false},
+  };
+  for (const ActivationOp& op : ops) {
+    OpDef def;
+    def.type = op.type;
+    def.infer = [type = op.type](const OpAttrs& attrs,
+                                 InferInputs in) -> absl::StatusOr<TensorDesc> {
+      RECQ_RETURN_IF_ERROR(CheckInputCount(type, in, 1, 1));
+      RECQ_RETURN_IF_ERROR(AttrsOf<ActivationAttrs>(type, attrs).status());
+      return *in[0];
+    };
+    def.as_activation = [op](const Node& node) { return ActivationOf(op, node); };
+    def.variants = {{"activation", nullptr, [op](LoweringContext& ctx, const Node& node) {
+                       EmitActivation(ctx, node.inputs[0], node.outputs[0], ActivationOf(op, node));
+                       return absl::OkStatus();
+                     }}};
+    const OpType type = op.type;
+    switch (op.kind) {
+      case ActivationKind::kRelu:
+      case ActivationKind::kSigmoid:
+      case ActivationKind::kHardSwish:
+        def.onnx = {{"", type.name(), 1, kOnnxOpsetMax,
+                     [type](OnnxNodeContext& n) { return ImportPlain(n, type); }}};
+        break;
+      case ActivationKind::kLeakyRelu:
+        def.onnx = {{"", "LeakyRelu", 1, kOnnxOpsetMax, ImportLeakyRelu}};
+        break;
+      case ActivationKind::kHardSigmoid:
+        def.onnx = {{"", "HardSigmoid", 1, kOnnxOpsetMax, ImportHardSigmoid}};
+        break;
+      case ActivationKind::kClip:
+        def.onnx = {{"", "Clip", 1, kOnnxOpsetMax, ImportClip}};
+        break;
+      case ActivationKind::kNone:
+        break;
+    }
+    RECQ_RETURN_IF_ERROR(table.Add(std::move(def)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace recq::internal

@@ -1,0 +1,98 @@
+// BatchNorm (inference): y = (x - mean) / sqrt(var + epsilon) * scale + bias
+// per channel of dimension 1; ONNX BatchNormalization. Folded into the conv
+// or Gemm before it when its parameters are constants (FoldBatchNorm).
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ops/op_table.h"
+#include "engine/ops/op_util.h"
+#include "engine/status_macros.h"
+
+namespace recq::internal {
+namespace {
+
+constexpr OpType kOp = OpType::kBatchNorm;
+
+absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
+  RECQ_RETURN_IF_ERROR(CheckInputCount(kOp, in, 5, 5));
+  RECQ_RETURN_IF_ERROR(AttrsOf<BatchNormAttrs>(kOp, attrs).status());
+  const Shape& x = in[0]->shape;
+  if (x.size() < 2) return Bad(kOp, absl::StrCat("input must have rank >= 2, got ", S(x)));
+  for (int i = 1; i < 5; ++i) {
+    if (in[i]->shape != Shape{x[1]}) {
+      return Bad(kOp,
+                 absl::StrCat("parameter ", i, " must be [", x[1], "], got ", S(in[i]->shape)));
+    }
+  }
+  return *in[0];
+}
+
+absl::Status Import(OnnxNodeContext& n) {
+  RECQ_RETURN_IF_ERROR(
+      n.CheckAttrs({"epsilon", "momentum", "spatial", "training_mode", "is_test"}));
+  RECQ_ASSIGN_OR_RETURN(int64_t training, n.Int("training_mode", 0));
+  if (training != 0) return n.Unsupported("training_mode=1 is not supported (inference only)");
+  RECQ_ASSIGN_OR_RETURN(int64_t spatial, n.Int("spatial", 1));
+  if (spatial != 1) return n.Unsupported("spatial=0 is not supported");
+  for (int i = 1; i < n.num_outputs(); ++i) {
+    if (!n.output_name(i).empty()) {
+      return n.Unsupported(absl::StrCat("output ", i, " ('", n.output_name(i),
+                                        "', training statistics) is not supported"));
+    }
+  }
+  RECQ_ASSIGN_OR_RETURN(float eps, n.Float("epsilon", 1e-5f));
+  std::vector<ValueId> in;
+  for (int i = 0; i < 5; ++i) {
+    RECQ_ASSIGN_OR_RETURN(ValueId id, n.Input(i));
+    in.push_back(id);
+  }
+  return n.Emit(kOp, std::move(in), BatchNormAttrs{eps});
+}
+
+absl::Status Lower(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<BatchNormAttrs>(node);
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  Dispatch& d =
+      ctx.Emit(MakeDispatch(ctx, "batchnorm.cl", "batchnorm", {size_t(Product(x, 0, x.size()))}));
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(node.inputs[2]),
+            ctx.Arg(node.inputs[3]), ctx.Arg(node.inputs[4]), ctx.Arg(node.outputs[0])};
+  AddInts(d, {x[1], Product(x, 2, x.size())});
+  d.args.push_back(DispatchArg::Scalar(a.epsilon));
+  AddFusedActivation(ctx, d, node);
+  return absl::OkStatus();
+}
+
+// The per-channel scale and shift, when every parameter is a constant.
+std::optional<std::pair<std::vector<float>, std::vector<float>>> AsChannelAffine(
+    const Node& node, const std::function<const std::vector<float>*(ValueId)>& constant) {
+  const std::vector<float>* scale = constant(node.inputs[1]);
+  const std::vector<float>* shift = constant(node.inputs[2]);
+  const std::vector<float>* mean = constant(node.inputs[3]);
+  const std::vector<float>* var = constant(node.inputs[4]);
+  if (!scale || !shift || !mean || !var) return std::nullopt;
+  const float eps = AttrsOr<BatchNormAttrs>(node).epsilon;
+  const size_t channels = scale->size();
+  std::vector<float> s(channels), t(channels);
+  for (size_t c = 0; c < channels; ++c) {
+    s[c] = (*scale)[c] / std::sqrt((*var)[c] + eps);
+    t[c] = (*shift)[c] - (*mean)[c] * s[c];
+  }
+  return std::make_pair(std::move(s), std::move(t));
+}
+
+}  // namespace
+
+RECQ_REGISTER_OPS(BatchNorm) {
+  OpDef def;
+  def.type = kOp;
+  def.onnx = {{"", "BatchNormalization", 1, kOnnxOpsetMax, Import}};
+  def.infer = Infer;
+  def.variants = {{"batchnorm", nullptr, Lower}};
+  def.absorbs_activation = true;
+  def.as_channel_affine = AsChannelAffine;
+  return table.Add(std::move(def));
+}
+
+}  // namespace recq::internal

@@ -1,0 +1,77 @@
+// Concat (ConcatAttrs) along one axis; every other dimension must match.
+// One copy dispatch per input.
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ops/op_table.h"
+#include "engine/ops/op_util.h"
+#include "engine/status_macros.h"
+
+namespace recq::internal {
+namespace {
+
+constexpr OpType kOp = OpType::kConcat;
+
+absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
+  if (in.empty()) return Bad(kOp, "needs at least one input");
+  RECQ_RETURN_IF_ERROR(CheckInputCount(kOp, in, in.size(), in.size()));
+  RECQ_ASSIGN_OR_RETURN(const ConcatAttrs* a, AttrsOf<ConcatAttrs>(kOp, attrs));
+  Shape out = in[0]->shape;
+  RECQ_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(kOp, a->axis, out.size(), false));
+  for (size_t i = 1; i < in.size(); ++i) {
+    const Shape& s = in[i]->shape;
+    bool ok = s.size() == out.size();
+    for (size_t d = 0; ok && d < s.size(); ++d) {
+      ok = d == static_cast<size_t>(axis) || s[d] == out[d];
+    }
+    if (!ok) {
+      return Bad(kOp, absl::StrCat("input ", i, " ", S(s), " does not match ", S(in[0]->shape),
+                                   " outside axis ", axis));
+    }
+    out[axis] += s[axis];
+  }
+  return TensorDesc{out};
+}
+
+absl::Status Import(OnnxNodeContext& n) {
+  RECQ_RETURN_IF_ERROR(n.CheckAttrs({"axis"}));
+  if (!n.HasAttr("axis")) return n.Invalid("attribute 'axis' is required");
+  RECQ_ASSIGN_OR_RETURN(int64_t axis, n.Int("axis", 0));
+  std::vector<ValueId> in;
+  for (int i = 0; i < n.num_inputs(); ++i) {
+    RECQ_ASSIGN_OR_RETURN(ValueId id, n.Input(i));
+    in.push_back(id);
+  }
+  return n.Emit(kOp, std::move(in), ConcatAttrs{axis});
+}
+
+absl::Status Lower(LoweringContext& ctx, const Node& node) {
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const int64_t raw_axis = AttrsOr<ConcatAttrs>(node).axis;
+  const int64_t axis = raw_axis < 0 ? raw_axis + static_cast<int64_t>(out.size()) : raw_axis;
+  const int64_t outer = Product(out, 0, axis);
+  const int64_t inner = Product(out, axis + 1, out.size());
+  int64_t offset = 0;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const int64_t inner_x = ShapeOf(ctx, node.inputs[i])[axis] * inner;
+    Dispatch& d =
+        ctx.Emit(MakeDispatch(ctx, "concat.cl", "concat_copy", {size_t(outer * inner_x)}));
+    d.args = {ctx.Arg(node.inputs[i]), ctx.Arg(node.outputs[0])};
+    AddInts(d, {inner_x, out[axis] * inner, offset});
+    offset += inner_x;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+RECQ_REGISTER_OPS(Concat) {
+  OpDef def;
+  def.type = kOp;
+  def.onnx = {{"", "Concat", 1, kOnnxOpsetMax, Import}};
+  def.infer = Infer;
+  def.variants = {{"concat_copy", nullptr, Lower}};
+  return table.Add(std::move(def));
+}
+
+}  // namespace recq::internal

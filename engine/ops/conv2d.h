@@ -1,0 +1,36 @@
+// Conv2D's kernel variants, shared by conv2d.cc (the op), conv2d_cpu.cc and
+// conv2d_gpu.cc (the two kernel families).
+#ifndef RECQ_ENGINE_OPS_CONV2D_H_
+#define RECQ_ENGINE_OPS_CONV2D_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "recq/op_registry.h"
+
+namespace recq::internal {
+
+// The shape facts the variants' fit tests read.
+struct ConvShape {
+  bool pointwise = false;   // 1x1, stride 1, no padding, groups 1, constant weights
+  bool depthwise = false;   // groups == C == OC
+  bool shifts_3x3 = false;  // 3x3, unit dilation, equal strides of 1 or 2, left pad 1
+  bool constant_weights = false;
+  bool groups_1 = false;
+};
+ConvShape ConvShapeOf(const Node& node, const LoweringContext& ctx);
+
+// PackPointwiseWeights returns [OC][C] weights repacked as
+// [ceil(OC/ocb)][C][ocb], zero past OC, stored in the original's place.
+DispatchArg PackPointwiseWeights(LoweringContext& ctx, ValueId w, int64_t oc, int64_t c,
+                                 int64_t ocb);
+
+// The CPU family (conv2d.cl, conv2d_pointwise.cl, conv2d_3x3.cl) and the GPU
+// family (conv2d_gpu.cl), in order of preference within each.
+std::vector<KernelVariant> ConvCpuVariants();
+std::vector<KernelVariant> ConvGpuVariants();
+
+}  // namespace recq::internal
+
+#endif  // RECQ_ENGINE_OPS_CONV2D_H_

@@ -1,0 +1,147 @@
+// Conv2D's CPU kernel family: vector work-items and small groups, tuned on
+// PoCL. In order of preference: pointwise (1x1 as a register-blocked GEMM),
+// depthwise 3x3 and dense 3x3 strips, and the generic direct convolution.
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ops/conv2d.h"
+#include "engine/ops/op_util.h"
+
+namespace recq::internal {
+namespace {
+
+bool Cpu(const LoweringContext& ctx) { return !ctx.device().gpu; }
+
+// Dense 3x3 weights [OC][C][3][3] repacked as [ceil(OC/8)][C][3][3][8],
+// zero past OC.
+DispatchArg PackDense3x3Weights(LoweringContext& ctx, ValueId w, int64_t oc, int64_t c) {
+  const std::vector<float>& src = *ctx.graph().value(w).data;
+  auto packed = std::make_shared<std::vector<float>>(CeilDiv(oc, 8) * 8 * c * 9, 0.0f);
+  for (int64_t o = 0; o < oc; ++o) {
+    for (int64_t i = 0; i < c * 9; ++i) {
+      (*packed)[((o / 8) * c * 9 + i) * 8 + o % 8] = src[o * c * 9 + i];
+    }
+  }
+  return ctx.ReplaceConstant(w, std::move(packed));
+}
+
+ValueId Bias(const Node& node) { return node.inputs.size() > 2 ? node.inputs[2] : kNoValue; }
+
+// Finishes a conv dispatch: the activation of what the conv writes.
+absl::Status Finish(LoweringContext& ctx, Dispatch d, const Activation& act) {
+  AddActivation(d, act);
+  ctx.MarkActivationApplied();
+  ctx.Emit(std::move(d));
+  return absl::OkStatus();
+}
+
+absl::Status LowerPointwise(LoweringContext& ctx, const Node& node) {
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  const int64_t hw = out[2] * out[3];
+  // float16 (PoCL's fastest width, DESIGN.md) unless HW is below 16.
+  const int64_t vw = hw >= 16 ? 16 : 8;
+  // 8 output channels per item measured as fast as 16 on PoCL 3.1.
+  const int64_t ocb = 8;
+  Dispatch d;
+  d.label = "conv2d_pointwise";
+  d.kernel = ctx.Kernel("conv2d_pointwise.cl", "conv2d_pointwise",
+                        {absl::StrCat("-DRECQ_PW_VW=", vw), absl::StrCat("-DRECQ_PW_OCB=", ocb)});
+  // 16 items per group measured best (vs 1, 4, 64) on PoCL 3.1.
+  const std::array<size_t, 3> range = {CeilDiv(hw, vw), CeilDiv(out[1], ocb), size_t(out[0])};
+  SetRange(d, range, WorkGroupFor(range, 16));
+  d.args = {ctx.Arg(node.inputs[0]), PackPointwiseWeights(ctx, node.inputs[1], out[1], x[1], ocb),
+            ctx.Arg(Bias(node)), ctx.Arg(residual), ctx.Arg(y)};
+  AddInts(d, {x[0], x[1], hw, out[1]});
+  return Finish(ctx, std::move(d), act);
+}
+
+absl::Status LowerDepthwise3x3(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  // float16 strips measured 1.6x faster than float8 where OW >= 16.
+  const int64_t vw = out[3] >= 16 ? 16 : 8;
+  Dispatch d;
+  d.label = "conv2d_depthwise3x3";
+  d.kernel = ctx.Kernel(
+      "conv2d_3x3.cl", "conv2d_depthwise3x3",
+      {absl::StrCat("-DRECQ_C3_STRIDE=", a.strides[0]), absl::StrCat("-DRECQ_C3_VW=", vw)});
+  // Little work per item: large groups where there are enough items.
+  const std::array<size_t, 3> range = {CeilDiv(out[3], vw), size_t(out[2]),
+                                       size_t(out[0] * out[1])};
+  const size_t items = range[0] * range[1] * range[2];
+  SetRange(d, range, WorkGroupFor(range, std::clamp<size_t>(items / 128, 16, 256)));
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(Bias(node)), ctx.Arg(y)};
+  AddInts(d, {x[0], x[1], x[2], x[3], out[2], out[3], a.pads[0]});
+  return Finish(ctx, std::move(d), act);
+}
+
+absl::Status LowerDense3x3(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  const int64_t vw = 8;
+  Dispatch d;
+  d.label = "conv2d_dense3x3";
+  d.kernel = ctx.Kernel(
+      "conv2d_3x3.cl", "conv2d_dense3x3",
+      {absl::StrCat("-DRECQ_C3_STRIDE=", a.strides[0]), absl::StrCat("-DRECQ_C3_VW=", vw)});
+  // Much work per item: one-item groups measured as good as larger ones.
+  SetRange(d, {CeilDiv(out[3], vw), size_t(out[2]), size_t(out[0]) * CeilDiv(out[1], 8)},
+           {1, 1, 1});
+  d.args = {ctx.Arg(node.inputs[0]), PackDense3x3Weights(ctx, node.inputs[1], out[1], x[1]),
+            ctx.Arg(Bias(node)), ctx.Arg(y)};
+  AddInts(d, {x[0], x[1], x[2], x[3], out[1], out[2], out[3], a.pads[0]});
+  return Finish(ctx, std::move(d), act);
+}
+
+absl::Status LowerGeneric(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  Dispatch d;
+  d.label = "conv2d";
+  d.kernel = ctx.Kernel("conv2d.cl", "conv2d");
+  d.work_dim = 3;
+  d.global = {size_t(out[3]), size_t(out[2]), size_t(out[0] * out[1])};
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(Bias(node)), ctx.Arg(y)};
+  AddInts(d, {x[1], x[2], x[3], out[1], out[2], out[3], w[2], w[3], a.strides[0], a.strides[1],
+              a.pads[0], a.pads[1], a.dilations[0], a.dilations[1], a.groups});
+  return Finish(ctx, std::move(d), act);
+}
+
+}  // namespace
+
+std::vector<KernelVariant> ConvCpuVariants() {
+  return {
+      {"conv2d_pointwise",
+       [](const Node& n, const LoweringContext& ctx) {
+         return Cpu(ctx) && ConvShapeOf(n, ctx).pointwise;
+       },
+       LowerPointwise, /*absorbs_residual_add=*/true},
+      {"conv2d_depthwise3x3",
+       [](const Node& n, const LoweringContext& ctx) {
+         const ConvShape s = ConvShapeOf(n, ctx);
+         return Cpu(ctx) && s.depthwise && s.shifts_3x3;
+       },
+       LowerDepthwise3x3},
+      {"conv2d_dense3x3",
+       [](const Node& n, const LoweringContext& ctx) {
+         const ConvShape s = ConvShapeOf(n, ctx);
+         return Cpu(ctx) && s.groups_1 && s.shifts_3x3 && s.constant_weights;
+       },
+       LowerDense3x3},
+      {"conv2d", [](const Node&, const LoweringContext& ctx) { return Cpu(ctx); }, LowerGeneric},
+  };
+}
+
+}  // namespace recq::internal

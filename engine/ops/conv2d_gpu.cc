@@ -1,0 +1,141 @@
+// Conv2D's GPU kernel family (conv2d_gpu.cl): one or a few outputs per
+// work-item, consecutive work-items along pixels. In order of preference:
+// pointwise with split-K local reduction, depthwise, and direct.
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ops/conv2d.h"
+#include "engine/ops/op_util.h"
+
+namespace recq::internal {
+namespace {
+
+bool Gpu(const LoweringContext& ctx) { return ctx.device().gpu; }
+ValueId Bias(const Node& node) { return node.inputs.size() > 2 ? node.inputs[2] : kNoValue; }
+
+// How conv2d_pointwise_gpu splits one layer: output channels per work-item,
+// slices of C per output, local size along the outputs.
+struct PointwiseGpuShape {
+  int64_t ocb = 1;
+  int64_t ks = 1;
+  size_t lx = 128;
+};
+
+// ChoosePointwiseGpu: a work-item's time is about its serial loop over C
+// (H200: 1x1 layers of 16-960 channels measured 6-20 us, rising with the
+// loop, nearly flat in the item count), so C is split into slices of at
+// most about 24 channels, summed in local memory, while the items stay below
+// what the device holds at once (about 2048 per compute unit). Four output
+// channels per item measured best or within noise of it.
+PointwiseGpuShape ChoosePointwiseGpu(const DeviceFacts& device, int64_t n, int64_t hw, int64_t oc,
+                                     int64_t c) {
+  const size_t units = device.compute_units != 0 ? device.compute_units : 16;
+  const size_t fill = units * 2048;
+  // Slices of 12, 16, 32 or 48 channels measured no better in sum.
+  const int64_t loop = 24;
+  const size_t max_ks = std::min<size_t>(32, GpuGroup(device, 256) / 8);
+  PointwiseGpuShape s;
+  // Four channels per item unless that pads a small OC much.
+  s.ocb = oc >= 16 || oc % 4 == 0 ? 4 : oc % 2 == 0 ? 2 : 1;
+  const size_t items = static_cast<size_t>(n * hw) * CeilDiv(oc, s.ocb);
+  while (size_t(s.ks) < max_ks && c > loop * s.ks && items * s.ks * 2 <= fill) s.ks *= 2;
+  s.lx = GpuGroup(device, 256) / s.ks;
+  return s;
+}
+
+absl::Status Finish(LoweringContext& ctx, Dispatch d, const Activation& act) {
+  AddActivation(d, act);
+  ctx.MarkActivationApplied();
+  ctx.Emit(std::move(d));
+  return absl::OkStatus();
+}
+
+absl::Status LowerPointwiseGpu(LoweringContext& ctx, const Node& node) {
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  const int64_t hw = out[2] * out[3];
+  const PointwiseGpuShape s = ChoosePointwiseGpu(ctx.device(), out[0], hw, out[1], x[1]);
+  Dispatch d;
+  d.label = "conv2d_pointwise_gpu";
+  d.kernel = ctx.Kernel("conv2d_gpu.cl", "conv2d_pointwise_gpu",
+                        {absl::StrCat("-DRECQ_PW_OCB=", s.ocb), absl::StrCat("-DRECQ_PW_KS=", s.ks),
+                         absl::StrCat("-DRECQ_PW_LX=", s.lx)});
+  const size_t items = size_t(out[0]) * CeilDiv(out[1], s.ocb) * size_t(hw);
+  d.work_dim = 2;
+  d.global = {RoundUp(items, s.lx), size_t(s.ks), 1};
+  d.local = {s.lx, size_t(s.ks), 1};
+  d.args = {ctx.Arg(node.inputs[0]), PackPointwiseWeights(ctx, node.inputs[1], out[1], x[1], s.ocb),
+            ctx.Arg(Bias(node)), ctx.Arg(residual), ctx.Arg(y)};
+  AddInts(d, {x[0], x[1], hw, out[1]});
+  return Finish(ctx, std::move(d), act);
+}
+
+absl::Status LowerDepthwiseGpu(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  const size_t outputs = static_cast<size_t>(Product(out, 0, 4));
+  Dispatch d;
+  d.label = "conv2d_depthwise_gpu";
+  d.kernel = ctx.Kernel("conv2d_gpu.cl", "conv2d_depthwise_gpu",
+                        {absl::StrCat("-DRECQ_DW_KH=", w[2]), absl::StrCat("-DRECQ_DW_KW=", w[3])});
+  const size_t local = GpuGroup(ctx.device(), 128);
+  d.work_dim = 1;
+  d.global = {RoundUp(outputs, local), 1, 1};
+  d.local = {local, 1, 1};
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(Bias(node)), ctx.Arg(y)};
+  AddInts(d, {x[0], x[1], x[2], x[3], out[2], out[3], a.strides[0], a.strides[1], a.pads[0],
+              a.pads[1], a.dilations[0], a.dilations[1]});
+  return Finish(ctx, std::move(d), act);
+}
+
+absl::Status LowerDirectGpu(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  const size_t outputs = static_cast<size_t>(Product(out, 0, 4));
+  // Channels per item share the input loads (the 3-channel stem: 4 per item
+  // measured 10-11 us on the H200, 19-23 us with one, 13 with 8).
+  const int64_t per_group = out[1] / a.groups;
+  const int64_t ocb = per_group % 4 == 0 ? 4 : per_group % 2 == 0 ? 2 : 1;
+  Dispatch d;
+  d.label = "conv2d_direct_gpu";
+  d.kernel = ctx.Kernel("conv2d_gpu.cl", "conv2d_direct_gpu",
+                        {absl::StrCat("-DRECQ_DG_KH=", w[2]), absl::StrCat("-DRECQ_DG_KW=", w[3]),
+                         absl::StrCat("-DRECQ_DG_OCB=", ocb)});
+  const size_t local = GpuGroup(ctx.device(), 128);
+  d.work_dim = 1;
+  d.global = {RoundUp(outputs / ocb, local), 1, 1};
+  d.local = {local, 1, 1};
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(Bias(node)), ctx.Arg(y)};
+  AddInts(d, {x[0], x[1], x[2], x[3], out[1], out[2], out[3], a.strides[0], a.strides[1], a.pads[0],
+              a.pads[1], a.dilations[0], a.dilations[1], a.groups});
+  return Finish(ctx, std::move(d), act);
+}
+
+}  // namespace
+
+std::vector<KernelVariant> ConvGpuVariants() {
+  return {
+      {"conv2d_pointwise_gpu",
+       [](const Node& n, const LoweringContext& ctx) {
+         return Gpu(ctx) && ConvShapeOf(n, ctx).pointwise;
+       },
+       LowerPointwiseGpu, /*absorbs_residual_add=*/true},
+      {"conv2d_depthwise_gpu",
+       [](const Node& n, const LoweringContext& ctx) {
+         return Gpu(ctx) && ConvShapeOf(n, ctx).depthwise;
+       },
+       LowerDepthwiseGpu},
+      {"conv2d_direct_gpu", [](const Node&, const LoweringContext& ctx) { return Gpu(ctx); },
+       LowerDirectGpu},
+  };
+}
+
+}  // namespace recq::internal

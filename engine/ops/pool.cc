@@ -1,0 +1,152 @@
+// Pooling: MaxPool and AveragePool over 2-D windows (PoolAttrs), and
+// GlobalAveragePool over every spatial position. Their kernels apply a fused
+// activation.
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ops/op_table.h"
+#include "engine/ops/op_util.h"
+#include "engine/ops/window.h"
+#include "engine/status_macros.h"
+
+namespace recq::internal {
+namespace {
+
+absl::StatusOr<TensorDesc> InferWindowPool(OpType op, const OpAttrs& attrs, InferInputs in) {
+  RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, 1, 1));
+  RECQ_ASSIGN_OR_RETURN(const PoolAttrs* a, AttrsOf<PoolAttrs>(op, attrs));
+  const Shape& x = in[0]->shape;
+  if (x.size() != 4) return Bad(op, absl::StrCat("input must be NCHW (rank 4), got ", S(x)));
+  Shape out = {x[0], x[1], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    if (a->pads[i] >= a->kernel[i] || a->pads[2 + i] >= a->kernel[i]) {
+      return Bad(op, "pads must be smaller than the kernel");
+    }
+    RECQ_ASSIGN_OR_RETURN(out[2 + i],
+                          WindowOutput(op, x[2 + i], a->pads[i], a->pads[2 + i], a->kernel[i],
+                                       a->strides[i], a->dilations[i], a->ceil_mode));
+  }
+  return TensorDesc{out};
+}
+
+absl::Status ImportWindowPool(OnnxNodeContext& n, OpType op) {
+  const bool max = op == OpType::kMaxPool;
+  if (max) {
+    RECQ_RETURN_IF_ERROR(n.CheckAttrs({"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
+                                       "storage_order", "strides"}));
+    RECQ_ASSIGN_OR_RETURN(int64_t storage_order, n.Int("storage_order", 0));
+    if (storage_order != 0) {
+      return n.Unsupported(absl::StrCat("storage_order ", storage_order, " is not supported"));
+    }
+    if (n.num_outputs() > 1 && !n.output_name(1).empty()) {
+      return n.Unsupported("the Indices output is not supported");
+    }
+  } else {
+    RECQ_RETURN_IF_ERROR(n.CheckAttrs({"auto_pad", "ceil_mode", "count_include_pad", "dilations",
+                                       "kernel_shape", "pads", "strides"}));
+  }
+  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, n.Ints("kernel_shape"));
+  const TensorDesc& xd = n.desc(x);
+  if (xd.shape.size() != 4) {
+    return n.Unsupported(
+        absl::StrCat("input is ", xd.ToString(), "; only 2-D (NCHW) is supported"));
+  }
+  if (kernel.size() != 2) return n.Invalid("kernel_shape must have 2 values for a 2-D input");
+  RECQ_ASSIGN_OR_RETURN(int64_t ceil_mode, n.Int("ceil_mode", 0));
+  RECQ_ASSIGN_OR_RETURN(Window win, ResolveWindow(n, xd, {kernel[0], kernel[1]}));
+  PoolAttrs attrs;
+  attrs.kernel = win.kernel;
+  attrs.strides = win.strides;
+  attrs.dilations = win.dilations;
+  attrs.pads = win.pads;
+  attrs.ceil_mode = ceil_mode != 0;
+  if (!max) {
+    RECQ_ASSIGN_OR_RETURN(int64_t include, n.Int("count_include_pad", 0));
+    attrs.count_include_pad = include != 0;
+  }
+  return n.Emit(op, {x}, attrs);
+}
+
+absl::Status LowerWindowPool(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<PoolAttrs>(node);
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const bool max = node.op == OpType::kMaxPool;
+  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "pool.cl", max ? "max_pool" : "avg_pool",
+                                      {size_t(out[3]), size_t(out[2]), size_t(out[0] * out[1])}));
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
+  AddInts(d, {x[2], x[3], out[2], out[3], a.kernel[0], a.kernel[1], a.strides[0], a.strides[1],
+              a.pads[0], a.pads[1]});
+  if (!max) AddInts(d, {a.pads[2], a.pads[3]});
+  AddInts(d, {a.dilations[0], a.dilations[1]});
+  if (!max) AddInts(d, {a.count_include_pad ? 1 : 0});
+  AddFusedActivation(ctx, d, node);
+  return absl::OkStatus();
+}
+
+// GlobalAveragePool, GPU: one work-group reduces each (n, c) row.
+absl::Status LowerGapRows(LoweringContext& ctx, const Node& node) {
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const int64_t inner = Product(x, 2, x.size());
+  const size_t local = GroupForRow(ctx.device(), inner, 32, 256);
+  Dispatch& d =
+      ctx.Emit(MakeDispatch(ctx, "pool.cl", "global_avg_pool_rows", {size_t(x[0] * x[1]) * local},
+                            {absl::StrCat("-DRECQ_GAP_LOCAL=", local)}));
+  d.local = {local, 1, 1};
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
+  AddInts(d, {inner});
+  AddFusedActivation(ctx, d, node);
+  return absl::OkStatus();
+}
+
+// GlobalAveragePool, CPU: one work-item per (n, c) row.
+absl::Status LowerGap(LoweringContext& ctx, const Node& node) {
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "pool.cl", "global_avg_pool", {size_t(x[0] * x[1])}));
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
+  AddInts(d, {Product(x, 2, x.size())});
+  AddFusedActivation(ctx, d, node);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+RECQ_REGISTER_OPS(Pool) {
+  for (OpType op : {OpType::kMaxPool, OpType::kAveragePool}) {
+    OpDef def;
+    def.type = op;
+    def.onnx = {{"", op.name(), 1, kOnnxOpsetMax,
+                 [op](OnnxNodeContext& n) { return ImportWindowPool(n, op); }}};
+    def.infer = [op](const OpAttrs& attrs, InferInputs in) {
+      return InferWindowPool(op, attrs, in);
+    };
+    def.variants = {{op == OpType::kMaxPool ? "max_pool" : "avg_pool", nullptr, LowerWindowPool}};
+    def.absorbs_activation = true;
+    RECQ_RETURN_IF_ERROR(table.Add(std::move(def)));
+  }
+  OpDef gap;
+  gap.type = OpType::kGlobalAveragePool;
+  gap.onnx = {{"", "GlobalAveragePool", 1, kOnnxOpsetMax, [](OnnxNodeContext& n) -> absl::Status {
+                 RECQ_RETURN_IF_ERROR(n.CheckAttrs({}));
+                 RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+                 return n.Emit(OpType::kGlobalAveragePool, {x}, {});
+               }}};
+  gap.infer = [](const OpAttrs&, InferInputs in) -> absl::StatusOr<TensorDesc> {
+    RECQ_RETURN_IF_ERROR(CheckInputCount(OpType::kGlobalAveragePool, in, 1, 1));
+    Shape x = in[0]->shape;
+    if (x.size() < 3) {
+      return Bad(OpType::kGlobalAveragePool, absl::StrCat("input must have rank >= 3, got ", S(x)));
+    }
+    for (size_t i = 2; i < x.size(); ++i) x[i] = 1;
+    return TensorDesc{x};
+  };
+  gap.variants = {
+      {"global_avg_pool_rows",
+       [](const Node&, const LoweringContext& ctx) { return ctx.device().gpu; }, LowerGapRows},
+      {"global_avg_pool", nullptr, LowerGap}};
+  gap.absorbs_activation = true;
+  return table.Add(std::move(gap));
+}
+
+}  // namespace recq::internal

@@ -1,0 +1,143 @@
+// Ops whose output is their input under another shape: Flatten, Reshape
+// (ReshapeAttrs) and Identity (also ONNX Dropout in inference). Lowering
+// aliases their memory; where it cannot (both ends bound per run, or a
+// fused activation), they copy.
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ops/op_table.h"
+#include "engine/ops/op_util.h"
+#include "engine/status_macros.h"
+
+namespace recq::internal {
+namespace {
+
+absl::StatusOr<TensorDesc> InferFlatten(const OpAttrs& attrs, InferInputs in) {
+  constexpr OpType op = OpType::kFlatten;
+  RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, 1, 1));
+  RECQ_ASSIGN_OR_RETURN(const FlattenAttrs* a, AttrsOf<FlattenAttrs>(op, attrs));
+  const Shape& x = in[0]->shape;
+  RECQ_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(op, a->axis, x.size(), true));
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) (i < axis ? outer : inner) *= x[i];
+  return TensorDesc{{outer, inner}};
+}
+
+absl::StatusOr<TensorDesc> InferReshape(const OpAttrs& attrs, InferInputs in) {
+  constexpr OpType op = OpType::kReshape;
+  RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, 1, 1));
+  RECQ_ASSIGN_OR_RETURN(const ReshapeAttrs* a, AttrsOf<ReshapeAttrs>(op, attrs));
+  const Shape& x = in[0]->shape;
+  Shape out = a->shape;
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == 0 && !a->allow_zero) {
+      if (i >= x.size())
+        return Bad(op, absl::StrCat("0 at position ", i, " has no input dimension"));
+      out[i] = x[i];
+    }
+    if (out[i] == -1) {
+      if (infer >= 0) return Bad(op, "more than one -1 in the target shape");
+      infer = static_cast<int>(i);
+      continue;
+    }
+    if (out[i] <= 0) return Bad(op, absl::StrCat("target shape ", S(a->shape), " is invalid"));
+    known *= out[i];
+  }
+  int64_t total = in[0]->NumElements();
+  if (infer >= 0) {
+    if (known == 0 || total % known != 0) {
+      return Bad(op, absl::StrCat("cannot reshape ", S(x), " to ", S(a->shape)));
+    }
+    out[infer] = total / known;
+  } else if (known != total) {
+    return Bad(op, absl::StrCat("cannot reshape ", S(x), " (", total, " elements) to ", S(a->shape),
+                                " (", known, " elements)"));
+  }
+  return TensorDesc{out};
+}
+
+absl::StatusOr<TensorDesc> InferIdentity(const OpAttrs&, InferInputs in) {
+  RECQ_RETURN_IF_ERROR(CheckInputCount(OpType::kIdentity, in, 1, 1));
+  return *in[0];
+}
+
+absl::Status ImportFlatten(OnnxNodeContext& n) {
+  RECQ_RETURN_IF_ERROR(n.CheckAttrs({"axis"}));
+  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  RECQ_ASSIGN_OR_RETURN(int64_t axis, n.Int("axis", 1));
+  return n.Emit(OpType::kFlatten, {x}, FlattenAttrs{axis});
+}
+
+absl::Status ImportReshape(OnnxNodeContext& n) {
+  RECQ_RETURN_IF_ERROR(n.CheckAttrs({"allowzero"}));
+  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  RECQ_ASSIGN_OR_RETURN(const OnnxConstant* shape, n.ConstantInput(1));
+  if (shape == nullptr) return n.Invalid("input 1 (shape) is required");
+  if (shape->is_float || shape->dims.size() != 1) {
+    return n.Invalid(absl::StrCat("shape '", shape->name, "' must be a 1-D int64 tensor"));
+  }
+  RECQ_ASSIGN_OR_RETURN(int64_t allowzero, n.Int("allowzero", 0));
+  return n.Emit(OpType::kReshape, {x}, ReshapeAttrs{shape->ints, allowzero != 0});
+}
+
+absl::Status ImportIdentity(OnnxNodeContext& n) {
+  RECQ_RETURN_IF_ERROR(n.CheckAttrs({}));
+  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  return n.Emit(OpType::kIdentity, {x}, {});
+}
+
+// Dropout in inference is the identity; a training-mode input must be a
+// constant false.
+absl::Status ImportDropout(OnnxNodeContext& n) {
+  RECQ_RETURN_IF_ERROR(n.CheckAttrs({"ratio", "seed", "is_test"}));
+  RECQ_RETURN_IF_ERROR(n.CheckOnlyFirstOutputUsed());
+  if (n.num_inputs() > 2) {
+    RECQ_ASSIGN_OR_RETURN(const OnnxConstant* training, n.ConstantInput(2));
+    if (training != nullptr) {
+      bool on = training->size() != 1 ||
+                (training->is_float ? training->floats[0] != 0 : training->ints[0] != 0);
+      if (on) return n.Unsupported("training_mode must be a constant false");
+    }
+  }
+  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  return n.Emit(OpType::kIdentity, {x}, {});
+}
+
+// Reached only where the output cannot alias the input.
+absl::Status LowerCopy(LoweringContext& ctx, const Node& node) {
+  const ValueId y = node.outputs[0];
+  if (node.fused.kind != ActivationKind::kNone) {
+    EmitActivation(ctx, node.inputs[0], y, node.fused);
+    ctx.MarkActivationApplied();
+  } else {
+    EmitCopy(ctx, ctx.Arg(node.inputs[0]), ctx.Arg(y), ctx.graph().value(y).desc.NumElements());
+  }
+  return absl::OkStatus();
+}
+
+OpDef ViewOp(OpType type, decltype(OpDef::infer) infer, std::vector<OnnxMapping> onnx) {
+  OpDef def;
+  def.type = type;
+  def.onnx = std::move(onnx);
+  def.infer = std::move(infer);
+  def.variants = {{"copy", nullptr, LowerCopy}};
+  def.is_view = true;
+  return def;
+}
+
+}  // namespace
+
+RECQ_REGISTER_OPS(ShapeOps) {
+  RECQ_RETURN_IF_ERROR(table.Add(
+      ViewOp(OpType::kFlatten, InferFlatten, {{"", "Flatten", 1, kOnnxOpsetMax, ImportFlatten}})));
+  RECQ_RETURN_IF_ERROR(table.Add(
+      ViewOp(OpType::kReshape, InferReshape, {{"", "Reshape", 5, kOnnxOpsetMax, ImportReshape}})));
+  RECQ_RETURN_IF_ERROR(table.Add(ViewOp(OpType::kIdentity, InferIdentity,
+                                        {{"", "Identity", 1, kOnnxOpsetMax, ImportIdentity},
+                                         {"", "Dropout", 1, kOnnxOpsetMax, ImportDropout}})));
+  return absl::OkStatus();
+}
+
+}  // namespace recq::internal

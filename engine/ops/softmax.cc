@@ -1,0 +1,78 @@
+// Softmax (SoftmaxAttrs) over one axis, or (ONNX opset < 13, coerce_to_2d)
+// over every dimension from the axis on.
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ops/op_table.h"
+#include "engine/ops/op_util.h"
+#include "engine/status_macros.h"
+
+namespace recq::internal {
+namespace {
+
+constexpr OpType kOp = OpType::kSoftmax;
+
+absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
+  RECQ_RETURN_IF_ERROR(CheckInputCount(kOp, in, 1, 1));
+  RECQ_ASSIGN_OR_RETURN(const SoftmaxAttrs* a, AttrsOf<SoftmaxAttrs>(kOp, attrs));
+  RECQ_RETURN_IF_ERROR(NormalizeAxis(kOp, a->axis, in[0]->shape.size(), false).status());
+  return *in[0];
+}
+
+absl::Status Import(OnnxNodeContext& n) {
+  RECQ_RETURN_IF_ERROR(n.CheckAttrs({"axis"}));
+  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  const bool legacy = n.opset() < 13;
+  RECQ_ASSIGN_OR_RETURN(int64_t axis, n.Int("axis", legacy ? 1 : -1));
+  return n.Emit(kOp, {x}, SoftmaxAttrs{axis, legacy});
+}
+
+// The softmax as rows: `outer` rows of `dim` elements, `inner` apart.
+struct Rows {
+  int64_t outer, dim, inner;
+};
+Rows RowsOf(const Node& node, const LoweringContext& ctx) {
+  const auto& a = AttrsOr<SoftmaxAttrs>(node);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const int64_t axis = a.axis < 0 ? a.axis + static_cast<int64_t>(out.size()) : a.axis;
+  return {Product(out, 0, axis), a.coerce_to_2d ? Product(out, axis, out.size()) : out[axis],
+          a.coerce_to_2d ? 1 : Product(out, axis + 1, out.size())};
+}
+
+// GPU, contiguous rows: a work-group per row.
+absl::Status LowerRows(LoweringContext& ctx, const Node& node) {
+  const Rows r = RowsOf(node, ctx);
+  const size_t local = GroupForRow(ctx.device(), r.dim, 32, 256);
+  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "softmax.cl", "softmax_rows", {size_t(r.outer) * local},
+                                      {absl::StrCat("-DRECQ_SM_LOCAL=", local)}));
+  d.local = {local, 1, 1};
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
+  AddInts(d, {r.dim});
+  return absl::OkStatus();
+}
+
+absl::Status LowerPlain(LoweringContext& ctx, const Node& node) {
+  const Rows r = RowsOf(node, ctx);
+  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "softmax.cl", "softmax", {size_t(r.outer * r.inner)}));
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
+  AddInts(d, {r.dim, r.inner});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+RECQ_REGISTER_OPS(Softmax) {
+  OpDef def;
+  def.type = kOp;
+  def.onnx = {{"", "Softmax", 1, kOnnxOpsetMax, Import}};
+  def.infer = Infer;
+  def.variants = {{"softmax_rows",
+                   [](const Node& node, const LoweringContext& ctx) {
+                     return ctx.device().gpu && RowsOf(node, ctx).inner == 1;
+                   },
+                   LowerRows},
+                  {"softmax", nullptr, LowerPlain}};
+  return table.Add(std::move(def));
+}
+
+}  // namespace recq::internal

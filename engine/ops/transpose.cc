@@ -1,0 +1,83 @@
+// Transpose (TransposeAttrs): y.shape[i] = x.shape[perm[i]], rank <= 8; an
+// empty perm reverses the dimensions.
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ops/op_table.h"
+#include "engine/ops/op_util.h"
+#include "engine/status_macros.h"
+
+namespace recq::internal {
+namespace {
+
+constexpr OpType kOp = OpType::kTranspose;
+
+std::vector<int64_t> PermOf(const TransposeAttrs& a, size_t rank) {
+  std::vector<int64_t> perm = a.perm;
+  if (perm.empty()) {
+    perm.resize(rank);
+    std::iota(perm.rbegin(), perm.rend(), 0);
+  }
+  return perm;
+}
+
+absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
+  RECQ_RETURN_IF_ERROR(CheckInputCount(kOp, in, 1, 1));
+  RECQ_ASSIGN_OR_RETURN(const TransposeAttrs* a, AttrsOf<TransposeAttrs>(kOp, attrs));
+  const Shape& x = in[0]->shape;
+  const std::vector<int64_t> perm = PermOf(*a, x.size());
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted.size() != x.size() || sorted[i] != static_cast<int64_t>(i)) {
+      return Bad(kOp, absl::StrCat("perm ", S(perm), " is not a permutation of rank ", x.size()));
+    }
+  }
+  Shape out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) out[i] = x[perm[i]];
+  return TensorDesc{out};
+}
+
+absl::Status Import(OnnxNodeContext& n) {
+  RECQ_RETURN_IF_ERROR(n.CheckAttrs({"perm"}));
+  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> perm, n.Ints("perm"));
+  return n.Emit(kOp, {x}, TransposeAttrs{std::move(perm)});
+}
+
+// A strided gather: output element i reads x at the permuted strides.
+absl::Status Lower(LoweringContext& ctx, const Node& node) {
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  if (x.size() > 8) return Unsupported(node, "rank above 8");
+  const std::vector<int64_t> perm = PermOf(AttrsOr<TransposeAttrs>(node), x.size());
+  Shape in_strides(x.size());
+  int64_t stride = 1;
+  for (size_t i = x.size(); i-- > 0;) {
+    in_strides[i] = stride;
+    stride *= x[i];
+  }
+  Shape permuted(x.size());
+  for (size_t i = 0; i < x.size(); ++i) permuted[i] = in_strides[perm[i]];
+  Dispatch& d = ctx.Emit(
+      MakeDispatch(ctx, "transpose.cl", "gather_strided", {size_t(Product(out, 0, out.size()))}));
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
+  d.args.push_back(DispatchArg::Scalar(Pad8(out, 1)));
+  d.args.push_back(DispatchArg::Scalar(Pad8(permuted, 0)));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+RECQ_REGISTER_OPS(Transpose) {
+  OpDef def;
+  def.type = kOp;
+  def.onnx = {{"", "Transpose", 1, kOnnxOpsetMax, Import}};
+  def.infer = Infer;
+  def.variants = {{"gather_strided", nullptr, Lower}};
+  return table.Add(std::move(def));
+}
+
+}  // namespace recq::internal
