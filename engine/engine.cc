@@ -126,6 +126,7 @@ absl::StatusOr<Engine> Engine::Compile(const Context& context, const Graph& grap
   }
   target.max_work_group_size = device.max_work_group_size;
   target.compute_units = device.compute_units;
+  target.choose_variant = options.choose_variant;
   RECQ_ASSIGN_OR_RETURN(internal::Lowered lowered, internal::Lower(optimized, target));
   state->list = std::move(lowered.list);
   RECQ_RETURN_IF_ERROR(BuildPrograms(*state));
@@ -199,6 +200,12 @@ absl::StatusOr<Recording> Engine::Record(const RecordOptions& options) const {
   }
   return Recording(std::make_unique<internal::RecordingImpl>(state_, backend, std::move(reason),
                                                              std::move(impl)));
+}
+
+std::vector<std::string> Engine::DispatchLabels() const {
+  std::vector<std::string> labels;
+  for (const internal::Dispatch& d : state_->list.dispatches) labels.push_back(d.label);
+  return labels;
 }
 
 absl::StatusOr<std::vector<DispatchProfile>> Engine::Profile(const Bindings& bindings) const {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -193,9 +194,11 @@ std::mutex& InternMutex() {
 }  // namespace
 
 OpType OpType::Named(absl::string_view name) {
-  static auto* names = new absl::flat_hash_set<std::string>;
+  // A node-based set: an element's c_str() stays put as the set grows.
+  static auto* names = new std::set<std::string, std::less<>>;
   std::lock_guard<std::mutex> lock(InternMutex());
-  auto it = names->insert(std::string(name)).first;
+  auto it = names->find(name);
+  if (it == names->end()) it = names->insert(std::string(name)).first;
   return OpType(it->c_str());
 }
 

@@ -15,6 +15,7 @@
 #include "recq/bindings.h"
 #include "recq/context.h"
 #include "recq/graph.h"
+#include "recq/op_registry.h"
 #include "recq/recording.h"
 #include "recq/tensor.h"
 
@@ -34,6 +35,11 @@ struct EngineOptions {
   // results; forcing kGpu on PoCL is how CI tests the GPU variants).
   enum class KernelTarget { kAuto, kCpu, kGpu };
   KernelTarget kernel_target = KernelTarget::kAuto;
+
+  // Picks among the kernel variants that fit each node (recq/op_registry.h);
+  // empty takes the first that fits. The auto-tuner's hook: it must answer
+  // the same for the same node and device.
+  VariantChooser choose_variant;
 };
 
 // A named tensor that a recording binds per run.
@@ -69,6 +75,8 @@ class Engine {
   const std::vector<BindingInfo>& outputs() const;
   const EngineStats& stats() const;
   const Context& context() const;
+  // DispatchLabels lists the dispatches in order as "<node>/<kernel variant>".
+  std::vector<std::string> DispatchLabels() const;
 
   // Record creates a recording with the requested backend. Forcing a backend
   // the device cannot run is an Unavailable status that says why.
