@@ -27,6 +27,8 @@ const char* ActivationKindName(ActivationKind kind) {
       return "HardSigmoid";
     case ActivationKind::kHardSwish:
       return "HardSwish";
+    case ActivationKind::kSilu:
+      return "Silu";
   }
   return "?";
 }

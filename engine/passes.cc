@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/graph_edit.h"
+#include "engine/patterns/pattern_table.h"
 #include "engine/status_macros.h"
 #include "recq/engine.h"
 #include "recq/op_registry.h"
@@ -11,93 +13,6 @@
 namespace recq::internal {
 
 namespace {
-
-// A mutable copy of a graph that a pass edits and rebuilds.
-struct Editable {
-  std::vector<Value> values;
-  std::vector<Node> nodes;
-  std::vector<ValueId> inputs;
-  std::vector<ValueId> outputs;
-  std::vector<bool> removed;
-
-  explicit Editable(const Graph& g)
-      : values(g.values()),
-        nodes(g.nodes()),
-        inputs(g.inputs()),
-        outputs(g.outputs()),
-        removed(g.nodes().size(), false) {}
-
-  // Uses counts the node inputs and graph outputs that read `id`.
-  int Uses(ValueId id) const {
-    int n = 0;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (removed[i]) continue;
-      for (ValueId in : nodes[i].inputs) n += in == id;
-    }
-    for (ValueId out : outputs) n += out == id;
-    return n;
-  }
-  bool IsOutput(ValueId id) const {
-    return std::find(outputs.begin(), outputs.end(), id) != outputs.end();
-  }
-  int Producer(ValueId id) const {
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (!removed[i] && nodes[i].outputs[0] == id) return static_cast<int>(i);
-    }
-    return -1;
-  }
-  const std::vector<float>* ConstantData(ValueId id) const {
-    if (id == kNoValue || values[id].kind != Value::Kind::kConstant) return nullptr;
-    return values[id].data.get();
-  }
-  ValueId AddConstant(const std::string& base, std::vector<int64_t> shape,
-                      std::vector<float> data) {
-    Value v;
-    v.name = base;
-    for (int i = 1; std::any_of(values.begin(), values.end(),
-                                [&](const Value& o) { return o.name == v.name; });
-         ++i) {
-      v.name = absl::StrCat(base, "_", i);
-    }
-    v.desc.shape = std::move(shape);
-    v.kind = Value::Kind::kConstant;
-    v.data = std::make_shared<const std::vector<float>>(std::move(data));
-    values.push_back(std::move(v));
-    return static_cast<ValueId>(values.size() - 1);
-  }
-  // ReplaceWeightsAndBias gives node `n` (a Conv2D or Gemm) new constant
-  // inputs 1 (same shape as the old ones) and 2 (a [channels] vector).
-  void ReplaceWeightsAndBias(int n, std::vector<float> weights, std::vector<float> bias) {
-    const std::string base = nodes[n].name;
-    std::vector<int64_t> w_shape = values[nodes[n].inputs[1]].desc.shape;
-    const int64_t channels = static_cast<int64_t>(bias.size());
-    ValueId w =
-        AddConstant(absl::StrCat(base, ".folded_w"), std::move(w_shape), std::move(weights));
-    ValueId b = AddConstant(absl::StrCat(base, ".folded_b"), {channels}, std::move(bias));
-    nodes[n].inputs.resize(3);
-    nodes[n].inputs[1] = w;
-    nodes[n].inputs[2] = b;
-  }
-  void ReplaceUses(ValueId from, ValueId to) {
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (removed[i]) continue;
-      for (ValueId& in : nodes[i].inputs) {
-        if (in == from) in = to;
-      }
-    }
-  }
-
-  absl::StatusOr<Graph> Build() {
-    std::vector<Node> kept;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (!removed[i]) kept.push_back(std::move(nodes[i]));
-    }
-    // Values no kept node produces or reads and that are not graph
-    // inputs/outputs are left in place: Graph::Create accepts unused ones.
-    for (Value& v : values) v.producer_node = -1;
-    return Graph::Create(std::move(values), std::move(kept), std::move(inputs), std::move(outputs));
-  }
-};
 
 // AbsorbsActivation tells whether the op's kernels apply a fused activation.
 bool AbsorbsActivation(OpType op) {
@@ -231,6 +146,7 @@ absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context) {
   RECQ_ASSIGN_OR_RETURN(Graph g, RemoveIdentities(graph));
   RECQ_ASSIGN_OR_RETURN(g, EliminateDeadNodes(g));
   RECQ_ASSIGN_OR_RETURN(g, FoldConstants(g, context));
+  RECQ_ASSIGN_OR_RETURN(g, RunPatternPasses(g));
   RECQ_ASSIGN_OR_RETURN(g, FoldBatchNorm(g));
   RECQ_ASSIGN_OR_RETURN(g, FuseActivations(g));
   return g;

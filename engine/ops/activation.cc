@@ -1,5 +1,5 @@
-// Element-wise activations: Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid and
-// HardSwish (ActivationAttrs). Each is also an epilogue that FuseActivations
+// Element-wise activations: Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid,
+// HardSwish and Silu (ActivationAttrs). Each is also an epilogue that FuseActivations
 // moves into the op before it (RECQ_ACT_* in kernels/common/common.cl).
 #include <limits>
 #include <vector>
@@ -83,6 +83,8 @@ RECQ_REGISTER_OPS(Activation) {
       {OpType::kSigmoid, ActivationKind::kSigmoid, false, false},
       {OpType::kHardSigmoid, ActivationKind::kHardSigmoid, true, true},
       {OpType::kHardSwish, ActivationKind::kHardSwish, false, false},
+      // No ONNX op: engine/patterns/silu.cc makes it from Mul(x, Sigmoid(x)).
+      {OpType("Silu"), ActivationKind::kSilu, false, false},
   };
   for (const ActivationOp& op : ops) {
     OpDef def;
@@ -115,6 +117,7 @@ RECQ_REGISTER_OPS(Activation) {
       case ActivationKind::kClip:
         def.onnx = {{"", "Clip", 1, kOnnxOpsetMax, ImportClip}};
         break;
+      case ActivationKind::kSilu:
       case ActivationKind::kNone:
         break;
     }

@@ -115,7 +115,18 @@ inline constexpr OpType OpType::kIdentity{"Identity"};
 // OpTypeName returns the op's registry name ("Conv2D", "BatchNorm"...).
 inline const char* OpTypeName(OpType op) { return op.name(); }
 
-enum class ActivationKind { kNone, kRelu, kClip, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish };
+// The activations a kernel can apply to its output (RECQ_ACT_* in
+// engine/kernels/common/common.cl, same codes). kSilu is x * sigmoid(x).
+enum class ActivationKind {
+  kNone,
+  kRelu,
+  kClip,
+  kLeakyRelu,
+  kSigmoid,
+  kHardSigmoid,
+  kHardSwish,
+  kSilu
+};
 const char* ActivationKindName(ActivationKind kind);
 
 // An activation applied to an op's output inside the same kernel (set by the

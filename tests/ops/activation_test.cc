@@ -58,7 +58,8 @@ INSTANTIATE_TEST_SUITE_P(
                       ActivationCase{"HardSigmoid_onnx", OpType::kHardSigmoid, {0.2f, 0.5f}, false},
                       ActivationCase{
                           "HardSigmoid_sixth", OpType::kHardSigmoid, {1.0f / 6.0f, 0.5f}, false},
-                      ActivationCase{"HardSwish", OpType::kHardSwish, {}, false}),
+                      ActivationCase{"HardSwish", OpType::kHardSwish, {}, false},
+                      ActivationCase{"Silu", OpType("Silu"), {}, false}),
     [](const ::testing::TestParamInfo<ActivationCase>& info) { return info.param.name; });
 
 // Activations set directly on an Add node (GraphBuilder::SetFusedActivation).
@@ -86,6 +87,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(FusedCase{"Relu", {ActivationKind::kRelu, 0.0f, 0.0f}},
                       FusedCase{"Clip", {ActivationKind::kClip, 0.0f, 6.0f}},
                       FusedCase{"LeakyRelu", {ActivationKind::kLeakyRelu, 0.2f, 0.0f}},
+                      FusedCase{"Silu", {ActivationKind::kSilu, 0.0f, 0.0f}},
                       FusedCase{"Sigmoid", {ActivationKind::kSigmoid, 0.0f, 0.0f}},
                       FusedCase{"HardSigmoid", {ActivationKind::kHardSigmoid, 0.2f, 0.5f}},
                       FusedCase{"HardSwish", {ActivationKind::kHardSwish, 0.0f, 0.0f}}),

@@ -1,5 +1,6 @@
 #include "reference/reference_ops.h"
 
+#include <cmath>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -34,6 +35,8 @@ float ApplyActivation(const Activation& activation, float x) {
       return HardSigmoidValue(x, activation.alpha, activation.beta);
     case ActivationKind::kHardSwish:
       return HardSwishValue(x);
+    case ActivationKind::kSilu:
+      return static_cast<float>(double(x) / (1.0 + std::exp(-double(x))));
   }
   return std::numeric_limits<float>::quiet_NaN();  // unreachable for valid kinds
 }

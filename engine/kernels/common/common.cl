@@ -7,6 +7,7 @@
 #define RECQ_ACT_SIGMOID 4
 #define RECQ_ACT_HARD_SIGMOID 5
 #define RECQ_ACT_HARD_SWISH 6
+#define RECQ_ACT_SILU 7
 
 inline float recq_activate(float v, int act, float a, float b) {
   switch (act) {
@@ -16,6 +17,7 @@ inline float recq_activate(float v, int act, float a, float b) {
     case RECQ_ACT_SIGMOID: return 1.0f / (1.0f + exp(-v));
     case RECQ_ACT_HARD_SIGMOID: return clamp(a * v + b, 0.0f, 1.0f);
     case RECQ_ACT_HARD_SWISH: return v * clamp(v / 6.0f + 0.5f, 0.0f, 1.0f);
+    case RECQ_ACT_SILU: return v / (1.0f + exp(-v));
     default: return v;
   }
 }
@@ -46,6 +48,7 @@ inline int recq_broadcast_offset(int i, int8 dims, int8 strides) {
       case RECQ_ACT_SIGMOID: return (T)(1.0f) / ((T)(1.0f) + exp(-v));                \
       case RECQ_ACT_HARD_SIGMOID: return clamp(a * v + b, 0.0f, 1.0f);                \
       case RECQ_ACT_HARD_SWISH: return v * clamp(v / 6.0f + 0.5f, 0.0f, 1.0f);        \
+      case RECQ_ACT_SILU: return v / ((T)(1.0f) + exp(-v));                           \
       default: return v;                                                              \
     }                                                                                 \
   }

@@ -59,6 +59,13 @@ RECQ_REGISTER_REFERENCE(Activation) {
     s = AddUnary(table, OpType::kHardSwish,
                  [](const HostTensor& x, const ActivationAttrs&) { return HardSwish(x); });
   }
+  if (s.ok()) {
+    s = AddUnary(table, OpType("Silu"), [](const HostTensor& x, const ActivationAttrs&) {
+      HostTensor y = x;
+      ApplyActivation({ActivationKind::kSilu, 0.0f, 0.0f}, y);
+      return y;
+    });
+  }
   return s;
 }
 
