@@ -73,6 +73,27 @@ absl::Status ImportClip(OnnxNodeContext& n) {
   return n.Emit(OpType::kClip, {x}, ActivationAttrs{lo, hi});
 }
 
+// The ONNX writer of each activation (Silu has no ONNX op before opset 22's
+// HardSwish-like family, so none).
+decltype(OpDef::export_onnx) ExportOf(const ActivationOp& op) {
+  if (op.kind == ActivationKind::kSilu) return nullptr;
+  return [op](const Node& node, const Graph&, OnnxNodeWriter& out) {
+    const Activation act = ActivationOf(op, node);
+    out.SetOpType(op.type.name());
+    if (op.kind == ActivationKind::kLeakyRelu) out.SetFloat("alpha", act.alpha);
+    if (op.kind == ActivationKind::kHardSigmoid) {
+      out.SetFloat("alpha", act.alpha);
+      out.SetFloat("beta", act.beta);
+    }
+    if (op.kind == ActivationKind::kClip) {
+      // Opset 11 on: the bounds are scalar inputs.
+      out.AddConstantInput(node.name + ".min", {}, {act.alpha});
+      out.AddConstantInput(node.name + ".max", {}, {act.beta});
+    }
+    return absl::OkStatus();
+  };
+}
+
 }  // namespace
 
 RECQ_REGISTER_OPS(Activation) {
@@ -101,6 +122,7 @@ RECQ_REGISTER_OPS(Activation) {
                        return absl::OkStatus();
                      }}};
     const OpType type = op.type;
+    def.export_onnx = ExportOf(op);
     switch (op.kind) {
       case ActivationKind::kRelu:
       case ActivationKind::kSigmoid:

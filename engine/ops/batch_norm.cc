@@ -89,6 +89,11 @@ RECQ_REGISTER_OPS(BatchNorm) {
   def.type = kOp;
   def.onnx = {{"", "BatchNormalization", 1, kOnnxOpsetMax, Import}};
   def.infer = Infer;
+  def.export_onnx = [](const Node& node, const Graph&, OnnxNodeWriter& out) {
+    out.SetOpType("BatchNormalization");
+    out.SetFloat("epsilon", AttrsOr<BatchNormAttrs>(node).epsilon);
+    return absl::OkStatus();
+  };
   def.variants = {{"batchnorm", nullptr, Lower}};
   def.absorbs_activation = true;
   def.as_channel_affine = AsChannelAffine;

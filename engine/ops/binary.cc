@@ -61,6 +61,10 @@ RECQ_REGISTER_OPS(Binary) {
       RECQ_ASSIGN_OR_RETURN(Shape out, Broadcast(op, in[0]->shape, in[1]->shape));
       return TensorDesc{out};
     };
+    def.export_onnx = [op](const Node&, const Graph&, OnnxNodeWriter& out) {
+      out.SetOpType(op.name());
+      return absl::OkStatus();
+    };
     def.variants = {{"binary_same", SameShapes, LowerSame},
                     {"binary_broadcast", nullptr, LowerBroadcast}};
     def.absorbs_activation = true;

@@ -70,6 +70,11 @@ RECQ_REGISTER_OPS(Concat) {
   def.type = kOp;
   def.onnx = {{"", "Concat", 1, kOnnxOpsetMax, Import}};
   def.infer = Infer;
+  def.export_onnx = [](const Node& node, const Graph&, OnnxNodeWriter& out) {
+    out.SetOpType("Concat");
+    out.SetInt("axis", AttrsOr<ConcatAttrs>(node).axis);
+    return absl::OkStatus();
+  };
   def.variants = {{"concat_copy", nullptr, Lower}};
   return table.Add(std::move(def));
 }

@@ -96,6 +96,19 @@ std::optional<OpDef::FoldedWeights> FoldChannelAffine(
   return out;
 }
 
+absl::Status ExportConv(const Node& node, const Graph& g, OnnxNodeWriter& out) {
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  out.SetOpType("Conv");
+  out.DropTrailingEmptyInputs();
+  const Shape& w = g.value(node.inputs[1]).desc.shape;
+  out.SetInts("kernel_shape", {w[2], w[3]});
+  out.SetInts("strides", {a.strides[0], a.strides[1]});
+  out.SetInts("dilations", {a.dilations[0], a.dilations[1]});
+  out.SetInts("pads", {a.pads[0], a.pads[1], a.pads[2], a.pads[3]});
+  out.SetInt("group", a.groups);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 ConvShape ConvShapeOf(const Node& node, const LoweringContext& ctx) {
@@ -133,6 +146,7 @@ RECQ_REGISTER_OPS(Conv2D) {
   def.type = kOp;
   def.onnx = {{"", "Conv", 1, kOnnxOpsetMax, ImportConv}};
   def.infer = Infer;
+  def.export_onnx = ExportConv;
   def.variants = ConvCpuVariants();
   for (KernelVariant& v : ConvGpuVariants()) def.variants.push_back(std::move(v));
   def.absorbs_activation = true;

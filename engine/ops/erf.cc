@@ -34,6 +34,10 @@ RECQ_REGISTER_OPS(Erf) {
   def.type = kErf;
   def.onnx = {{"", "Erf", 9, kOnnxOpsetMax, Import}};
   def.infer = Infer;
+  def.export_onnx = [](const Node&, const Graph&, OnnxNodeWriter& out) {
+    out.SetOpType("Erf");
+    return absl::OkStatus();
+  };
   def.variants = {{"erf", nullptr, Lower}};
   return table.Add(std::move(def));
 }

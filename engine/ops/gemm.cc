@@ -206,6 +206,16 @@ RECQ_REGISTER_OPS(Gemm) {
                     },
                     LowerGemmRowdot},
                    {"gemm", nullptr, LowerGemm}};
+  gemm.export_onnx = [](const Node& node, const Graph&, OnnxNodeWriter& out) {
+    const auto& a = AttrsOr<GemmAttrs>(node);
+    out.SetOpType("Gemm");
+    out.DropTrailingEmptyInputs();
+    out.SetFloat("alpha", a.alpha);
+    out.SetFloat("beta", a.beta);
+    out.SetInt("transA", a.trans_a ? 1 : 0);
+    out.SetInt("transB", a.trans_b ? 1 : 0);
+    return absl::OkStatus();
+  };
   gemm.absorbs_activation = true;
   gemm.fold_channel_affine = FoldChannelAffine;
   RECQ_RETURN_IF_ERROR(table.Add(std::move(gemm)));
@@ -214,6 +224,10 @@ RECQ_REGISTER_OPS(Gemm) {
   matmul.type = OpType::kMatMul;
   matmul.onnx = {{"", "MatMul", 1, kOnnxOpsetMax, ImportMatMul}};
   matmul.infer = InferMatMul;
+  matmul.export_onnx = [](const Node&, const Graph&, OnnxNodeWriter& out) {
+    out.SetOpType("MatMul");
+    return absl::OkStatus();
+  };
   matmul.variants = {{"matmul", nullptr, LowerMatMul}};
   return table.Add(std::move(matmul));
 }

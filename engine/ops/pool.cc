@@ -121,6 +121,23 @@ RECQ_REGISTER_OPS(Pool) {
     def.infer = [op](const OpAttrs& attrs, InferInputs in) {
       return InferWindowPool(op, attrs, in);
     };
+    def.export_onnx = [op](const Node& node, const Graph&, OnnxNodeWriter& out) -> absl::Status {
+      const auto& a = AttrsOr<PoolAttrs>(node);
+      const bool max = op == OpType::kMaxPool;
+      // AveragePool has no dilations before opset 19.
+      if (!max && (a.dilations[0] != 1 || a.dilations[1] != 1)) {
+        return absl::UnimplementedError(absl::StrCat(
+            "node '", node.name, "': a dilated AveragePool cannot be written at opset 13"));
+      }
+      out.SetOpType(op.name());
+      out.SetInts("kernel_shape", {a.kernel[0], a.kernel[1]});
+      out.SetInts("strides", {a.strides[0], a.strides[1]});
+      if (max) out.SetInts("dilations", {a.dilations[0], a.dilations[1]});
+      out.SetInts("pads", {a.pads[0], a.pads[1], a.pads[2], a.pads[3]});
+      out.SetInt("ceil_mode", a.ceil_mode ? 1 : 0);
+      if (!max) out.SetInt("count_include_pad", a.count_include_pad ? 1 : 0);
+      return absl::OkStatus();
+    };
     def.variants = {{op == OpType::kMaxPool ? "max_pool" : "avg_pool", nullptr, LowerWindowPool}};
     def.absorbs_activation = true;
     RECQ_RETURN_IF_ERROR(table.Add(std::move(def)));
@@ -145,6 +162,10 @@ RECQ_REGISTER_OPS(Pool) {
       {"global_avg_pool_rows",
        [](const Node&, const LoweringContext& ctx) { return ctx.device().gpu; }, LowerGapRows},
       {"global_avg_pool", nullptr, LowerGap}};
+  gap.export_onnx = [](const Node&, const Graph&, OnnxNodeWriter& out) {
+    out.SetOpType("GlobalAveragePool");
+    return absl::OkStatus();
+  };
   gap.absorbs_activation = true;
   return table.Add(std::move(gap));
 }

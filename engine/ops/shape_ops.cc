@@ -130,13 +130,24 @@ OpDef ViewOp(OpType type, decltype(OpDef::infer) infer, std::vector<OnnxMapping>
 }  // namespace
 
 RECQ_REGISTER_OPS(ShapeOps) {
-  RECQ_RETURN_IF_ERROR(table.Add(
-      ViewOp(OpType::kFlatten, InferFlatten, {{"", "Flatten", 1, kOnnxOpsetMax, ImportFlatten}})));
+  OpDef flatten =
+      ViewOp(OpType::kFlatten, InferFlatten, {{"", "Flatten", 1, kOnnxOpsetMax, ImportFlatten}});
+  flatten.export_onnx = [](const Node& node, const Graph&, OnnxNodeWriter& out) {
+    out.SetOpType("Flatten");
+    out.SetInt("axis", AttrsOr<FlattenAttrs>(node).axis);
+    return absl::OkStatus();
+  };
+  RECQ_RETURN_IF_ERROR(table.Add(std::move(flatten)));
   RECQ_RETURN_IF_ERROR(table.Add(
       ViewOp(OpType::kReshape, InferReshape, {{"", "Reshape", 5, kOnnxOpsetMax, ImportReshape}})));
-  RECQ_RETURN_IF_ERROR(table.Add(ViewOp(OpType::kIdentity, InferIdentity,
-                                        {{"", "Identity", 1, kOnnxOpsetMax, ImportIdentity},
-                                         {"", "Dropout", 1, kOnnxOpsetMax, ImportDropout}})));
+  OpDef identity = ViewOp(OpType::kIdentity, InferIdentity,
+                          {{"", "Identity", 1, kOnnxOpsetMax, ImportIdentity},
+                           {"", "Dropout", 1, kOnnxOpsetMax, ImportDropout}});
+  identity.export_onnx = [](const Node&, const Graph&, OnnxNodeWriter& out) {
+    out.SetOpType("Identity");
+    return absl::OkStatus();
+  };
+  RECQ_RETURN_IF_ERROR(table.Add(std::move(identity)));
   return absl::OkStatus();
 }
 

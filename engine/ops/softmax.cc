@@ -66,6 +66,16 @@ RECQ_REGISTER_OPS(Softmax) {
   def.type = kOp;
   def.onnx = {{"", "Softmax", 1, kOnnxOpsetMax, Import}};
   def.infer = Infer;
+  def.export_onnx = [](const Node& node, const Graph&, OnnxNodeWriter& out) -> absl::Status {
+    const auto& a = AttrsOr<SoftmaxAttrs>(node);
+    if (a.coerce_to_2d) {
+      return absl::UnimplementedError(absl::StrCat(
+          "node '", node.name, "': a Softmax of opset < 13 semantics cannot be written at 13"));
+    }
+    out.SetOpType("Softmax");
+    out.SetInt("axis", a.axis);
+    return absl::OkStatus();
+  };
   def.variants = {{"softmax_rows",
                    [](const Node& node, const LoweringContext& ctx) {
                      return ctx.device().gpu && RowsOf(node, ctx).inner == 1;

@@ -76,6 +76,12 @@ RECQ_REGISTER_OPS(Transpose) {
   def.type = kOp;
   def.onnx = {{"", "Transpose", 1, kOnnxOpsetMax, Import}};
   def.infer = Infer;
+  def.export_onnx = [](const Node& node, const Graph&, OnnxNodeWriter& out) {
+    out.SetOpType("Transpose");
+    const auto& a = AttrsOr<TransposeAttrs>(node);
+    if (!a.perm.empty()) out.SetInts("perm", a.perm);
+    return absl::OkStatus();
+  };
   def.variants = {{"gather_strided", nullptr, Lower}};
   return table.Add(std::move(def));
 }

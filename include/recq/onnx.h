@@ -10,7 +10,8 @@
 // are folded. Supported ops: Conv (2-D), BatchNormalization (inference),
 // Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Add, Sub, Mul, Div,
 // MaxPool, AveragePool, GlobalAveragePool, Gemm, MatMul, Flatten, Reshape,
-// Transpose, Concat, Softmax, Identity, Dropout (inference), Constant.
+// Transpose, Concat, Softmax, Erf, Identity, Dropout (inference), Constant,
+// and ops of any domain an application registered (recq/op_registry.h).
 //
 // Errors: InvalidArgument for a file that is not a valid ONNX model (truncated,
 // corrupt, a tensor nobody produces, a cycle, a dynamic dimension, a shape
@@ -36,6 +37,15 @@ namespace recq {
 
 // LoadOnnxFromBytes imports a serialized onnx.ModelProto.
 [[nodiscard]] absl::StatusOr<Graph> LoadOnnxFromBytes(absl::string_view bytes);
+
+// SaveOnnxToBytes writes `graph` as a serialized onnx.ModelProto named
+// `name` (default-domain opset 13, float32 initializers in raw_data), through
+// each op's export function (OpDef::export_onnx): Conv2D, BatchNorm, the
+// activations, Add/Sub/Mul/Div, the pools, Gemm, MatMul, Flatten, Softmax,
+// Transpose, Concat, Identity. A node with a fused activation, or of an op
+// without an export, is Unimplemented naming it.
+[[nodiscard]] absl::StatusOr<std::string> SaveOnnxToBytes(const Graph& graph,
+                                                          const std::string& name);
 
 // IsSupportedOnnxOp tells whether LoadOnnx knows the ONNX op type (of the
 // default domain); attribute values may still be unsupported.

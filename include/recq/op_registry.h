@@ -125,6 +125,24 @@ class OnnxNodeContext {
   [[nodiscard]] absl::Status CheckOnlyFirstOutputUsed() const;
 };
 
+// OnnxNodeWriter is one ONNX node being written by an op's export function
+// (SaveOnnxToBytes, default-domain opset 13). Inputs and the output are
+// already named after the graph's values.
+class OnnxNodeWriter {
+ public:
+  virtual ~OnnxNodeWriter() = default;
+  virtual void SetOpType(const std::string& op_type) = 0;
+  virtual void SetInt(const std::string& name, int64_t value) = 0;
+  virtual void SetFloat(const std::string& name, float value) = 0;
+  virtual void SetInts(const std::string& name, std::vector<int64_t> values) = 0;
+  // AddConstantInput appends an input fed by a new float32 initializer
+  // named `name`.
+  virtual void AddConstantInput(const std::string& name, std::vector<int64_t> dims,
+                                std::vector<float> data) = 0;
+  // DropTrailingEmptyInputs removes absent optional inputs at the end.
+  virtual void DropTrailingEmptyInputs() = 0;
+};
+
 // One ONNX op type an OpDef imports, for opsets [min_opset, max_opset] of
 // its domain ("" is the default ONNX domain).
 struct OnnxMapping {
@@ -225,6 +243,10 @@ struct OpDef {
   // descriptions (nullptr for an absent optional input), or InvalidArgument
   // saying what does not fit. Also validates the attributes.
   std::function<absl::StatusOr<TensorDesc>(const OpAttrs& attrs, InferInputs inputs)> infer;
+
+  // Writes a node of this op as ONNX (opset 13); empty: not exportable.
+  std::function<absl::Status(const Node& node, const Graph& graph, OnnxNodeWriter& out)>
+      export_onnx;
 
   // Kernel variants, in order of preference.
   std::vector<KernelVariant> variants;

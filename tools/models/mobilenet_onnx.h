@@ -21,9 +21,8 @@ namespace recq::models {
 // MobileNetV1OnnxBytes is the same for BuildMobileNetV1's graph.
 [[nodiscard]] absl::StatusOr<std::string> MobileNetV1OnnxBytes(const MobileNetOptions& options);
 
-// GraphToOnnxBytes writes an unfused recq graph of the ops MobileNet uses
-// (Conv2D, BatchNorm, Relu, Clip, Add, GlobalAveragePool, Flatten, Gemm,
-// Softmax) as an opset-13 ONNX model named `name`; Internal for anything else.
+// GraphToOnnxBytes writes an unfused recq graph as an opset-13 ONNX model
+// named `name` (recq::SaveOnnxToBytes).
 [[nodiscard]] absl::StatusOr<std::string> GraphToOnnxBytes(const Graph& graph,
                                                            const std::string& name);
 
