@@ -1,0 +1,1 @@
+// An empty source: librecq.so is made of the static libraries, whole.
