@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
   usage_config.normalize_filename = FlagFile;
   absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(
-      "recq: record an ML graph's OpenCL dispatches once, replay them many times.\n"
+      "record an ML graph's OpenCL dispatches once, replay them many times.\n"
       "  recq demo             MobileNet built with the C++ API: record once, replay with new "
       "inputs\n"
       "  recq run MODEL.onnx   load, record once, run N times, print latency statistics\n"

@@ -234,7 +234,9 @@ absl::StatusOr<size_t> MatchDevice(const DeviceSpec& spec, absl::string_view tex
       return absl::NotFoundError(absl::StrCat(
           "device '", text, "': ", type, " index ", spec.index, " is out of range; there ",
           count == 1 ? "is " : "are ", count, " ", type, " device", count == 1 ? "" : "s",
-          count == 0 ? "" : absl::StrCat(" (", type, ":0 to ", type, ":", count - 1, ")"),
+          count == 0   ? ""
+          : count == 1 ? absl::StrCat(" (", type, ":0)")
+                       : absl::StrCat(" (", type, ":0 to ", type, ":", count - 1, ")"),
           "; the devices are: ", DeviceListText(table)));
     }
     case DeviceSpec::Kind::kPlatformDevice: {
