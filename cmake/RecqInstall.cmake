@@ -31,11 +31,10 @@ target_compile_definitions(recq_graph INTERFACE $<INSTALL_INTERFACE:CL_TARGET_OP
 set(recq_export_targets recq recq_graph recq_onnx)
 
 if(RECQ_BUILD_SHARED)
-  if(CMAKE_VERSION VERSION_LESS 3.24)
-    message(FATAL_ERROR "RECQ_BUILD_SHARED needs CMake 3.24 ($<LINK_LIBRARY:WHOLE_ARCHIVE>)")
-  endif()
-  # One shared library made of the three static ones, whole.
-  add_library(recq_shared SHARED ${PROJECT_SOURCE_DIR}/cmake/empty.cc)
+  # One shared library made of the three static libraries' objects (all
+  # compiled position-independent).
+  add_library(recq_shared SHARED
+    $<TARGET_OBJECTS:recq> $<TARGET_OBJECTS:recq_graph> $<TARGET_OBJECTS:recq_onnx>)
   set_target_properties(recq_shared PROPERTIES
     OUTPUT_NAME recq
     EXPORT_NAME shared
@@ -45,9 +44,8 @@ if(RECQ_BUILD_SHARED)
     PUBLIC
       OpenCL::OpenCL absl::status absl::statusor absl::span absl::strings absl::str_format
       absl::flat_hash_map absl::flat_hash_set Threads::Threads
-    PRIVATE
-      $<BUILD_INTERFACE:$<LINK_LIBRARY:WHOLE_ARCHIVE,recq,recq_graph,recq_onnx>>
-      OpenSSL::Crypto onnx_proto protobuf::libprotobuf)
+    PRIVATE OpenSSL::Crypto $<BUILD_INTERFACE:recq_onnx_proto>)
+  target_link_options(recq_shared PRIVATE -Wl,--no-undefined)
   target_include_directories(recq_shared INTERFACE
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
   target_compile_definitions(recq_shared INTERFACE

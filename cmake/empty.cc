@@ -1,1 +1,0 @@
-// An empty source: librecq.so is made of the static libraries, whole.
