@@ -300,7 +300,8 @@ absl::Status ValidateOptions(const BenchOptions& o) {
 absl::Status BenchCommand(const BenchOptions& options) {
   RECQ_RETURN_IF_ERROR(ValidateOptions(options));
   RECQ_ASSIGN_OR_RETURN(Backend backend, ParseBackend(options.backend));
-  StatusLine line(options.status_line);
+  StatusLine no_line(false);
+  StatusLine& line = options.status_line != nullptr ? *options.status_line : no_line;
 
   line.Update(absl::StrCat("loading ", options.model_path));
   RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(options.model_path));

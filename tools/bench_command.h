@@ -14,6 +14,8 @@
 
 namespace recq::tools {
 
+class StatusLine;
+
 struct BenchOptions {
   std::string model_path;
   // A device list as recq::ResolveDevices takes it ("all", "0,1", "gpu:1");
@@ -27,11 +29,13 @@ struct BenchOptions {
   // on each stream's completion event in turn.
   std::string stream_mode = "threads";
   double warmup_s = 1.0;
-  double duration_s = 3.0;   // used when iterations == 0
-  int64_t iterations = 0;    // > 0: run exactly this many inferences in total
-  std::string json_path;     // write the full report there
-  bool profile = false;      // per-dispatch device times (op by op) in the report
-  bool status_line = false;  // show progress on a terminal line
+  double duration_s = 3.0;  // used when iterations == 0
+  int64_t iterations = 0;   // > 0: run exactly this many inferences in total
+  std::string json_path;    // write the full report there
+  bool profile = false;     // per-dispatch device times (op by op) in the report
+  // Progress (loading, compiling, warm-up, measuring) goes to this line; not
+  // owned, may be null (no progress).
+  StatusLine* status_line = nullptr;
 };
 
 // BenchCommand parses the model once, compiles it for every device, records

@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
     bench.iterations = absl::GetFlag(FLAGS_iterations);
     bench.json_path = absl::GetFlag(FLAGS_json);
     bench.profile = absl::GetFlag(FLAGS_profile);
-    bench.status_line = status_line.enabled();
+    bench.status_line = &status_line;
     status = recq::tools::BenchCommand(bench);
   } else if (command == "export-mobilenet") {
     status = ExportMobileNet(absl::GetFlag(FLAGS_model), absl::GetFlag(FLAGS_resolution), args[2]);
