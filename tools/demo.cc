@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -39,7 +40,10 @@ std::vector<float> RandomInput(int64_t count, uint32_t seed) {
 bool BitIdentical(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) || std::memcmp(&a[i], &b[i], sizeof(float)) != 0) return false;
+    uint32_t bits_a = 0, bits_b = 0;
+    std::memcpy(&bits_a, &a[i], sizeof(float));
+    std::memcpy(&bits_b, &b[i], sizeof(float));
+    if (std::isnan(a[i]) || bits_a != bits_b) return false;
   }
   return true;
 }

@@ -2,7 +2,8 @@
 # The recq CLI as a user sees it:
 #   cli_test.sh RECQ_BINARY SOURCE_DIR BUILD_DIR
 # --help names no build path; `recq devices` lists indices; `recq bench`
-# writes a JSON report with every statistic; bad flags fail with a message.
+# writes a JSON report with every statistic; `recq demo` checks its replays;
+# bad flags fail with a message.
 set -euo pipefail
 recq=$1 src=$2 build=$3
 tmp=$(mktemp -d)
@@ -41,6 +42,10 @@ assert sum(d["inferences"] for d in r["devices"]) == 16, r
 assert r["options"]["streams"] == 2 and r["options"]["iterations"] == 16, r
 print("report ok:", lat)
 PY
+
+# The demo checks every replay against an unrecorded run of the same input.
+"$recq" demo --model=v2 --resolution=32 --runs=2 --timing_runs=2 >"$tmp/demo.txt"
+grep -q "2/2 replays bit-identical to an unrecorded run" "$tmp/demo.txt" || fail "recq demo: $(cat "$tmp/demo.txt")"
 
 if "$recq" bench "$tmp/m.onnx" --streams=0 2>"$tmp/err.txt"; then fail "--streams=0 accepted"; fi
 grep -q -- "--streams must be at least 1" "$tmp/err.txt" || fail "no --streams message"
