@@ -153,6 +153,27 @@ absl::StatusOr<std::unique_ptr<StreamPool>> StreamPool::Create(const Graph& grap
       pool->streams_.push_back(std::move(stream));
     }
   }
+  // One run of every stream, one after another, on zeroed inputs: drivers
+  // that build a kernel's code at its first enqueue (PoCL, per local size) do
+  // so here, not in the first requests; and PoCL 3.1 can abort
+  // (pocl_release_dlhandle_cache: ref_count assertion) when several threads
+  // make those first enqueues of one kernel at once.
+  for (const std::unique_ptr<Stream>& s : pool->streams_) {
+    auto prefix = [&](const absl::Status& st) {
+      return absl::Status(
+          st.code(), absl::StrCat("StreamPool stream ", s->index(), " first run: ", st.message()));
+    };
+    for (const BindingInfo& b : s->engine().inputs()) {
+      Tensor t = *s->tensor(b.name);
+      if (absl::Status st = t.Fill(0.0f); !st.ok()) return prefix(st);
+    }
+    if (absl::Status st = s->recording().Enqueue(s->queue(), s->bindings()); !st.ok()) {
+      return prefix(st);
+    }
+    if (absl::Status st = cl::CheckCl(clFinish(s->queue()), "clFinish"); !st.ok()) {
+      return prefix(st);
+    }
+  }
   return pool;
 }
 

@@ -17,7 +17,9 @@
 // that is how one PoCL CPU stands in for several GPUs in the tests) and
 // records it `streams_per_device` times per engine. A stream is one Recording
 // with its own in-order queue and its own tensor for every engine input and
-// output, so the streams of one device run concurrently. Streams are ordered
+// output, so the streams of one device run concurrently. Create runs every
+// stream once, one after another, on zeroed inputs, so that drivers that
+// build kernel code at the first enqueue do it before the first request. Streams are ordered
 // device by device in turn (stream i is on device i % device_count()), and
 // Acquire hands out the free stream that has waited longest, which spreads
 // requests over devices x streams.
