@@ -26,6 +26,38 @@ std::unique_ptr<internal::BinaryCache> NewBinaryCache(const std::string& overrid
 
 }  // namespace
 
+const char* DeviceTypeName(cl_device_type type) {
+  switch (cl::PrimaryType(type)) {
+    case CL_DEVICE_TYPE_GPU:
+      return "gpu";
+    case CL_DEVICE_TYPE_CPU:
+      return "cpu";
+    case CL_DEVICE_TYPE_ACCELERATOR:
+      return "accelerator";
+    case CL_DEVICE_TYPE_CUSTOM:
+      return "custom";
+    default:
+      return "unknown";
+  }
+}
+
+absl::StatusOr<std::vector<DeviceListing>> ListDevices() {
+  RECQ_ASSIGN_OR_RETURN(cl::DeviceTable table, cl::EnumerateDevices());
+  std::vector<DeviceListing> out;
+  for (const cl::DeviceEntryRaw& d : table.devices) {
+    DeviceListing listing;
+    listing.selector = absl::StrCat(DeviceTypeName(d.type), ":", d.type_index);
+    listing.platform_device = absl::StrCat(d.platform_index, ":", d.device_index);
+    listing.platform_index = d.platform_index;
+    listing.device_index = d.device_index;
+    listing.platform = d.platform;
+    listing.device = d.device;
+    RECQ_ASSIGN_OR_RETURN(listing.info, cl::QueryDeviceInfo(d.platform, d.device));
+    out.push_back(std::move(listing));
+  }
+  return out;
+}
+
 bool DeviceInfo::HasExtension(const std::string& extension) const {
   return std::binary_search(extensions.begin(), extensions.end(), extension);
 }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "backends/khr_command_buffer/khr_command_buffer_recording.h"
 #include "backends/opencl/cl_error.h"
@@ -14,6 +15,7 @@
 #include "engine/passes.h"
 #include "engine/recording_impl.h"
 #include "engine/status_macros.h"
+#include "recq/log.h"
 
 namespace recq {
 
@@ -21,13 +23,28 @@ namespace {
 
 using internal::EngineState;
 
+std::string ProgramKey(const internal::KernelRef& ref) {
+  std::string key = ref.program;
+  for (const std::string& option : ref.options) absl::StrAppend(&key, " ", option);
+  return key;
+}
+
 absl::Status BuildPrograms(EngineState& state) {
   absl::flat_hash_map<std::string, internal::SharedProgram> by_program;
+  size_t total = 0;  // distinct programs, for the progress messages
+  if (LogEnabled(LogLevel::kInfo)) {
+    absl::flat_hash_set<std::string> keys;
+    for (const internal::KernelRef& ref : state.list.kernels) keys.insert(ProgramKey(ref));
+    total = keys.size();
+  }
   for (const internal::KernelRef& ref : state.list.kernels) {
-    std::string key = ref.program;
-    for (const std::string& option : ref.options) absl::StrAppend(&key, " ", option);
+    std::string key = ProgramKey(ref);
     auto it = by_program.find(key);
     if (it == by_program.end()) {
+      if (total > 0) {
+        Log(LogLevel::kInfo, absl::StrCat("compile: program ", by_program.size() + 1, "/", total,
+                                          " (", ref.program, ")"));
+      }
       RECQ_ASSIGN_OR_RETURN(std::string source, internal::KernelProgramSource(ref.program));
       internal::ProgramOrigin origin = internal::ProgramOrigin::kMemory;
       RECQ_ASSIGN_OR_RETURN(internal::SharedProgram program,

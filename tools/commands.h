@@ -23,8 +23,8 @@ struct DemoOptions {
 
 // RunDemo builds MobileNet with seeded random weights, compiles and records
 // it once, replays it `runs` times with a different input buffer each time,
-// checks every run against the CPU reference, and compares the recorded and
-// unrecorded latencies.
+// checks every replay against an unrecorded op-by-op run of the same input
+// (bit for bit), and compares the recorded and unrecorded latencies.
 [[nodiscard]] absl::Status RunDemo(const CommonOptions& common, const DemoOptions& options);
 
 }  // namespace recq::tools

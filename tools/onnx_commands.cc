@@ -6,7 +6,6 @@
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <map>
 #include <random>
 #include <sstream>
 #include <string>

@@ -1,6 +1,12 @@
 // The recq command-line tool.
 //
 //   recq demo [--model=v1|v2] [--resolution=224] [--runs=5] [--backend=auto] [--device=...]
+//   recq run MODEL.onnx [--runs=N] [--input=...] [--output=...] [--profile]
+//   recq bench MODEL.onnx [--devices=0,1|all] [--streams=N] [--warmup=S]
+//                         [--duration=S | --iterations=N] [--json=FILE] [--profile]
+//   recq devices
+//   recq info MODEL.onnx
+//   recq export-mobilenet OUT.onnx
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -11,14 +17,19 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/str_cat.h"
+#include "recq/log.h"
+#include "tools/bench_command.h"
 #include "tools/commands.h"
 #include "tools/models/mobilenet_onnx.h"
 #include "tools/onnx_commands.h"
+#include "tools/status_line.h"
 
 ABSL_FLAG(std::string, device, "",
-          "OpenCL device: a substring of the device or platform name (default: $RECQ_DEVICE, "
-          "else the first GPU, else the first CPU)");
+          "OpenCL device, as `recq devices` lists them: gpu:N, cpu:N, P:D (platform:device), or "
+          "a substring of the device or platform name (default: $RECQ_DEVICE, else the first "
+          "GPU, else the first CPU)");
 ABSL_FLAG(std::string, backend, "auto",
           "recording backend: auto, replay, khr_command_buffer, qcom");
 ABSL_FLAG(std::string, model, "v1", "demo: MobileNet v1 or v2");
@@ -29,10 +40,27 @@ ABSL_FLAG(
 ABSL_FLAG(
     std::vector<std::string>, input, {},
     "run: NAME=FILE.f32 inputs (raw little-endian float32), comma-separated; random if absent");
-ABSL_FLAG(bool, profile, false, "run: print per-kernel device times of one op-by-op run");
+ABSL_FLAG(bool, profile, false,
+          "run: print per-kernel device times of one op-by-op run; bench: per-dispatch device "
+          "times (mean of 10 op-by-op runs) printed and in --json");
 ABSL_FLAG(std::vector<std::string>, output, {},
           "run: NAME=FILE.f32 outputs to write after the last run, comma-separated");
 ABSL_FLAG(int, timing_runs, 20, "demo: runs per path for the recorded vs unrecorded medians");
+ABSL_FLAG(std::string, devices, "",
+          "bench: devices to spread the streams over: 'all' (every GPU, else every CPU), indices "
+          "of that type (0,1), or device specs (gpu:1,cpu:0, P:D); a device named twice counts "
+          "as two (default: the one --device picks)");
+ABSL_FLAG(int, streams, 1,
+          "bench: recordings per device, each on its own in-order queue, run concurrently");
+ABSL_FLAG(std::string, stream_mode, "threads",
+          "bench: threads (one host thread per stream) or events (one host thread waits on each "
+          "stream's completion event in turn)");
+ABSL_FLAG(double, warmup, 1.0, "bench: seconds of untimed runs before measuring");
+ABSL_FLAG(double, duration, 3.0, "bench: seconds to measure (ignored with --iterations)");
+ABSL_FLAG(int64_t, iterations, 0,
+          "bench: measure exactly this many inferences over all streams instead of --duration");
+ABSL_FLAG(std::string, json, "",
+          "bench: write the full report (device, driver, options, every statistic) as JSON here");
 
 namespace {
 
@@ -54,14 +82,31 @@ absl::Status ExportMobileNet(const std::string& model, int64_t resolution,
   return absl::OkStatus();
 }
 
+// FlagFile shows where a flag is defined without the build machine's paths:
+// "tools/recq_main.cc", "absl/flags/parse.cc".
+std::string FlagFile(absl::string_view path) {
+  for (absl::string_view root : {"/absl/", "/tools/"}) {
+    size_t at = path.rfind(root);
+    if (at != absl::string_view::npos) return std::string(path.substr(at + 1));
+  }
+  size_t slash = path.rfind('/');
+  return std::string(slash == absl::string_view::npos ? path : path.substr(slash + 1));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  absl::FlagsUsageConfig usage_config;
+  usage_config.normalize_filename = FlagFile;
+  absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(
-      "recq: record an ML graph's OpenCL dispatches once, replay them many times.\n"
+      "record an ML graph's OpenCL dispatches once, replay them many times.\n"
       "  recq demo             MobileNet built with the C++ API: record once, replay with new "
       "inputs\n"
       "  recq run MODEL.onnx   load, record once, run N times, print latency statistics\n"
+      "  recq bench MODEL.onnx throughput and latency percentiles over devices x streams "
+      "(--devices, --streams, --warmup, --duration or --iterations, --json, --profile)\n"
+      "  recq devices          OpenCL platforms and devices, with the indices --device takes\n"
       "  recq info MODEL.onnx  inputs, outputs, shapes, op counts, unsupported ops\n"
       "  recq export-mobilenet OUT.onnx  write the demo's MobileNet (--model, --resolution) as "
       "ONNX");
@@ -71,6 +116,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string command = args[1];
+  // Progress (compiles, warm-up, measuring) on one rewritten line, only when
+  // stderr is a terminal.
+  recq::tools::StatusLine status_line(recq::tools::StderrIsTerminal());
+  recq::tools::InstallStatusLineLogSink(&status_line);
   recq::tools::CommonOptions common{absl::GetFlag(FLAGS_device), absl::GetFlag(FLAGS_backend)};
   absl::Status status;
   if (command == "demo") {
@@ -78,7 +127,10 @@ int main(int argc, char** argv) {
     recq::tools::DemoOptions demo{absl::GetFlag(FLAGS_model), absl::GetFlag(FLAGS_resolution),
                                   runs > 0 ? runs : 5, absl::GetFlag(FLAGS_timing_runs)};
     status = recq::tools::RunDemo(common, demo);
-  } else if ((command == "run" || command == "info" || command == "export-mobilenet") &&
+  } else if (command == "devices") {
+    status = recq::tools::DevicesCommand();
+  } else if ((command == "run" || command == "bench" || command == "info" ||
+              command == "export-mobilenet") &&
              args.size() != 3) {
     status = absl::InvalidArgumentError(absl::StrCat("usage: recq ", command, " MODEL.onnx"));
   } else if (command == "run") {
@@ -92,6 +144,21 @@ int main(int argc, char** argv) {
     run.device = common.device;
     run.profile = absl::GetFlag(FLAGS_profile);
     status = recq::tools::RunModelCommand(run);
+  } else if (command == "bench") {
+    recq::tools::BenchOptions bench;
+    bench.model_path = args[2];
+    bench.devices = absl::GetFlag(FLAGS_devices);
+    bench.device = common.device;
+    bench.backend = common.backend;
+    bench.streams = absl::GetFlag(FLAGS_streams);
+    bench.stream_mode = absl::GetFlag(FLAGS_stream_mode);
+    bench.warmup_s = absl::GetFlag(FLAGS_warmup);
+    bench.duration_s = absl::GetFlag(FLAGS_duration);
+    bench.iterations = absl::GetFlag(FLAGS_iterations);
+    bench.json_path = absl::GetFlag(FLAGS_json);
+    bench.profile = absl::GetFlag(FLAGS_profile);
+    bench.status_line = &status_line;
+    status = recq::tools::BenchCommand(bench);
   } else if (command == "export-mobilenet") {
     status = ExportMobileNet(absl::GetFlag(FLAGS_model), absl::GetFlag(FLAGS_resolution), args[2]);
   } else if (command == "info") {
@@ -99,6 +166,8 @@ int main(int argc, char** argv) {
   } else {
     status = absl::InvalidArgumentError(absl::StrCat("unknown command '", command, "'"));
   }
+  recq::SetLogSink({});
+  status_line.Clear();
   if (!status.ok()) {
     std::fprintf(stderr, "recq %s: %s\n", command.c_str(), status.ToString().c_str());
     return 1;

@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include <cctype>
+#include <cstdint>
+#include <map>
 #include <mutex>
 
 #include "absl/strings/ascii.h"
@@ -50,17 +52,104 @@ template absl::StatusOr<cl_ulong> DeviceScalar<cl_ulong>(cl_device_id, cl_device
 
 namespace {
 
-struct Candidate {
-  cl_platform_id platform;
-  cl_device_id device;
+// The device types an index spec may name, with their spec prefixes.
+struct TypeName {
+  const char* prefix;
   cl_device_type type;
-  std::string device_name;
-  std::string platform_name;
+};
+constexpr TypeName kIndexTypes[] = {
+    {"gpu", CL_DEVICE_TYPE_GPU},
+    {"cpu", CL_DEVICE_TYPE_CPU},
+    {"accelerator", CL_DEVICE_TYPE_ACCELERATOR},
 };
 
-absl::StatusOr<std::vector<Candidate>> ListDevices() {
-  // PoCL 3.1 crashes when several threads make a process's first OpenCL
-  // queries at once; device discovery is serialized process-wide.
+// ParseIndex reads a non-empty run of decimal digits. False when `text` is
+// not all digits; `*too_large` when the digits do not fit an index.
+bool ParseIndex(absl::string_view text, size_t* value, bool* too_large) {
+  if (text.empty() || text.size() > 20) {
+    *too_large = text.size() > 20 && std::all_of(text.begin(), text.end(), [](char c) {
+                   return std::isdigit(static_cast<unsigned char>(c));
+                 });
+    return false;
+  }
+  size_t v = 0;
+  for (char c : text) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    size_t digit = static_cast<size_t>(c - '0');
+    if (v > (static_cast<size_t>(INT32_MAX) - digit) / 10) {
+      *too_large = true;
+      return false;
+    }
+    v = v * 10 + digit;
+  }
+  *value = v;
+  return true;
+}
+
+std::string Describe(const DeviceEntryRaw& d) {
+  cl_device_type type = PrimaryType(d.type);
+  return absl::StrCat(d.platform_index, ":", d.device_index, " ", DeviceTypeName(type), ":",
+                      d.type_index, " '", d.device_name, "' (", d.platform_name, ")");
+}
+
+std::string DeviceListText(const DeviceTable& table) {
+  std::vector<std::string> names;
+  for (const DeviceEntryRaw& d : table.devices) names.push_back(Describe(d));
+  return absl::StrJoin(names, ", ");
+}
+
+}  // namespace
+
+cl_device_type PrimaryType(cl_device_type type) {
+  for (cl_device_type t :
+       {cl_device_type{CL_DEVICE_TYPE_GPU}, cl_device_type{CL_DEVICE_TYPE_CPU},
+        cl_device_type{CL_DEVICE_TYPE_ACCELERATOR}, cl_device_type{CL_DEVICE_TYPE_CUSTOM}}) {
+    if (type & t) return t;
+  }
+  return 0;
+}
+
+absl::StatusOr<DeviceSpec> ParseDeviceSpec(absl::string_view text) {
+  DeviceSpec spec;
+  std::string lower = absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
+  if (lower.empty() || lower == "auto") return spec;
+  std::vector<absl::string_view> parts = absl::StrSplit(lower, absl::MaxSplits(':', 1));
+  if (parts.size() == 2) {
+    size_t second = 0;
+    bool too_large = false;
+    bool second_ok = ParseIndex(parts[1], &second, &too_large);
+    bool first_is_type = false;
+    for (const TypeName& t : kIndexTypes) {
+      if (parts[0] != t.prefix) continue;
+      first_is_type = true;
+      if (second_ok) {
+        spec.kind = DeviceSpec::Kind::kTypeIndex;
+        spec.type = t.type;
+        spec.index = second;
+        return spec;
+      }
+    }
+    size_t first = 0;
+    bool first_too_large = false;
+    bool first_ok = !first_is_type && ParseIndex(parts[0], &first, &first_too_large);
+    if (first_ok && second_ok) {
+      spec.kind = DeviceSpec::Kind::kPlatformDevice;
+      spec.platform = first;
+      spec.index = second;
+      return spec;
+    }
+    if ((too_large && (first_is_type || first_ok)) || (first_too_large && second_ok)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("device '", text, "': the index is too large; expected ",
+                       "gpu:N, cpu:N, accelerator:N or P:D with small decimal indices"));
+    }
+  }
+  spec.kind = DeviceSpec::Kind::kName;
+  spec.name = std::move(lower);
+  return spec;
+}
+
+absl::StatusOr<DeviceTable> EnumerateDevices() {
   static std::mutex* const discovery_mu = new std::mutex;
   std::lock_guard<std::mutex> lock(*discovery_mu);
   cl_uint num_platforms = 0;
@@ -73,8 +162,11 @@ absl::StatusOr<std::vector<Candidate>> ListDevices() {
   std::vector<cl_platform_id> platforms(num_platforms);
   RECQ_RETURN_IF_ERROR(
       CheckCl(clGetPlatformIDs(num_platforms, platforms.data(), nullptr), "clGetPlatformIDs"));
-  std::vector<Candidate> out;
-  for (cl_platform_id platform : platforms) {
+  DeviceTable table;
+  for (size_t p = 0; p < platforms.size(); ++p) {
+    cl_platform_id platform = platforms[p];
+    RECQ_ASSIGN_OR_RETURN(std::string platform_name, PlatformString(platform, CL_PLATFORM_NAME));
+    table.platform_names.push_back(platform_name);
     cl_uint num_devices = 0;
     err = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &num_devices);
     if (err == CL_DEVICE_NOT_FOUND || num_devices == 0) continue;
@@ -83,42 +175,98 @@ absl::StatusOr<std::vector<Candidate>> ListDevices() {
     RECQ_RETURN_IF_ERROR(
         CheckCl(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, num_devices, devices.data(), nullptr),
                 "clGetDeviceIDs"));
-    RECQ_ASSIGN_OR_RETURN(std::string platform_name, PlatformString(platform, CL_PLATFORM_NAME));
-    for (cl_device_id device : devices) {
-      RECQ_ASSIGN_OR_RETURN(std::string name, DeviceString(device, CL_DEVICE_NAME));
-      RECQ_ASSIGN_OR_RETURN(cl_ulong type, DeviceScalar<cl_ulong>(device, CL_DEVICE_TYPE));
-      out.push_back({platform, device, static_cast<cl_device_type>(type), name, platform_name});
+    for (size_t d = 0; d < devices.size(); ++d) {
+      DeviceEntryRaw entry;
+      entry.platform = platform;
+      entry.device = devices[d];
+      RECQ_ASSIGN_OR_RETURN(entry.device_name, DeviceString(devices[d], CL_DEVICE_NAME));
+      RECQ_ASSIGN_OR_RETURN(cl_ulong type, DeviceScalar<cl_ulong>(devices[d], CL_DEVICE_TYPE));
+      entry.type = static_cast<cl_device_type>(type);
+      entry.platform_name = platform_name;
+      entry.platform_index = p;
+      entry.device_index = d;
+      table.devices.push_back(std::move(entry));
     }
   }
-  if (out.empty()) return absl::NotFoundError("no OpenCL device found on any platform");
-  return out;
+  if (table.devices.empty()) return absl::NotFoundError("no OpenCL device found on any platform");
+  AssignTypeIndices(table);
+  return table;
 }
 
-}  // namespace
+void AssignTypeIndices(DeviceTable& table) {
+  std::map<cl_device_type, size_t> counts;
+  for (DeviceEntryRaw& d : table.devices) d.type_index = counts[PrimaryType(d.type)]++;
+}
 
-absl::StatusOr<DeviceChoice> SelectDevice(absl::string_view spec) {
-  RECQ_ASSIGN_OR_RETURN(std::vector<Candidate> devices, ListDevices());
-  std::string wanted = absl::AsciiStrToLower(spec);
-  if (wanted.empty() || wanted == "auto") {
-    for (cl_device_type type :
-         {cl_device_type{CL_DEVICE_TYPE_GPU}, cl_device_type{CL_DEVICE_TYPE_CPU}}) {
-      for (const Candidate& c : devices) {
-        if (c.type & type) return DeviceChoice{c.platform, c.device};
+absl::StatusOr<size_t> MatchDevice(const DeviceSpec& spec, absl::string_view text,
+                                   const DeviceTable& table) {
+  const std::vector<DeviceEntryRaw>& devices = table.devices;
+  if (devices.empty()) return absl::NotFoundError("no OpenCL device found on any platform");
+  switch (spec.kind) {
+    case DeviceSpec::Kind::kAuto:
+      for (cl_device_type type :
+           {cl_device_type{CL_DEVICE_TYPE_GPU}, cl_device_type{CL_DEVICE_TYPE_CPU}}) {
+        for (size_t i = 0; i < devices.size(); ++i) {
+          if (devices[i].type & type) return i;
+        }
       }
+      return 0;
+    case DeviceSpec::Kind::kName:
+      for (size_t i = 0; i < devices.size(); ++i) {
+        if (absl::StrContains(absl::AsciiStrToLower(devices[i].device_name), spec.name) ||
+            absl::StrContains(absl::AsciiStrToLower(devices[i].platform_name), spec.name)) {
+          return i;
+        }
+      }
+      return absl::NotFoundError(absl::StrCat(
+          "no OpenCL device matches '", text,
+          "' (a device or platform name substring; gpu:N, cpu:N or P:D select by index); "
+          "the devices are: ",
+          DeviceListText(table)));
+    case DeviceSpec::Kind::kTypeIndex: {
+      size_t count = 0;
+      for (size_t i = 0; i < devices.size(); ++i) {
+        if (PrimaryType(devices[i].type) != spec.type) continue;
+        if (count == spec.index) return i;
+        ++count;
+      }
+      const char* type = DeviceTypeName(spec.type);
+      return absl::NotFoundError(absl::StrCat(
+          "device '", text, "': ", type, " index ", spec.index, " is out of range; there ",
+          count == 1 ? "is " : "are ", count, " ", type, " device", count == 1 ? "" : "s",
+          count == 0   ? ""
+          : count == 1 ? absl::StrCat(" (", type, ":0)")
+                       : absl::StrCat(" (", type, ":0 to ", type, ":", count - 1, ")"),
+          "; the devices are: ", DeviceListText(table)));
     }
-    return DeviceChoice{devices.front().platform, devices.front().device};
-  }
-  for (const Candidate& c : devices) {
-    if (absl::StrContains(absl::AsciiStrToLower(c.device_name), wanted) ||
-        absl::StrContains(absl::AsciiStrToLower(c.platform_name), wanted)) {
-      return DeviceChoice{c.platform, c.device};
+    case DeviceSpec::Kind::kPlatformDevice: {
+      size_t platforms = table.platform_names.size();
+      if (spec.platform >= platforms) {
+        return absl::NotFoundError(absl::StrCat(
+            "device '", text, "': platform index ", spec.platform, " is out of range; there ",
+            platforms == 1 ? "is 1 platform" : absl::StrCat("are ", platforms, " platforms"),
+            "; the devices are: ", DeviceListText(table)));
+      }
+      size_t count = 0;
+      for (size_t i = 0; i < devices.size(); ++i) {
+        if (devices[i].platform_index != spec.platform) continue;
+        if (devices[i].device_index == spec.index) return i;
+        ++count;
+      }
+      return absl::NotFoundError(absl::StrCat(
+          "device '", text, "': device index ", spec.index, " is out of range; platform ",
+          spec.platform, " '", table.platform_names[spec.platform], "' has ", count, " device",
+          count == 1 ? "" : "s", "; the devices are: ", DeviceListText(table)));
     }
   }
-  std::vector<std::string> names;
-  for (const Candidate& c : devices)
-    names.push_back(absl::StrCat("'", c.device_name, "' (", c.platform_name, ")"));
-  return absl::NotFoundError(absl::StrCat("no OpenCL device matches '", spec,
-                                          "'; the devices are: ", absl::StrJoin(names, ", ")));
+  return absl::InternalError("unknown device spec kind");
+}
+
+absl::StatusOr<DeviceChoice> SelectDevice(absl::string_view spec_text) {
+  RECQ_ASSIGN_OR_RETURN(DeviceSpec spec, ParseDeviceSpec(spec_text));
+  RECQ_ASSIGN_OR_RETURN(DeviceTable table, EnumerateDevices());
+  RECQ_ASSIGN_OR_RETURN(size_t i, MatchDevice(spec, spec_text, table));
+  return DeviceChoice{table.devices[i].platform, table.devices[i].device};
 }
 
 absl::StatusOr<DeviceInfo> QueryDeviceInfo(cl_platform_id platform, cl_device_id device) {

@@ -1,6 +1,7 @@
 // Context: the OpenCL context, device and default queue recq works in.
 //
 //   Context ctx = Context::Create({.device = "pthread"}).value();   // recq owns the handles
+//   Context ctx = Context::Create({.device = "gpu:1"}).value();     // the second GPU
 //   Context ctx = Context::Adopt(user_context, user_queue).value(); // shares the user's
 //
 // A Context is a cheap, copyable reference to shared state; engines and
@@ -23,9 +24,16 @@ struct ContextState;
 }
 
 struct ContextOptions {
-  // Which device to use: a case-insensitive substring of the device name or
-  // of the platform name. Empty means the RECQ_DEVICE environment variable,
-  // and if that is unset too, "auto": the first GPU, else the first CPU.
+  // Which device to use, by index or by name, as `recq devices` lists them:
+  //   "gpu:N", "cpu:N", "accelerator:N"  the N-th device of that type,
+  //                                      counting across platforms in order;
+  //   "P:D"                              device D of platform P;
+  //   "auto"                             the first GPU, else the first CPU;
+  //   any other text                     a case-insensitive substring of the
+  //                                      device name or of the platform name.
+  // Indices are zero-based. An index out of range is NotFound saying how
+  // many such devices exist. Empty means the RECQ_DEVICE environment
+  // variable (same syntax), and if that is unset too, "auto".
   std::string device;
   // Create the default queue with CL_QUEUE_PROFILING_ENABLE.
   bool profiling = false;
@@ -54,6 +62,26 @@ struct DeviceInfo {
 
   bool HasExtension(const std::string& name) const;
 };
+
+// DeviceTypeName returns "gpu", "cpu", "accelerator" or "custom" for the
+// first of those bits that `type` has, else "unknown".
+const char* DeviceTypeName(cl_device_type type);
+
+// One OpenCL device as ListDevices (and `recq devices`) reports it.
+struct DeviceListing {
+  std::string selector;         // "gpu:1", "cpu:0"...: ContextOptions::device picks it by type
+  std::string platform_device;  // "P:D": ContextOptions::device picks it by platform and device
+  size_t platform_index = 0;
+  size_t device_index = 0;  // within the platform
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  DeviceInfo info;
+};
+
+// ListDevices enumerates every device of every platform, in the order the
+// indices of ContextOptions::device refer to. NotFound when there is no
+// OpenCL platform or device.
+[[nodiscard]] absl::StatusOr<std::vector<DeviceListing>> ListDevices();
 
 class Context {
  public:

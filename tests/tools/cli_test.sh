@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The recq CLI as a user sees it:
+#   cli_test.sh RECQ_BINARY SOURCE_DIR BUILD_DIR
+# --help names no build path; `recq devices` lists indices; `recq bench`
+# writes a JSON report with every statistic; `recq demo` checks its replays;
+# bad flags fail with a message.
+set -euo pipefail
+recq=$1 src=$2 build=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$recq" --help >"$tmp/help.txt" 2>&1 || true
+grep -q "Flags from tools/recq_main.cc" "$tmp/help.txt" || fail "--help lacks 'Flags from tools/recq_main.cc'"
+for flag in --devices --streams --warmup --duration --iterations --json --backend --profile; do
+  grep -q -- "$flag " "$tmp/help.txt" || fail "--help lacks $flag"
+done
+"$recq" --helpfull >>"$tmp/help.txt" 2>&1 || true
+if grep -F -e "$src" -e "$build" "$tmp/help.txt"; then fail "--help shows a build path"; fi
+if grep -E '/(build|work|home|tmp)/' "$tmp/help.txt"; then fail "--help shows an absolute path"; fi
+
+"$recq" devices >"$tmp/devices.txt"
+grep -Eq '^  0:0 +(cpu|gpu|accelerator):0 ' "$tmp/devices.txt" || fail "recq devices: no 0:0 line"
+grep -q 'recording: ' "$tmp/devices.txt" || fail "recq devices: no recording extensions line"
+
+"$recq" export-mobilenet --model=v2 --resolution=32 "$tmp/m.onnx" >/dev/null
+"$recq" bench "$tmp/m.onnx" --devices=0,0 --streams=2 --warmup=0.1 --iterations=16 \
+  --json="$tmp/report.json" >"$tmp/bench.txt" 2>"$tmp/bench.err"
+cat "$tmp/bench.txt"
+# Not a terminal: no progress line on stderr.
+if grep -q $'\r' "$tmp/bench.err"; then fail "progress written to a non-terminal"; fi
+python3 - "$tmp/report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+lat = r["latency_ms"]
+assert r["inferences"] == 16 and lat["count"] == 16, r
+assert 0 < lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p95"] <= lat["p99"] <= lat["max"], lat
+assert lat["min"] <= lat["mean"] <= lat["max"], lat
+assert r["throughput_per_s"] > 0 and r["streams_total"] == 4, r
+assert len(r["devices"]) == 2 and all(d["driver"] and d["backend"] for d in r["devices"]), r
+assert sum(d["inferences"] for d in r["devices"]) == 16, r
+assert r["options"]["streams"] == 2 and r["options"]["iterations"] == 16, r
+print("report ok:", lat)
+PY
+
+# The demo checks every replay against an unrecorded run of the same input.
+"$recq" demo --model=v2 --resolution=32 --runs=2 --timing_runs=2 >"$tmp/demo.txt"
+grep -q "2/2 replays bit-identical to an unrecorded run" "$tmp/demo.txt" || fail "recq demo: $(cat "$tmp/demo.txt")"
+
+if "$recq" bench "$tmp/m.onnx" --streams=0 2>"$tmp/err.txt"; then fail "--streams=0 accepted"; fi
+grep -q -- "--streams must be at least 1" "$tmp/err.txt" || fail "no --streams message"
+echo "cli ok"
