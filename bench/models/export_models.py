@@ -337,6 +337,11 @@ def export(names, out, batch=1, dynamic=False, force=False, bn_calibration=True,
     {name: manifest or {'error': ...}}. Usable from other scripts."""
     import torch
     torch.set_num_threads(min(2, os.cpu_count() or 1))
+    # nn.MultiheadAttention's inference fast path (eval mode under no_grad)
+    # traces to aten::_native_multi_head_attention, which the TorchScript
+    # exporter cannot export (ViT-B/16): the plain path is the same math.
+    if hasattr(torch.backends, "mha"):
+        torch.backends.mha.set_fastpath_enabled(False)
     os.makedirs(out, exist_ok=True)
     results = {}
     for name in names:
