@@ -71,7 +71,11 @@ def parse_args():
                    help="fewest timed recq runs however slow a run is (default 5)")
     g.add_argument("--timeout-s", type=int, default=900, help="limit per recq call (default 900)")
     g.add_argument("--backend", default="replay", help="recq --backend (default replay)")
+    g.add_argument("--from-json", metavar="JSON",
+                   help="print the table and draw the plot of an earlier --model-set run")
     args = p.parse_args()
+    if args.from_json:
+        args.model_set = True
     if args.quick:
         args.model_set = True
         args.models = args.models or "quick"
@@ -102,7 +106,7 @@ def ensure_venv(build, model_set=False):
     os.execv(python, [python, os.path.abspath(__file__)] + sys.argv[1:])
 
 
-def run_ort(model, x, runs, warmup=5):
+def run_ort(model, x, runs, warmup=5, stats=False):
     import numpy as np
     import onnxruntime as ort
 
@@ -118,6 +122,9 @@ def run_ort(model, x, runs, warmup=5):
         start = time.perf_counter()
         out = sess.run(None, feeds)
         ms.append((time.perf_counter() - start) * 1e3)
+    if stats:
+        return float(np.median(ms)), out[0], {"ort_min_ms": float(np.min(ms)),
+                                              "ort_p90_ms": float(np.percentile(ms, 90))}
     return float(np.median(ms)), out[0]
 
 
@@ -251,7 +258,8 @@ def machine_info():
     except OSError:
         pass
     return {"cpu": cpu, "cores": os.cpu_count(), "host": platform.node(),
-            "python": platform.python_version()}
+            "python": platform.python_version(),
+            "loadavg_1_5_15": [round(v, 2) for v in os.getloadavg()]}
 
 
 def short(text, width):
@@ -259,9 +267,11 @@ def short(text, width):
 
 
 def print_table(rows, runs_note):
+    """ORT~torch: onnxruntime vs PyTorch eager on the same input (from the
+    export): how far two mature float32 implementations already differ."""
     print(runs_note)
     hdr = (f"{'model':<29} {'loads':<6} {'matches':<9} {'rel L2':>8} {'recq ms':>9} {'ORT ms':>8} "
-           f"{'recq/ORT':>8} {'runs':>4} {'disp':>5}")
+           f"{'recq/ORT':>8} {'of mins':>7} {'runs':>4} {'disp':>5} {'ORT~torch':>9}")
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
@@ -272,14 +282,26 @@ def print_table(rows, runs_note):
         ort_ms = r.get("ort_ms")
         if not q.get("ok"):
             ops = r.get("unsupported_ops")
-            why = f"{q['stage']}: {q['error']}"
-            print(f"{r['model']:<29} {'no':<6} {'-':<9} {'-':>8} {'-':>9} {ort_ms:>8.2f} {'-':>8} "
-                  f"{'-':>4} {'-':>5}  {short(why, 90)}"
-                  + (f" [unsupported: {', '.join(ops)}]" if ops else ""))
+            print(f"{r['model']:<29} {'no':<6} {'-':<9} {'-':>8} {'-':>9} {ort_ms:>8.2f}  "
+                  f"{failure_summary(r)}" + (f": {', '.join(ops)}" if len(ops) > 1 else ""))
             continue
         match = "yes" if r["matches"] else "NO"
         print(f"{r['model']:<29} {'yes':<6} {match:<9} {r['rel_l2']:>8.1e} {q['median_ms']:>9.2f} "
-              f"{ort_ms:>8.2f} {r['ratio']:>7.2f}x {q['runs']:>4} {q.get('dispatches', 0):>5}")
+              f"{ort_ms:>8.2f} {r['ratio']:>7.2f}x {r.get('ratio_of_mins', float('nan')):>6.2f}x {q['runs']:>4} "
+              f"{q.get('dispatches', 0):>5} "
+              f"{r.get('ort_vs_torch_rel_l2') or 0:>9.1e}")
+
+
+def failure_summary(r):
+    """'does not load (import): LayerNormalization (+1 more unsupported op)'."""
+    q = r["recq"]
+    m = re.search(r"op type '([^']+)' is not supported", q["error"])
+    ops = r.get("unsupported_ops") or []
+    if m:
+        more = len([o for o in ops if o != m.group(1)])
+        return (f"does not load ({q['stage']}): {m.group(1)}"
+                + (f" (+{more} more unsupported op{'s' if more > 1 else ''})" if more else ""))
+    return f"fails ({q['stage']}): {short(q['error'], 60)}"
 
 
 def plot_model_set(report, path):
@@ -288,11 +310,10 @@ def plot_model_set(report, path):
     import matplotlib.pyplot as plt
 
     rows = [r for r in report["models"] if "ort_ms" in r]
-    fig, ax = plt.subplots(figsize=(10, 0.42 * len(rows) + 1.6))
+    fig, ax = plt.subplots(figsize=(11, 0.42 * len(rows) + 1.6))
     ys = list(range(len(rows)))[::-1]
     for y, r in zip(ys, rows):
-        ax.barh(y + 0.2, r["ort_ms"], height=0.38, color="C1",
-                label="onnxruntime CPU (2 threads)" if y == ys[0] else None)
+        ax.barh(y + 0.2, r["ort_ms"], height=0.38, color="C1")
         q = r["recq"]
         if q.get("ok"):
             color = "C0" if r["matches"] else "C3"
@@ -301,12 +322,12 @@ def plot_model_set(report, path):
                     f"{r['ratio']:.2f}x" + ("" if r["matches"] else f"  mismatch {r['rel_l2']:.0e}"),
                     va="center", fontsize=8)
         else:
-            ops = r.get("unsupported_ops") or []
-            why = f"unsupported: {', '.join(ops)}" if ops else short(q["error"], 60)
-            ax.text(r["ort_ms"] * 1.08, y - 0.2, f"recq does not load ({q['stage']}): {why}",
+            ax.text(r["ort_ms"] * 1.08, y - 0.2, f"recq: {failure_summary(r)}",
                     va="center", fontsize=7, color="C3")
-    ax.barh([], [], color="C0", label="recq replay, PoCL (matches)")
-    ax.barh([], [], color="C3", label="recq replay, PoCL (output mismatch)")
+    from matplotlib.patches import Patch
+    handles = [Patch(color="C1", label="onnxruntime CPU (2 intra-op threads)"),
+               Patch(color="C0", label=f"recq {report['settings']['backend']}, PoCL (matches)"),
+               Patch(color="C3", label="recq, PoCL (output mismatch)")]
     ax.set_yticks(ys)
     ax.set_yticklabels([r["model"] for r in rows], fontsize=8)
     ax.set_xscale("log")
@@ -314,14 +335,42 @@ def plot_model_set(report, path):
     ax.set_title(f"Model set, batch 1, float32, {report['machine']['cpu']} "
                  f"({report['machine']['cores']} cores), {report['date'][:10]}", fontsize=9)
     xmax = max([r["ort_ms"] for r in rows] + [r["recq"].get("median_ms", 0) for r in rows])
-    ax.set_xlim(right=xmax * 40)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.set_xlim(right=xmax * 60)
+    ax.legend(handles=handles, loc="upper right", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
+def table_note(report):
+    st = report["settings"]
+    return (f"Model set, batch 1, float32: onnxruntime {report['versions']['onnxruntime']} CPU "
+            f"(2 intra-op threads, median of {st['ort_runs']} runs after 5 warm-ups) vs recq "
+            f"{st['backend']} on {report.get('device', 'its device')} (median of up to "
+            f"{st['recq_runs']} runs after 1 warm-up); matches: relative L2 < {st['max_rel_l2']:g}; "
+            f"sweep {report.get('sweep_s', 0):.0f} s, load average "
+            f"{report['machine'].get('loadavg_1_5_15', ['?'])[0]} at the start")
+
+
+def report_out(report, json_path, plot_path):
+    print_table(report["models"], table_note(report))
+    try:
+        plot_model_set(report, plot_path)
+        print(f"\nJSON: {json_path}\nplot: {plot_path}")
+    except ImportError as e:
+        print(f"\nJSON: {json_path}\nno plot ({e})")
+    loaded = [r for r in report["models"] if r.get("recq", {}).get("ok")]
+    print(f"{len(loaded)} of {len(report['models'])} models load in recq, "
+          f"{sum(1 for r in loaded if r['matches'])} match onnxruntime")
+
+
 def model_set_main(args):
+    if args.from_json:
+        with open(args.from_json) as f:
+            report = json.load(f)
+        plot = args.plot or os.path.splitext(args.from_json)[0] + ".png"
+        report_out(report, args.from_json, plot)
+        return 0
     import numpy as np
     sys.path.insert(0, os.path.join(REPO, "bench", "models"))
     import export_models as em
@@ -364,11 +413,13 @@ def model_set_main(args):
             x = np.fromfile(in_path, dtype="<f4").reshape(man["input_shape"])
             stored = np.fromfile(os.path.join(models_dir, man["files"]["ort_output"]["file"]),
                                  dtype="<f4")
-            row.update(input_shape=man["input_shape"], output_shape=man["output_shape"],
+            row.update(ort_vs_torch_rel_l2=man.get("ort_vs_torch_rel_l2"))
+            row.update(onnx_path=onnx_path, input_shape=man["input_shape"], output_shape=man["output_shape"],
                        params=man["params"], onnx_nodes=man["onnx_nodes"],
                        onnx_ops=man["onnx_ops"], onnx_mib=round(man["files"]["onnx"]["bytes"] / 2**20, 1))
             print(f"{name}: onnxruntime", end="", flush=True)
-            row["ort_ms"], expected = run_ort(onnx_path, x, ort_runs)
+            row["ort_ms"], expected, ort_stats = run_ort(onnx_path, x, ort_runs, stats=True)
+            row.update(ort_stats)
             row["ort_runs"] = ort_runs
             row["ort_vs_export_rel_l2"] = rel_l2(expected, stored)
             # A first call of one timed run: does it load, is the output
@@ -395,28 +446,18 @@ def model_set_main(args):
             row["rel_l2"] = rel_l2(actual, expected)
             row["matches"] = row["rel_l2"] < MAX_REL_L2
             row["ratio"] = q["median_ms"] / row["ort_ms"]
+            row["ratio_of_mins"] = q["min_ms"] / row["ort_min_ms"]
             print(f" {q['median_ms']:.2f} ms ({q['runs']} runs, compile {q.get('compile_ms', 0):.0f} ms"
                   f" first {probe.get('compile_ms', 0):.0f} ms), rel L2 {row['rel_l2']:.1e}", flush=True)
             report["device"] = q.get("device", report.get("device"))
     report["sweep_s"] = round(time.perf_counter() - sweep_start, 1)
+    # Shared machines: the load during the sweep says how far to trust it.
+    report["machine"]["loadavg_at_end"] = [round(v, 2) for v in os.getloadavg()]
     with open(json_path, "w") as f:
         json.dump(report, f, indent=1)
         f.write("\n")
     print()
-    note = (f"Model set, batch 1, float32: onnxruntime {report['versions']['onnxruntime']} CPU "
-            f"(2 intra-op threads, median of {ort_runs} runs after 5 warm-ups) vs recq "
-            f"{args.backend} on {report.get('device', 'its device')} (median of up to {args.runs} "
-            f"runs after 1 warm-up); matches: relative L2 < {MAX_REL_L2:g}; "
-            f"sweep {report['sweep_s']:.0f} s")
-    print_table(report["models"], note)
-    try:
-        plot_model_set(report, plot_path)
-        print(f"\nJSON: {json_path}\nplot: {plot_path}")
-    except ImportError as e:
-        print(f"\nJSON: {json_path}\nno plot ({e})")
-    loaded = [r for r in report["models"] if r.get("recq", {}).get("ok")]
-    print(f"{len(loaded)} of {len(names)} models load in recq, "
-          f"{sum(1 for r in loaded if r['matches'])} match onnxruntime")
+    report_out(report, json_path, plot_path)
     return 0
 
 
