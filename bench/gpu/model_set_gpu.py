@@ -220,7 +220,8 @@ def main():
             else:
                 print(f"  recq: fails: {q['error']}", flush=True)
             row["recq"] = q
-            report.setdefault("recq_device", q.get("device"))
+            if q.get("device"):
+                report["recq_device"] = q["device"]
         if torch is not None:
             try:
                 model = em.make_model(name).cuda()

@@ -340,8 +340,19 @@ def export(names, out, batch=1, dynamic=False, force=False, bn_calibration=True,
     # nn.MultiheadAttention's inference fast path (eval mode under no_grad)
     # traces to aten::_native_multi_head_attention, which the TorchScript
     # exporter cannot export (ViT-B/16): the plain path is the same math.
-    if hasattr(torch.backends, "mha"):
-        torch.backends.mha.set_fastpath_enabled(False)
+    # Restored afterwards (PyTorch's own timings keep their fast path).
+    mha = getattr(torch.backends, "mha", None)
+    fastpath = mha.get_fastpath_enabled() if mha else None
+    if mha:
+        mha.set_fastpath_enabled(False)
+    try:
+        return _export(names, out, batch, dynamic, force, bn_calibration, log)
+    finally:
+        if mha:
+            mha.set_fastpath_enabled(fastpath)
+
+
+def _export(names, out, batch, dynamic, force, bn_calibration, log):
     os.makedirs(out, exist_ok=True)
     results = {}
     for name in names:
