@@ -28,9 +28,11 @@ is symbolic (stem NAME_dyn, the sample input still has --batch rows).
 Existing complete exports with the same settings are skipped unless --force.
 Deterministic: the same torch / torchvision versions give the same bytes.
 
-Runs in whatever Python has torch, torchvision, onnx and onnxruntime; else it
-re-runs itself inside BUILD/.venv-models, made by bench/models/setup_venv.sh
-when missing (--no-venv: never). BUILD is $RECQ_BUILD_DIR or build/.
+Re-runs itself inside BUILD/.venv-models when that exists; without one it
+runs in this Python if it has torch, torchvision, onnx and onnxruntime (the
+GPU machine), else bench/models/setup_venv.sh makes the venv first
+(--no-venv: always this Python). BUILD is $RECQ_BUILD_DIR or build/.
+Other scripts import it: export(), make_model(), stem(), parse_models().
 """
 import argparse
 import hashlib
@@ -116,9 +118,10 @@ def have_modules():
 
 
 def ensure_env(args):
-    """Re-executes inside BUILD/.venv-models unless this Python has everything.
-    A venv that exists is preferred over whatever the system Python has, so
-    exports on this machine always come from the venv's pinned versions."""
+    """Re-executes inside BUILD/.venv-models when it exists (its pinned
+    versions win over whatever the system Python has); without one, this
+    Python is used when it has everything (the GPU machine), else the venv is
+    made first."""
     venv = os.path.join(build_dir(), VENV_DIR)
     python = os.path.join(venv, "bin", "python3")
     if args.no_venv or os.path.realpath(sys.prefix) == os.path.realpath(venv):
