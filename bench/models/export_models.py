@@ -1,0 +1,407 @@
+#!/usr/bin/env python3
+"""Exports the model set (torchvision architectures, random weights) to ONNX.
+
+Usage: python3 bench/models/export_models.py [--models a,b] [--out DIR]
+           [--batch N] [--dynamic-batch] [--force] [--list]
+
+The one export script that the model-set benchmarks share (bench/
+compare_onnxruntime.py here, bench/gpu/measure.sh on the GPU machine). For
+every model it writes into --out (default BUILD/models):
+
+  NAME.onnx       PyTorch's TorchScript-based exporter (dynamo=False), opset 17,
+                  eval mode, weights=None after torch.manual_seed(SEED), batch 1
+                  (--batch), 224x224 (299 for inception_v3); input "input",
+                  output "output" (segmentation models: their "out" head);
+                  BatchNorm statistics calibrated on seeded random images
+                  (see calibrate_batchnorm; --no-bn-calibration: stem NAME_raw)
+  NAME.input.f32  a fixed random input (numpy seed SEED, uniform [-1, 1)), raw
+                  little-endian float32, the format of `recq run --input`
+  NAME.ort.f32    onnxruntime's (CPU) output for that input, raw float32
+  NAME.json       manifest: shapes, versions, seeds, sizes and SHA-256 of the
+                  files, the ONNX op histogram, onnxruntime vs PyTorch eager
+                  relative L2 error, how much the output moves with the input;
+                  written last, so a model whose manifest is there is complete
+  models.json     every manifest in --out
+
+With --batch N the stem is NAME_bN; with --dynamic-batch the batch dimension
+is symbolic (stem NAME_dyn, the sample input still has --batch rows).
+Existing complete exports with the same settings are skipped unless --force.
+Deterministic: the same torch / torchvision versions give the same bytes.
+
+Re-runs itself inside BUILD/.venv-models when that exists; without one it
+runs in this Python if it has torch, torchvision, onnx and onnxruntime (the
+GPU machine), else bench/models/setup_venv.sh makes the venv first
+(--no-venv: always this Python). BUILD is $RECQ_BUILD_DIR or build/.
+Other scripts import it: export(), make_model(), stem(), parse_models().
+"""
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SEED = 20261123
+OPSET = 17
+VENV_DIR = ".venv-models"
+
+# name -> input height/width. Order: the issue's list (classification first,
+# then transformers, segmentation, the small mobile nets).
+MODELS = {
+    "resnet18": 224, "resnet50": 224, "resnext50_32x4d": 224, "vgg11": 224, "alexnet": 224,
+    "densenet121": 224, "googlenet": 224, "inception_v3": 299, "squeezenet1_1": 224,
+    "mobilenet_v2": 224, "mobilenet_v3_small": 224, "mobilenet_v3_large": 224,
+    "efficientnet_b0": 224, "efficientnet_v2_s": 224, "regnet_y_400mf": 224,
+    "vit_b_16": 224, "swin_t": 224, "convnext_tiny": 224,
+    "deeplabv3_mobilenet_v3_large": 224, "lraspp_mobilenet_v3_large": 224, "fcn_resnet50": 224,
+    "shufflenet_v2_x1_0": 224, "mnasnet1_0": 224,
+}
+SEGMENTATION = {"deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large", "fcn_resnet50"}
+# A small, quick subset (seconds to export, fast on PoCL) for --models quick.
+QUICK = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0",
+         "shufflenet_v2_x1_0"]
+
+
+def build_dir():
+    return os.environ.get("RECQ_BUILD_DIR") or os.path.join(REPO, "build")
+
+
+def parse_models(spec):
+    """'all', 'quick' or a comma-separated list of names."""
+    if spec in (None, "", "all"):
+        return list(MODELS)
+    names = []
+    for part in spec.split(","):
+        part = part.strip()
+        if part == "quick":
+            names += QUICK
+        elif part == "all":
+            names += list(MODELS)
+        elif part in MODELS:
+            names.append(part)
+        elif part:
+            sys.exit(f"unknown model '{part}'; the set: {', '.join(MODELS)}")
+    return list(dict.fromkeys(names))
+
+
+def stem(name, batch=1, dynamic=False, bn_calibration=True):
+    s = name + ("_dyn" if dynamic else "" if batch == 1 else f"_b{batch}")
+    return s if bn_calibration else s + "_raw"
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", default="all",
+                   help="comma-separated names, 'quick' or 'all' (default); --list shows them")
+    p.add_argument("--out", help="output folder (default: BUILD/models)")
+    p.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
+    p.add_argument("--dynamic-batch", action="store_true",
+                   help="symbolic batch dimension (the sample input has --batch rows)")
+    p.add_argument("--force", action="store_true", help="re-export even when the files exist")
+    p.add_argument("--no-bn-calibration", action="store_true",
+                   help="keep BatchNorm's initial statistics (see calibrate_batchnorm; stem gets _raw)")
+    p.add_argument("--no-venv", action="store_true",
+                   help="use this Python as it is (fails when torch etc. are missing)")
+    p.add_argument("--list", action="store_true", help="print the model set and exit")
+    return p.parse_args(argv)
+
+
+def have_modules():
+    try:
+        import numpy, onnx, onnxruntime, torch, torchvision  # noqa: F401
+        return True
+    except Exception:  # ImportError, or a torch that cannot load its libraries
+        return False
+
+
+def ensure_env(args):
+    """Re-executes inside BUILD/.venv-models when it exists (its pinned
+    versions win over whatever the system Python has); without one, this
+    Python is used when it has everything (the GPU machine), else the venv is
+    made first."""
+    venv = os.path.join(build_dir(), VENV_DIR)
+    python = os.path.join(venv, "bin", "python3")
+    if args.no_venv or os.path.realpath(sys.prefix) == os.path.realpath(venv):
+        return
+    if not os.path.exists(python):
+        if have_modules():
+            return
+        subprocess.run(["bash", os.path.join(REPO, "bench", "models", "setup_venv.sh")], check=True)
+    os.execv(python, [python, os.path.abspath(__file__)] + sys.argv[1:])
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def rel_l2(actual, expected):
+    import numpy as np
+    a = np.asarray(actual, dtype=np.float64).ravel()
+    e = np.asarray(expected, dtype=np.float64).ravel()
+    return float(np.linalg.norm(a - e) / max(np.linalg.norm(e), 1e-30))
+
+
+def calibrate_batchnorm(model, resolution, batch=4):
+    """Sets every BatchNorm's running statistics from one train-mode pass over
+    BATCH seeded uniform [-1, 1) images (a cumulative average: momentum None).
+    Freshly initialized BN layers are identities in eval mode (mean 0, var 1),
+    so activations of a random-weight net drift through the depth: MobileNet
+    V2's logits come out near 1e-9, Inception-v3's near 1e11, and GoogLeNet's
+    trunk vanishes so its logits are just the classifier's bias (onnxruntime
+    and PyTorch then agree to 1e-12 whatever the convolutions compute). With
+    calibrated statistics every BN normalizes, like a trained net, the output
+    depends on the input and an output check tests the whole graph; folding BN
+    into the convolutions is exercised with non-trivial values too."""
+    import torch
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not bns:
+        return False
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None
+    gen = torch.Generator().manual_seed(SEED + 1)
+    x = torch.rand(batch, 3, resolution, resolution, generator=gen) * 2 - 1
+    model.train()
+    with torch.no_grad():
+        model(x)
+    model.eval()
+    return True
+
+
+def make_model(name, bn_calibration=True):
+    """torchvision's NAME with weights=None (no download: backbones too), eval,
+    seeded, returning one tensor."""
+    import torch
+    import torchvision
+
+    torch.manual_seed(SEED)
+    kwargs = {"weights": None}
+    if name in ("googlenet", "inception_v3"):
+        # The inference graph (the auxiliary heads only run in training) and
+        # torchvision's own initialization, stated so no warning asks.
+        kwargs.update(aux_logits=False, init_weights=True)
+    if name in SEGMENTATION:
+        # weights_backbone defaults to ImageNet weights (a download): none.
+        kwargs["weights_backbone"] = None
+        if name != "lraspp_mobilenet_v3_large":
+            kwargs["aux_loss"] = False
+        model = getattr(torchvision.models.segmentation, name)(**kwargs)
+
+        class OutHead(torch.nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, x):
+                return self.m(x)["out"]
+
+        model = OutHead(model)
+    else:
+        model = getattr(torchvision.models, name)(**kwargs)
+    if bn_calibration:
+        calibrate_batchnorm(model, MODELS[name])
+    return model.eval()
+
+
+def sample_input(name, batch):
+    import numpy as np
+    r = MODELS[name]
+    rng = np.random.default_rng(SEED)
+    return rng.uniform(-1.0, 1.0, size=(batch, 3, r, r)).astype(np.float32)
+
+
+def ort_session(path, threads=2):
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+
+
+def op_histogram(model_proto):
+    counts = {}
+    for node in model_proto.graph.node:
+        counts[node.op_type] = counts.get(node.op_type, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def write_atomic(path, write):
+    tmp = path + ".tmp"
+    write(tmp)
+    os.replace(tmp, path)
+
+
+def complete(out, st, settings):
+    """True when STEM's files are all there and were made with SETTINGS."""
+    manifest = os.path.join(out, st + ".json")
+    if not os.path.exists(manifest):
+        return False
+    try:
+        with open(manifest) as f:
+            m = json.load(f)
+    except (OSError, ValueError):
+        return False
+    if any(m.get(k) != v for k, v in settings.items()):
+        return False
+    for info in m.get("files", {}).values():
+        p = os.path.join(out, info["file"])
+        if not os.path.exists(p) or os.path.getsize(p) != info["bytes"]:
+            return False
+    return True
+
+
+def export_one(name, out, batch, dynamic, bn_calibration):
+    import numpy as np
+    import onnx
+    import onnxruntime
+    import torch
+    import torchvision
+
+    st = stem(name, batch, dynamic, bn_calibration)
+    start = time.perf_counter()
+    model = make_model(name, bn_calibration)
+    x = sample_input(name, batch)
+    onnx_path = os.path.join(out, st + ".onnx")
+    dynamic_axes = {"input": {0: "batch"}, "output": {0: "batch"}} if dynamic else None
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # Exported from a fixed example (not x): the graph must not depend on
+        # the sample input's values.
+        example = torch.zeros(x.shape)
+        write_atomic(onnx_path, lambda p: torch.onnx.export(
+            model, (example,), p, dynamo=False, opset_version=OPSET, input_names=["input"],
+            output_names=["output"], dynamic_axes=dynamic_axes, do_constant_folding=True))
+        expected_torch = model(torch.from_numpy(x)).numpy()
+    export_s = time.perf_counter() - start
+    proto = onnx.load(onnx_path, load_external_data=False)
+    onnx.checker.check_model(onnx_path)
+    sess = ort_session(onnx_path)
+    y = sess.run(None, {"input": x})[0].astype(np.float32)
+    # How much the output moves with the input: near 0 means the output is
+    # (nearly) a constant and agreeing with it proves little.
+    x2 = np.random.default_rng(SEED + 2).uniform(-1.0, 1.0, size=x.shape).astype(np.float32)
+    sensitivity = rel_l2(sess.run(None, {"input": x2})[0], y)
+    in_path = os.path.join(out, st + ".input.f32")
+    ort_path = os.path.join(out, st + ".ort.f32")
+    write_atomic(in_path, lambda p: x.astype("<f4").tofile(p))
+    write_atomic(ort_path, lambda p: y.astype("<f4").tofile(p))
+    manifest = {
+        "model": name, "stem": st, "opset": OPSET, "seed": SEED, "batch": batch,
+        "dynamic_batch": dynamic, "bn_calibration": bn_calibration,
+        "exporter": "torch.onnx.export(dynamo=False)",
+        "input_name": "input", "input_shape": list(x.shape),
+        "output_name": "output", "output_shape": list(y.shape),
+        "params": int(sum(p.numel() for p in model.parameters())),
+        "onnx_nodes": len(proto.graph.node), "onnx_ops": op_histogram(proto),
+        "ort_vs_torch_rel_l2": rel_l2(y, expected_torch),
+        "output_std": float(y.std()), "output_abs_max": float(np.abs(y).max()),
+        "input_sensitivity": sensitivity,
+        "export_s": round(export_s, 2),
+        "versions": {"torch": torch.__version__, "torchvision": torchvision.__version__,
+                     "onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__,
+                     "numpy": np.__version__},
+        "files": {},
+    }
+    for key, path in (("onnx", onnx_path), ("input", in_path), ("ort_output", ort_path)):
+        manifest["files"][key] = {"file": os.path.basename(path), "bytes": os.path.getsize(path),
+                                  "sha256": sha256(path)}
+    write_atomic(os.path.join(out, st + ".json"),
+                 lambda p: open(p, "w").write(json.dumps(manifest, indent=1) + "\n"))
+    return manifest
+
+
+def write_index(out):
+    manifests = []
+    for f in sorted(os.listdir(out)):
+        if f.endswith(".json") and f != "models.json":
+            try:
+                with open(os.path.join(out, f)) as fh:
+                    m = json.load(fh)
+            except (OSError, ValueError):
+                continue
+            if "stem" in m:
+                manifests.append(m)
+    order = {n: i for i, n in enumerate(MODELS)}
+    manifests.sort(key=lambda m: (order.get(m["model"], 999), m["stem"]))
+    with open(os.path.join(out, "models.json"), "w") as f:
+        json.dump(manifests, f, indent=1)
+        f.write("\n")
+
+
+def export(names, out, batch=1, dynamic=False, force=False, bn_calibration=True, log=print):
+    """Exports NAMES into OUT (skipping complete ones unless FORCE); returns
+    {name: manifest or {'error': ...}}. Usable from other scripts."""
+    import torch
+    torch.set_num_threads(min(2, os.cpu_count() or 1))
+    # nn.MultiheadAttention's inference fast path (eval mode under no_grad)
+    # traces to aten::_native_multi_head_attention, which the TorchScript
+    # exporter cannot export (ViT-B/16): the plain path is the same math.
+    # Restored afterwards (PyTorch's own timings keep their fast path).
+    mha = getattr(torch.backends, "mha", None)
+    fastpath = mha.get_fastpath_enabled() if mha else None
+    if mha:
+        mha.set_fastpath_enabled(False)
+    try:
+        return _export(names, out, batch, dynamic, force, bn_calibration, log)
+    finally:
+        if mha:
+            mha.set_fastpath_enabled(fastpath)
+
+
+def _export(names, out, batch, dynamic, force, bn_calibration, log):
+    os.makedirs(out, exist_ok=True)
+    results = {}
+    for name in names:
+        st = stem(name, batch, dynamic, bn_calibration)
+        settings = {"opset": OPSET, "seed": SEED, "batch": batch, "dynamic_batch": dynamic,
+                    "bn_calibration": bn_calibration}
+        if not force and complete(out, st, settings):
+            with open(os.path.join(out, st + ".json")) as f:
+                results[name] = json.load(f)
+            log(f"{st}: up to date")
+            continue
+        try:
+            m = export_one(name, out, batch, dynamic, bn_calibration)
+        except Exception as e:  # one model's failure must not stop the set
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            results[name] = {"model": name, "stem": st, "error": f"{type(e).__name__}: {first}"}
+            log(f"{st}: FAILED: {results[name]['error']}")
+            continue
+        results[name] = m
+        mib = m["files"]["onnx"]["bytes"] / 2**20
+        log(f"{st}: {mib:.1f} MiB, {m['onnx_nodes']} nodes, in {m['input_shape']} -> out "
+            f"{m['output_shape']}, ort vs torch rel L2 {m['ort_vs_torch_rel_l2']:.1e}, input "
+            f"sensitivity {m['input_sensitivity']:.2f}, "
+            f"{m['export_s']:.1f} s")
+    write_index(out)
+    return results
+
+
+def main():
+    args = parse_args()
+    if args.list:
+        for name, r in MODELS.items():
+            print(f"{name:<30} {r}x{r}{'  (quick)' if name in QUICK else ''}")
+        return 0
+    names = parse_models(args.models)
+    if args.batch < 1:
+        sys.exit("--batch must be at least 1")
+    ensure_env(args)
+    out = args.out or os.path.join(build_dir(), "models")
+    results = export(names, out, args.batch, args.dynamic_batch, args.force,
+                     not args.no_bn_calibration, log=lambda s: print(s, flush=True))
+    failed = [n for n, m in results.items() if "error" in m]
+    print(f"{len(results) - len(failed)} of {len(results)} models in {out}"
+          + (f"; failed: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
