@@ -3,6 +3,7 @@
 // take over.
 #include <vector>
 
+#include "engine/ops/constant_eval.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "engine/status_macros.h"
@@ -44,6 +45,34 @@ absl::Status LowerBroadcast(LoweringContext& ctx, const Node& node) {
   return absl::OkStatus();
 }
 
+// Shape arithmetic on int64 constants, folded at import (integer division
+// truncates toward zero, as ONNX's does).
+absl::Status FoldIntegers(OnnxNodeContext& n, OpType op,
+                          const std::vector<const OnnxConstant*>& in) {
+  const int code = CodeOf(op);
+  const bool ints = !in[0]->is_float && !in[1]->is_float;
+  absl::StatusOr<OnnxConstant> out =
+      BroadcastConstants(in, ints, [code](absl::Span<const double> v) {
+        switch (code) {
+          case 0:
+            return v[0] + v[1];
+          case 1:
+            return v[0] - v[1];
+          case 2:
+            return v[0] * v[1];
+          default:
+            return v[1] == 0 ? 0.0 : v[0] / v[1];
+        }
+      });
+  if (!out.ok()) return n.Invalid(out.status().message());
+  if (code == 3 && ints) {
+    for (int64_t i = 0; i < in[1]->size(); ++i) {
+      if (in[1]->ints[i] == 0) return n.Invalid("integer division by zero");
+    }
+  }
+  return n.DefineConstant(*std::move(out));
+}
+
 }  // namespace
 
 RECQ_REGISTER_OPS(Binary) {
@@ -52,6 +81,11 @@ RECQ_REGISTER_OPS(Binary) {
     def.type = op;
     def.onnx = {{"", op.name(), 1, kOnnxOpsetMax, [op](OnnxNodeContext& n) -> absl::Status {
                    RECQ_RETURN_IF_ERROR(n.CheckAttrs({}));
+                   std::vector<const OnnxConstant*> constants;
+                   if (AllConstantInputs(n, &constants) && constants.size() == 2 && constants[0] &&
+                       constants[1] && (!constants[0]->is_float || !constants[1]->is_float)) {
+                     return FoldIntegers(n, op, constants);
+                   }
                    RECQ_ASSIGN_OR_RETURN(ValueId a, n.Input(0));
                    RECQ_ASSIGN_OR_RETURN(ValueId b, n.Input(1));
                    return n.Emit(op, {a, b}, {});

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/ops/constant_eval.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "engine/status_macros.h"
@@ -33,10 +34,50 @@ absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
   return TensorDesc{out};
 }
 
+// Concat of int64 constants (shape vectors), folded at import.
+absl::Status FoldConcat(OnnxNodeContext& n, const std::vector<const OnnxConstant*>& in,
+                        int64_t axis) {
+  const int64_t rank = static_cast<int64_t>(in[0]->dims.size());
+  if (axis < -rank || axis >= rank) {
+    return n.Invalid(absl::StrCat("axis ", axis, " is out of range for rank ", rank));
+  }
+  if (axis < 0) axis += rank;
+  OnnxConstant out;
+  out.is_float = false;
+  out.dims = in[0]->dims;
+  out.dims[axis] = 0;
+  for (const OnnxConstant* c : in) {
+    if (c->dims.size() != in[0]->dims.size()) return n.Invalid("inputs of different ranks");
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != axis && c->dims[d] != in[0]->dims[d]) {
+        return n.Invalid("inputs differ outside the concatenation axis");
+      }
+    }
+    out.dims[axis] += c->dims[axis];
+  }
+  const int64_t outer = Numel({out.dims.begin(), out.dims.begin() + axis});
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const OnnxConstant* c : in) {
+      const int64_t block = Numel({c->dims.begin() + axis, c->dims.end()});
+      for (int64_t i = 0; i < block; ++i) out.ints.push_back(ElementAsInt(*c, o * block + i));
+    }
+  }
+  return n.DefineConstant(std::move(out));
+}
+
 absl::Status Import(OnnxNodeContext& n) {
   RECQ_RETURN_IF_ERROR(n.CheckAttrs({"axis"}));
   if (!n.HasAttr("axis")) return n.Invalid("attribute 'axis' is required");
   RECQ_ASSIGN_OR_RETURN(int64_t axis, n.Int("axis", 0));
+  std::vector<const OnnxConstant*> constants;
+  if (AllConstantInputs(n, &constants)) {
+    bool any_int = false, all = true;
+    for (const OnnxConstant* c : constants) {
+      all &= c != nullptr;
+      any_int |= c != nullptr && !c->is_float;
+    }
+    if (all && any_int) return FoldConcat(n, constants, axis);
+  }
   std::vector<ValueId> in;
   for (int i = 0; i < n.num_inputs(); ++i) {
     RECQ_ASSIGN_OR_RETURN(ValueId id, n.Input(i));

@@ -1,0 +1,189 @@
+// Shape subgraphs as exporters write them are evaluated at import and fold
+// away; the data path that uses them runs and matches the reference.
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "onnx/onnx_pb.h"
+#include "recq/onnx.h"
+#include "reference/reference_executor.h"
+#include "testing/test_env.h"
+
+namespace recq {
+namespace {
+
+using testing::Download;
+using testing::NewTensor;
+using testing::SharedContext;
+
+class Model {
+ public:
+  explicit Model(int64_t opset = 13) {
+    model_.set_ir_version(8);
+    auto* id = model_.add_opset_import();
+    id->set_domain("");
+    id->set_version(opset);
+  }
+  onnx::GraphProto* g() { return model_.mutable_graph(); }
+  void Input(const std::string& name, std::vector<int64_t> shape) {
+    auto* v = g()->add_input();
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : shape) t->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  void Output(const std::string& name) {
+    auto* v = g()->add_output();
+    v->set_name(name);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  void Ints(const std::string& name, std::vector<int64_t> dims, std::vector<int64_t> values) {
+    auto* t = g()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t v : values) t->add_int64_data(v);
+  }
+  onnx::NodeProto* Node(const std::string& op, std::vector<std::string> in,
+                        std::vector<std::string> out) {
+    auto* n = g()->add_node();
+    n->set_op_type(op);
+    n->set_name(out[0] + "_node");
+    for (auto& s : in) n->add_input(s);
+    for (auto& s : out) n->add_output(s);
+    return n;
+  }
+  static void IntAttr(onnx::NodeProto* n, const std::string& name, int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  std::string Bytes() {
+    std::string b;
+    model_.SerializeToString(&b);
+    return b;
+  }
+
+ private:
+  onnx::ModelProto model_;
+};
+
+// y = Relu(Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), Mul(Div([-60], 60), [60]))))
+// and z = Squeeze(Unsqueeze(x)) + Where(Equal(Range(0,5,1) , Range), ...) folded.
+std::string FlattenByShape() {
+  Model m;
+  m.Input("x", {2, 3, 4, 5});
+  m.Ints("zero", {}, {0});
+  m.Ints("axes0", {1}, {0});
+  m.Ints("sixty", {1}, {60});
+  m.Ints("minus60", {1}, {-60});
+  m.Node("Shape", {"x"}, {"shape"});
+  Model::IntAttr(m.Node("Gather", {"shape", "zero"}, {"batch"}), "axis", 0);
+  m.Node("Unsqueeze", {"batch", "axes0"}, {"batch1"});
+  m.Node("Div", {"minus60", "sixty"}, {"minus1"});
+  m.Node("Mul", {"minus1", "sixty"}, {"minus60b"});
+  m.Node("Div", {"minus60b", "minus1"}, {"sixty_b"});
+  Model::IntAttr(m.Node("Concat", {"batch1", "sixty_b"}, {"target_full"}), "axis", 0);
+  // Slice(target, [0], [2]) keeps both entries: a no-op exporters emit.
+  m.Ints("s0", {1}, {0});
+  m.Ints("s2", {1}, {2});
+  m.Node("Slice", {"target_full", "s0", "s2"}, {"target"});
+  m.Node("Reshape", {"x", "target"}, {"flat"});
+  m.Node("Relu", {"flat"}, {"y"});
+  m.Output("y");
+  return m.Bytes();
+}
+
+TEST(ShapeFoldingTest, AFlattenBuiltFromShapeOpsFoldsToOneReshape) {
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph g, LoadOnnxFromBytes(FlattenByShape()));
+  ASSERT_EQ(g.nodes().size(), 2u);  // Reshape, Relu: the shape arithmetic folded away
+  EXPECT_EQ(g.nodes()[0].op, OpType::kReshape);
+  EXPECT_EQ(g.value(g.outputs()[0]).desc.shape, (std::vector<int64_t>{2, 60}));
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
+  auto host = reference::RandomTensor({2, 3, 4, 5}, 5);
+  Tensor in = NewTensor({host.shape}, host.data);
+  Tensor out = NewTensor(engine.outputs()[0].desc);
+  Bindings b;
+  b.Set("x", in);
+  b.Set("y", out);
+  RECQ_ASSERT_OK_AND_ASSIGN(Recording rec, engine.Record());
+  RECQ_ASSERT_OK(rec.Run(b));
+  std::vector<float> expected = host.data;
+  for (float& v : expected) v = v > 0 ? v : 0;
+  EXPECT_EQ(Download(out), expected);
+}
+
+// Range, ConstantOfShape, Cast, Equal, Where and Squeeze/Unsqueeze of data.
+TEST(ShapeFoldingTest, IntegerOpsFoldAndDataViewsRun) {
+  Model m(13);
+  m.Input("x", {1, 6});
+  m.Ints("start", {}, {0});
+  m.Ints("limit", {}, {6});
+  m.Ints("delta", {}, {1});
+  m.Ints("three", {}, {3});
+  m.Ints("axes", {1}, {0});
+  m.Ints("shape6", {1}, {6});
+  m.Node("Range", {"start", "limit", "delta"}, {"r"});  // [0..5]
+  m.Node("Equal", {"r", "three"}, {"is3"});             // [0,0,0,1,0,0]
+  m.Node("ConstantOfShape", {"shape6"}, {"zeros"});     // float zeros [6]
+  m.Node("Cast", {"r"}, {"rf"});
+  Model::IntAttr(m.g()->mutable_node(3), "to", 1);  // float
+  m.Node("Where", {"is3", "rf", "zeros"}, {"w"});   // [0,0,0,3,0,0]
+  m.Node("Squeeze", {"x", "axes"}, {"xs"});         // [6]
+  m.Node("Add", {"xs", "w"}, {"sum"});
+  m.Node("Unsqueeze", {"sum", "axes"}, {"y"});  // [1,6]
+  m.Output("y");
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph g, LoadOnnxFromBytes(m.Bytes()));
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
+  auto host = reference::RandomTensor({1, 6}, 6);
+  Tensor in = NewTensor({host.shape}, host.data);
+  Tensor out = NewTensor(engine.outputs()[0].desc);
+  Bindings b;
+  b.Set("x", in);
+  b.Set("y", out);
+  RECQ_ASSERT_OK(engine.RunUnrecorded(b));
+  std::vector<float> got = Download(out);
+  ASSERT_EQ(got.size(), 6u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(got[i], host.data[i] + (i == 3 ? 3.0f : 0.0f)) << i;
+}
+
+TEST(ShapeFoldingTest, MalformedIntegerSubgraphsNameTheNode) {
+  {
+    Model m;
+    m.Input("x", {2, 3});
+    m.Ints("idx", {}, {5});
+    m.Node("Shape", {"x"}, {"s"});
+    m.Node("Gather", {"s", "idx"}, {"bad"});
+    m.Node("Unsqueeze", {"bad", "idx"}, {"y"});
+    m.Output("y");
+    absl::StatusOr<Graph> g = LoadOnnxFromBytes(m.Bytes());
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument) << g.status();
+    EXPECT_TRUE(absl::StrContains(g.status().message(), "bad_node")) << g.status();
+    EXPECT_TRUE(absl::StrContains(g.status().message(), "out of range")) << g.status();
+  }
+  {
+    Model m;
+    m.Input("x", {2, 3});
+    m.Ints("target", {2}, {4, -7});
+    m.Node("Reshape", {"x", "target"}, {"y"});
+    m.Output("y");
+    absl::StatusOr<Graph> g = LoadOnnxFromBytes(m.Bytes());
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument) << g.status();
+    EXPECT_TRUE(absl::StrContains(g.status().message(), "y_node")) << g.status();
+  }
+  {
+    // A range whose limit comes from the input data cannot fold.
+    Model m;
+    m.Input("x", {1});
+    m.Ints("start", {}, {0});
+    m.Node("Range", {"start", "x", "start"}, {"y"});
+    m.Output("y");
+    absl::StatusOr<Graph> g = LoadOnnxFromBytes(m.Bytes());
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented) << g.status();
+    EXPECT_TRUE(absl::StrContains(g.status().message(), "input data")) << g.status();
+  }
+}
+
+}  // namespace
+}  // namespace recq
