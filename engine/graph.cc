@@ -44,6 +44,23 @@ std::string S(const std::vector<int64_t>& s) {
   return absl::StrCat("[", absl::StrJoin(s, ","), "]");
 }
 
+// The most elements a tensor may have (2^40, 4 TiB of float32: far past any
+// device, far from int64 overflow in any product of two such counts).
+constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+// CheckShapeBounds: every dim in [0, 2^40] and the product of the non-zero
+// dims at most 2^40, so that ops can multiply dims freely.
+absl::Status CheckShapeBounds(OpType op, const std::vector<int64_t>& shape) {
+  int64_t product = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || d > kMaxElements || (d != 0 && (product = product * d) > kMaxElements)) {
+      return absl::InvalidArgumentError(absl::StrCat(op.name(), ": shape ", S(shape),
+                                                     " is out of range (at most 2^40 elements)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<TensorDesc> InferOutputShape(OpType op, const OpAttrs& attrs,
@@ -53,7 +70,13 @@ absl::StatusOr<TensorDesc> InferOutputShape(OpType op, const OpAttrs& attrs,
     return absl::UnimplementedError(
         absl::StrCat("op '", op.name(), "' is not registered (see recq/op_registry.h)"));
   }
-  return def->infer(attrs, inputs);
+  // Shapes come from model files: bound them before any op multiplies dims.
+  for (const TensorDesc* in : inputs) {
+    if (in != nullptr) RECQ_RETURN_IF_ERROR(CheckShapeBounds(op, in->shape));
+  }
+  RECQ_ASSIGN_OR_RETURN(TensorDesc out, def->infer(attrs, inputs));
+  RECQ_RETURN_IF_ERROR(CheckShapeBounds(op, out.shape));
+  return out;
 }
 
 absl::StatusOr<Graph> Graph::Create(std::vector<Value> values, std::vector<Node> nodes,
@@ -211,11 +234,16 @@ TensorRef GraphBuilder::AddValue(Value value) {
 }
 
 TensorRef GraphBuilder::Input(std::string name, std::vector<int64_t> shape) {
+  constexpr int64_t kMax = int64_t{1} << 40;
+  int64_t elements = 1;
   for (int64_t d : shape) {
-    if (d <= 0) {
+    const bool ok = d > 0 && d <= kMax / elements;
+    if (ok) elements *= d;
+    if (!ok) {
       if (status_.ok()) {
-        status_ = absl::InvalidArgumentError(absl::StrCat("input '", name, "' has shape ", S(shape),
-                                                          "; every dimension must be positive"));
+        status_ = absl::InvalidArgumentError(
+            absl::StrCat("input '", name, "' has shape ", S(shape),
+                         "; every dimension must be positive, and at most 2^40 elements"));
       }
       return {};
     }

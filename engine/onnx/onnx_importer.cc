@@ -171,6 +171,11 @@ absl::Status Importer::AddGraphInputs() {
                                                      " is ", d.dim_value(),
                                                      "; only positive dimensions are supported"));
       }
+      if (d.dim_value() > (int64_t{1} << 40) / std::max<int64_t>(1, v.desc.NumElements())) {
+        return absl::InvalidArgumentError(absl::StrCat("graph input '", in.name(), "' has shape ",
+                                                       v.desc.ToString(), "x", d.dim_value(),
+                                                       "...; at most 2^40 elements are supported"));
+      }
       v.desc.shape.push_back(d.dim_value());
     }
     state_.inputs.push_back(state_.AddValue(std::move(v)));

@@ -29,8 +29,13 @@ int64_t ElementAsInt(const OnnxConstant& c, int64_t i) {
 }
 
 int64_t Numel(const std::vector<int64_t>& dims) {
+  // Saturates at 2^62 instead of overflowing (dims from a model file).
+  constexpr int64_t kCap = int64_t{1} << 62;
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims) {
+    if (d <= 0) return d == 0 ? 0 : kCap;
+    n = n > kCap / d ? kCap : n * d;
+  }
   return n;
 }
 

@@ -50,8 +50,12 @@ absl::StatusOr<Shape> Broadcast(OpType op, const Shape& a, const Shape& b) {
 absl::StatusOr<int64_t> WindowOutput(OpType op, int64_t in, int64_t pad_begin, int64_t pad_end,
                                      int64_t kernel, int64_t stride, int64_t dilation,
                                      bool ceil_mode) {
-  if (stride <= 0 || dilation <= 0 || kernel <= 0 || pad_begin < 0 || pad_end < 0) {
-    return Bad(op, "kernel, strides and dilations must be positive and pads non-negative");
+  constexpr int64_t kMax = int64_t{1} << 31;
+  if (stride <= 0 || dilation <= 0 || kernel <= 0 || pad_begin < 0 || pad_end < 0 ||
+      stride > kMax || dilation > kMax || kernel > kMax || pad_begin > kMax || pad_end > kMax) {
+    return Bad(op,
+               "kernel, strides and dilations must be positive and pads non-negative, all "
+               "below 2^31");
   }
   int64_t span = (kernel - 1) * dilation + 1;
   int64_t room = in + pad_begin + pad_end - span;

@@ -109,8 +109,11 @@ absl::Status ImportRange(OnnxNodeContext& n) {
   const double s = ElementAsDouble(*start, 0), l = ElementAsDouble(*limit, 0),
                d = ElementAsDouble(*delta, 0);
   if (d == 0) return n.Invalid("delta is 0");
-  const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
-  if (count > kMaxFoldedElements) return n.Unsupported("the range is too large to fold");
+  const double steps = std::ceil((l - s) / d);
+  if (!(steps <= double(kMaxFoldedElements))) {
+    return n.Unsupported("the range is too large to fold");
+  }
+  const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
   OnnxConstant out;
   out.is_float = start->is_float;
   out.dims = {count};

@@ -42,7 +42,9 @@ absl::StatusOr<TensorDesc> InferReshape(const OpAttrs& attrs, InferInputs in) {
       infer = static_cast<int>(i);
       continue;
     }
-    if (out[i] <= 0) return Bad(op, absl::StrCat("target shape ", S(a->shape), " is invalid"));
+    if (out[i] <= 0 || out[i] > (int64_t{1} << 40) || known > (int64_t{1} << 40)) {
+      return Bad(op, absl::StrCat("target shape ", S(a->shape), " is invalid"));
+    }
     known *= out[i];
   }
   int64_t total = in[0]->NumElements();
