@@ -2,6 +2,7 @@
 // work-item, consecutive work-items along pixels. In order of preference:
 // pointwise with split-K local reduction, depthwise, and direct.
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -72,51 +73,49 @@ absl::Status LowerPointwiseGpu(LoweringContext& ctx, const Node& node) {
   return Finish(ctx, std::move(d), act);
 }
 
-absl::Status LowerDepthwiseGpu(LoweringContext& ctx, const Node& node) {
+// LowerFlatGpu emits the one-dimensional GPU convs (one work-item per
+// `per_item` outputs, groups of 128): x, w, bias, y, then the shape and
+// window ints, depthwise without OC and groups.
+absl::Status LowerFlatGpu(LoweringContext& ctx, const Node& node, const char* kernel,
+                          std::vector<std::string> options, int64_t per_item, bool depthwise) {
   const auto& a = AttrsOr<Conv2DAttrs>(node);
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
-  const Shape& w = ShapeOf(ctx, node.inputs[1]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const auto [y, residual, act] = ctx.OutputOf(node);
   const size_t outputs = static_cast<size_t>(Product(out, 0, 4));
   Dispatch d;
-  d.label = "conv2d_depthwise_gpu";
-  d.kernel = ctx.Kernel("conv2d_gpu.cl", "conv2d_depthwise_gpu",
-                        {absl::StrCat("-DRECQ_DW_KH=", w[2]), absl::StrCat("-DRECQ_DW_KW=", w[3])});
+  d.label = kernel;
+  d.kernel = ctx.Kernel("conv2d_gpu.cl", kernel, std::move(options));
   const size_t local = GpuGroup(ctx.device(), 128);
   d.work_dim = 1;
-  d.global = {RoundUp(outputs, local), 1, 1};
+  d.global = {RoundUp(outputs / per_item, local), 1, 1};
   d.local = {local, 1, 1};
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(Bias(node)), ctx.Arg(y)};
-  AddInts(d, {x[0], x[1], x[2], x[3], out[2], out[3], a.strides[0], a.strides[1], a.pads[0],
-              a.pads[1], a.dilations[0], a.dilations[1]});
+  AddInts(d, {x[0], x[1], x[2], x[3]});
+  if (!depthwise) AddInts(d, {out[1]});
+  AddInts(d, {out[2], out[3], a.strides[0], a.strides[1], a.pads[0], a.pads[1], a.dilations[0],
+              a.dilations[1]});
+  if (!depthwise) AddInts(d, {a.groups});
   return Finish(ctx, std::move(d), act);
 }
 
-absl::Status LowerDirectGpu(LoweringContext& ctx, const Node& node) {
-  const auto& a = AttrsOr<Conv2DAttrs>(node);
-  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+absl::Status LowerDepthwiseGpu(LoweringContext& ctx, const Node& node) {
   const Shape& w = ShapeOf(ctx, node.inputs[1]);
-  const Shape& out = ShapeOf(ctx, node.outputs[0]);
-  const auto [y, residual, act] = ctx.OutputOf(node);
-  const size_t outputs = static_cast<size_t>(Product(out, 0, 4));
+  return LowerFlatGpu(ctx, node, "conv2d_depthwise_gpu",
+                      {absl::StrCat("-DRECQ_DW_KH=", w[2]), absl::StrCat("-DRECQ_DW_KW=", w[3])}, 1,
+                      /*depthwise=*/true);
+}
+
+absl::Status LowerDirectGpu(LoweringContext& ctx, const Node& node) {
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const int64_t per_group = ShapeOf(ctx, node.outputs[0])[1] / AttrsOr<Conv2DAttrs>(node).groups;
   // Channels per item share the input loads (the 3-channel stem: 4 per item
   // measured 10-11 us on the H200, 19-23 us with one, 13 with 8).
-  const int64_t per_group = out[1] / a.groups;
   const int64_t ocb = per_group % 4 == 0 ? 4 : per_group % 2 == 0 ? 2 : 1;
-  Dispatch d;
-  d.label = "conv2d_direct_gpu";
-  d.kernel = ctx.Kernel("conv2d_gpu.cl", "conv2d_direct_gpu",
-                        {absl::StrCat("-DRECQ_DG_KH=", w[2]), absl::StrCat("-DRECQ_DG_KW=", w[3]),
-                         absl::StrCat("-DRECQ_DG_OCB=", ocb)});
-  const size_t local = GpuGroup(ctx.device(), 128);
-  d.work_dim = 1;
-  d.global = {RoundUp(outputs / ocb, local), 1, 1};
-  d.local = {local, 1, 1};
-  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(Bias(node)), ctx.Arg(y)};
-  AddInts(d, {x[0], x[1], x[2], x[3], out[1], out[2], out[3], a.strides[0], a.strides[1], a.pads[0],
-              a.pads[1], a.dilations[0], a.dilations[1], a.groups});
-  return Finish(ctx, std::move(d), act);
+  return LowerFlatGpu(ctx, node, "conv2d_direct_gpu",
+                      {absl::StrCat("-DRECQ_DG_KH=", w[2]), absl::StrCat("-DRECQ_DG_KW=", w[3]),
+                       absl::StrCat("-DRECQ_DG_OCB=", ocb)},
+                      ocb, /*depthwise=*/false);
 }
 
 }  // namespace

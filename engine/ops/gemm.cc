@@ -80,58 +80,60 @@ absl::Status ImportMatMul(OnnxNodeContext& n) {
   return n.Emit(OpType::kMatMul, {a, b}, {});
 }
 
-// The strides (in elements) of C broadcast to [M, N]: 0 along a dimension
-// of size 1.
-void CStrides(const LoweringContext& ctx, ValueId c, int64_t* c_sm, int64_t* c_sn) {
-  *c_sm = *c_sn = 0;
-  if (c == kNoValue) return;
-  Shape cs = ShapeOf(ctx, c);
-  while (cs.size() < 2) cs.insert(cs.begin(), 1);
-  *c_sm = cs[0] == 1 ? 0 : cs[1];
-  *c_sn = cs[1] == 1 ? 0 : 1;
+ValueId COf(const Node& node) { return node.inputs.size() > 2 ? node.inputs[2] : kNoValue; }
+
+// What both Gemm kernels read: M, N, K, and the strides (in elements) of C
+// broadcast to [M, N] (0 along a dimension of size 1).
+struct GemmShape {
+  int64_t m, n, k, c_sm = 0, c_sn = 0;
+};
+GemmShape GemmShapeOf(const LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<GemmAttrs>(node);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const Shape& in = ShapeOf(ctx, node.inputs[0]);
+  GemmShape g{out[0], out[1], a.trans_a ? in[0] : in[1]};
+  if (COf(node) != kNoValue) {
+    Shape cs = ShapeOf(ctx, COf(node));
+    while (cs.size() < 2) cs.insert(cs.begin(), 1);
+    g.c_sm = cs[0] == 1 ? 0 : cs[1];
+    g.c_sn = cs[1] == 1 ? 0 : 1;
+  }
+  return g;
 }
 
-ValueId COf(const Node& node) { return node.inputs.size() > 2 ? node.inputs[2] : kNoValue; }
+// Arguments both kernels take: A, B, C, Y, M, N, K, [extra ints], alpha,
+// beta, the C strides, the fused activation.
+void SetGemmArgs(LoweringContext& ctx, const Node& node, const GemmShape& g,
+                 std::initializer_list<int64_t> extra, Dispatch& d) {
+  const auto& a = AttrsOr<GemmAttrs>(node);
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(COf(node)),
+            ctx.Arg(node.outputs[0])};
+  AddInts(d, {g.m, g.n, g.k});
+  AddInts(d, extra);
+  d.args.push_back(DispatchArg::Scalar(a.alpha));
+  d.args.push_back(DispatchArg::Scalar(a.beta));
+  AddInts(d, {g.c_sm, g.c_sn});
+  AddFusedActivation(ctx, d, node);
+}
 
 // GPU, B transposed (FullyConnected): a work-group per output reduces the
 // row dot product in local memory.
 absl::Status LowerGemmRowdot(LoweringContext& ctx, const Node& node) {
-  const auto& a = AttrsOr<GemmAttrs>(node);
-  const Shape& out = ShapeOf(ctx, node.outputs[0]);
-  const int64_t m = out[0], nn = out[1];
-  const int64_t k = a.trans_a ? ShapeOf(ctx, node.inputs[0])[0] : ShapeOf(ctx, node.inputs[0])[1];
-  int64_t c_sm, c_sn;
-  CStrides(ctx, COf(node), &c_sm, &c_sn);
-  const size_t local = GroupForRow(ctx.device(), k / 4, 32, 64);
+  const GemmShape g = GemmShapeOf(ctx, node);
+  const size_t local = GroupForRow(ctx.device(), g.k / 4, 32, 64);
   Dispatch& d =
-      ctx.Emit(MakeDispatch(ctx, "gemm.cl", "gemm_rowdot", {size_t(nn) * local, size_t(m)},
+      ctx.Emit(MakeDispatch(ctx, "gemm.cl", "gemm_rowdot", {size_t(g.n) * local, size_t(g.m)},
                             {absl::StrCat("-DRECQ_GEMM_LOCAL=", local)}));
   d.local = {local, 1, 1};
-  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(COf(node)),
-            ctx.Arg(node.outputs[0])};
-  AddInts(d, {m, nn, k});
-  d.args.push_back(DispatchArg::Scalar(a.alpha));
-  d.args.push_back(DispatchArg::Scalar(a.beta));
-  AddInts(d, {c_sm, c_sn});
-  AddFusedActivation(ctx, d, node);
+  SetGemmArgs(ctx, node, g, {}, d);
   return absl::OkStatus();
 }
 
 absl::Status LowerGemm(LoweringContext& ctx, const Node& node) {
   const auto& a = AttrsOr<GemmAttrs>(node);
-  const Shape& out = ShapeOf(ctx, node.outputs[0]);
-  const int64_t m = out[0], nn = out[1];
-  const int64_t k = a.trans_a ? ShapeOf(ctx, node.inputs[0])[0] : ShapeOf(ctx, node.inputs[0])[1];
-  int64_t c_sm, c_sn;
-  CStrides(ctx, COf(node), &c_sm, &c_sn);
-  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "gemm.cl", "gemm", {size_t(nn), size_t(m)}));
-  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(COf(node)),
-            ctx.Arg(node.outputs[0])};
-  AddInts(d, {m, nn, k, a.trans_a ? 1 : 0, a.trans_b ? 1 : 0});
-  d.args.push_back(DispatchArg::Scalar(a.alpha));
-  d.args.push_back(DispatchArg::Scalar(a.beta));
-  AddInts(d, {c_sm, c_sn});
-  AddFusedActivation(ctx, d, node);
+  const GemmShape g = GemmShapeOf(ctx, node);
+  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "gemm.cl", "gemm", {size_t(g.n), size_t(g.m)}));
+  SetGemmArgs(ctx, node, g, {a.trans_a ? 1 : 0, a.trans_b ? 1 : 0}, d);
   return absl::OkStatus();
 }
 

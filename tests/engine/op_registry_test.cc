@@ -126,15 +126,8 @@ TEST(VariantChooserTest, PicksAmongFittingVariants) {
   EXPECT_EQ(engine.DispatchLabels(), (std::vector<std::string>{"Conv2D_0/conv2d"}));
 
   auto host = reference::RandomTensor({1, 8, 6, 6}, 8);
-  Tensor in = NewTensor({host.shape}, host.data);
-  Tensor out = NewTensor(engine.outputs()[0].desc);
-  Bindings bind;
-  bind.Set("x", in);
-  bind.Set("y", out);
-  RECQ_ASSERT_OK_AND_ASSIGN(Recording rec, engine.Record());
-  RECQ_ASSERT_OK(rec.Run(bind));
-  auto cmp = reference::Compare(Download(out), testing::ReferenceOutput(graph, "x", host, "y"),
-                                1e-5f, 1e-4f);
+  auto cmp = reference::Compare(testing::RunRecorded(engine, "x", host, "y"),
+                                testing::ReferenceOutput(graph, "x", host, "y"), 1e-5f, 1e-4f);
   EXPECT_TRUE(cmp.ok()) << cmp.ToString();
 }
 

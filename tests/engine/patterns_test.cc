@@ -60,16 +60,9 @@ TEST(PatternsTest, SiluBecomesOneActivationFusedIntoTheConv) {
     RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
     EXPECT_EQ(engine.stats().dispatches, 1u);
     auto host = reference::RandomTensor({1, 4, 7, 7}, 12, -2.0f, 2.0f);
-    Tensor in = NewTensor({host.shape}, host.data);
-    Tensor out = NewTensor(engine.outputs()[0].desc);
-    Bindings bind;
-    bind.Set("x", in);
-    bind.Set("y", out);
-    RECQ_ASSERT_OK_AND_ASSIGN(Recording rec, engine.Record());
-    RECQ_ASSERT_OK(rec.Run(bind));
     // The unfused graph is the reference.
-    auto cmp = reference::Compare(Download(out), testing::ReferenceOutput(g, "x", host, "y"), 1e-5f,
-                                  1e-4f);
+    auto cmp = reference::Compare(testing::RunRecorded(engine, "x", host, "y"),
+                                  testing::ReferenceOutput(g, "x", host, "y"), 1e-5f, 1e-4f);
     EXPECT_TRUE(cmp.ok()) << cmp.ToString();
   }
 }

@@ -39,6 +39,33 @@ std::vector<float> ReferenceOutput(const Graph& graph, const std::string& input_
   return out->at(output_name).data;
 }
 
+std::vector<float> RunRecorded(const Engine& engine, const std::string& input_name,
+                               const reference::HostTensor& input, const std::string& output_name) {
+  Tensor in = NewTensor({input.shape}, input.data);
+  const BindingInfo* out_info = nullptr;
+  for (const BindingInfo& o : engine.outputs()) {
+    if (o.name == output_name) out_info = &o;
+  }
+  if (out_info == nullptr) {
+    ADD_FAILURE() << "the engine has no output '" << output_name << "'";
+    return {};
+  }
+  Tensor out = NewTensor(out_info->desc);
+  Bindings bindings;
+  bindings.Set(input_name, in);
+  bindings.Set(output_name, out);
+  absl::StatusOr<Recording> rec = engine.Record();
+  if (!rec.ok()) {
+    ADD_FAILURE() << rec.status();
+    return {};
+  }
+  if (absl::Status s = rec->Run(bindings); !s.ok()) {
+    ADD_FAILURE() << s;
+    return {};
+  }
+  return Download(out);
+}
+
 Graph ChainGraph(int length, int64_t n) {
   GraphBuilder b;
   TensorRef x = b.Input("x", {n});

@@ -29,6 +29,12 @@ std::vector<float> ReferenceOutput(const Graph& graph, const std::string& input_
                                    const reference::HostTensor& input,
                                    const std::string& output_name);
 
+// RunRecorded records `engine`, binds `input` (uploaded into a new tensor)
+// and a NaN-poisoned output under their names, runs once and returns the
+// output. Fails the calling test (and returns {}) on any error.
+std::vector<float> RunRecorded(const Engine& engine, const std::string& input_name,
+                               const reference::HostTensor& input, const std::string& output_name);
+
 // A chain of `length` elementwise ops on an [n] input: y = relu(x*1 + ...),
 // alternating Add with a constant and Relu so that every step changes the
 // values. Output "y", input "x".
