@@ -121,7 +121,7 @@ absl::Status RecordingImpl::CheckQueue(cl_command_queue queue) {
     return absl::InvalidArgumentError(
         "Enqueue: the queue is out-of-order; recq needs an in-order queue");
   }
-  checked_queue_ = cl::UniqueQueue::RetainFrom(queue);
+  RECQ_ASSIGN_OR_RETURN(checked_queue_, cl::UniqueQueue::RetainFrom(queue));
   return absl::OkStatus();
 }
 
@@ -143,8 +143,14 @@ absl::Status RecordingImpl::Enqueue(cl_command_queue queue, const Bindings& bind
     waits.push_back(previous.get());
     wait_list = waits;
   }
+  // Retained before the run is enqueued, so that a failed retain enqueues
+  // nothing.
+  cl::UniqueQueue next_queue;
+  if (last_queue_.get() != queue) {
+    RECQ_ASSIGN_OR_RETURN(next_queue, cl::UniqueQueue::RetainFrom(queue));
+  }
   RECQ_RETURN_IF_ERROR(impl_->Enqueue(queue, slot_mems_, wait_list, done));
-  if (last_queue_.get() != queue) last_queue_ = cl::UniqueQueue::RetainFrom(queue);
+  if (next_queue) last_queue_ = std::move(next_queue);
   return absl::OkStatus();
 }
 
