@@ -86,9 +86,9 @@ absl::StatusOr<Context> Context::Adopt(cl_context context, cl_command_queue queu
   RECQ_ASSIGN_OR_RETURN(DeviceInfo info, cl::QueryDeviceInfo(platform, device));
   RECQ_ASSIGN_OR_RETURN(cl::UniqueContext owned_context, cl::UniqueContext::RetainFrom(context));
   RECQ_ASSIGN_OR_RETURN(cl::UniqueQueue owned_queue, cl::UniqueQueue::RetainFrom(queue));
-  return Context(std::make_shared<internal::ContextState>(
-      std::move(owned_context), std::move(owned_queue), platform, device, std::move(info),
-      NewBinaryCache("")));
+  return Context(std::make_shared<internal::ContextState>(std::move(owned_context),
+                                                          std::move(owned_queue), platform, device,
+                                                          std::move(info), NewBinaryCache("")));
 }
 
 cl_context Context::context() const { return state_->context.get(); }

@@ -68,8 +68,8 @@ inline constexpr char kRetainMemObject[] = "clRetainMemObject";
 inline constexpr char kRetainEvent[] = "clRetainEvent";
 
 using UniqueContext = UniqueHandle<cl_context, clRetainContext, clReleaseContext, kRetainContext>;
-using UniqueQueue =
-    UniqueHandle<cl_command_queue, clRetainCommandQueue, clReleaseCommandQueue, kRetainCommandQueue>;
+using UniqueQueue = UniqueHandle<cl_command_queue, clRetainCommandQueue, clReleaseCommandQueue,
+                                 kRetainCommandQueue>;
 using UniqueProgram = UniqueHandle<cl_program, clRetainProgram, clReleaseProgram, kRetainProgram>;
 using UniqueKernel = UniqueHandle<cl_kernel, clRetainKernel, clReleaseKernel, kRetainKernel>;
 using UniqueMem = UniqueHandle<cl_mem, clRetainMemObject, clReleaseMemObject, kRetainMemObject>;

@@ -60,10 +60,14 @@ bool IsRelease(const std::string& entry) { return absl::StartsWith(entry, "clRel
 // The object kind a clRelease* entry point releases, as the layer names it.
 std::string ReleasedKind(const std::string& entry) {
   static const auto* kinds = new std::map<std::string, std::string>{
-      {"clReleaseContext", "context"},       {"clReleaseCommandQueue", "queue"},
-      {"clReleaseMemObject", "mem"},         {"clReleaseSampler", "sampler"},
-      {"clReleaseProgram", "program"},       {"clReleaseKernel", "kernel"},
-      {"clReleaseEvent", "event"},           {"clReleaseRecordingQCOM", "qcom_recording"},
+      {"clReleaseContext", "context"},
+      {"clReleaseCommandQueue", "queue"},
+      {"clReleaseMemObject", "mem"},
+      {"clReleaseSampler", "sampler"},
+      {"clReleaseProgram", "program"},
+      {"clReleaseKernel", "kernel"},
+      {"clReleaseEvent", "event"},
+      {"clReleaseRecordingQCOM", "qcom_recording"},
       {"clReleaseCommandBufferKHR", "command_buffer"},
   };
   auto it = kinds->find(entry);
@@ -163,9 +167,9 @@ class FaultSweepTest : public ::testing::Test {
     }
     scenario_.backends = {Backend::kReplay, Backend::kUnrecorded, Backend::kQcom,
                           Backend::kKhrCommandBuffer};
-    scenario_.cache_dir = (std::filesystem::temp_directory_path() /
-                           absl::StrCat("recq_fault_sweep_", getpid()))
-                              .string();
+    scenario_.cache_dir =
+        (std::filesystem::temp_directory_path() / absl::StrCat("recq_fault_sweep_", getpid()))
+            .string();
   }
   void TearDown() override {
     std::error_code ec;
@@ -198,8 +202,7 @@ TEST_F(FaultSweepTest, EveryCallOfTheScenarioFailsCleanly) {
     reference::HostTensor input;
     input.shape = scenario_.input_desc.shape;
     input.data = scenario_.inputs[i];
-    std::vector<float> expected =
-        testing::ReferenceOutput(scenario_.graph, "input", input, "prob");
+    std::vector<float> expected = testing::ReferenceOutput(scenario_.graph, "input", input, "prob");
     ASSERT_EQ(expected.size(), clean[i].size());
     for (size_t k = 0; k < expected.size(); ++k) {
       ASSERT_NEAR(clean[i][k], expected[k], 1e-4f + 1e-3f * std::fabs(expected[k])) << k;
@@ -213,12 +216,11 @@ TEST_F(FaultSweepTest, EveryCallOfTheScenarioFailsCleanly) {
     pairs += calls;
   }
   // The trace must reach every layer and backend the scenario claims to.
-  for (const char* must : {"clCreateContext", "clCreateCommandQueueWithProperties",
-                           "clCreateBuffer", "clCreateProgramWithBinary", "clBuildProgram",
-                           "clCreateKernel", "clSetKernelArg", "clEnqueueNDRangeKernel",
-                           "clWaitForEvents", "clReleaseEvent", "clNewRecordingQCOM",
-                           "clEnqueueRecordingQCOM", "clCreateCommandBufferKHR",
-                           "clEnqueueCommandBufferKHR"}) {
+  for (const char* must :
+       {"clCreateContext", "clCreateCommandQueueWithProperties", "clCreateBuffer",
+        "clCreateProgramWithBinary", "clBuildProgram", "clCreateKernel", "clSetKernelArg",
+        "clEnqueueNDRangeKernel", "clWaitForEvents", "clReleaseEvent", "clNewRecordingQCOM",
+        "clEnqueueRecordingQCOM", "clCreateCommandBufferKHR", "clEnqueueCommandBufferKHR"}) {
     EXPECT_TRUE(traced.count(must)) << must << " is not in the scenario's trace";
   }
 
@@ -290,8 +292,8 @@ TEST_F(FaultSweepTest, EveryCallOfTheScenarioFailsCleanly) {
       "fault sweep: %zu entry points, %zu (entry, call) pairs in the trace, %zu run (%s): %zu "
       "failed with a status, %zu succeeded (fallback or failed release), %zu with problems\n",
       trace.size(), pairs, ran, full ? "full" : "sample", failed_cleanly, fell_back, problems);
-  for (const auto& [entry, calls] : trace) std::printf("  %-36s %llu\n", entry.c_str(),
-                                                         static_cast<unsigned long long>(calls));
+  for (const auto& [entry, calls] : trace)
+    std::printf("  %-36s %llu\n", entry.c_str(), static_cast<unsigned long long>(calls));
 }
 
 }  // namespace

@@ -55,8 +55,8 @@ absl::StatusOr<FaultLayerClient> FaultLayerClient::Find() {
     client.hold_ =
         reinterpret_cast<recqFaultLayerHoldEvents_fn>(dlsym(lib, "recqFaultLayerHoldEvents"));
     dlclose(lib);  // drops the NOLOAD reference; the loader keeps its own
-    if (client.set_fault_ && client.reset_counts_ && client.call_counts_ &&
-        client.live_objects_ && client.hold_) {
+    if (client.set_fault_ && client.reset_counts_ && client.call_counts_ && client.live_objects_ &&
+        client.hold_) {
       return client;
     }
   }

@@ -51,8 +51,8 @@ enum class Kind : int {
   kCommandBuffer,
   kCount,
 };
-constexpr const char* kKindNames[] = {"none",   "context", "queue", "mem",
-                                      "sampler", "program", "kernel", "event",
+constexpr const char* kKindNames[] = {"none",           "context",       "queue",  "mem",
+                                      "sampler",        "program",       "kernel", "event",
                                       "qcom_recording", "command_buffer"};
 static_assert(std::size(kKindNames) == static_cast<size_t>(Kind::kCount));
 
@@ -117,7 +117,8 @@ class ObjectTracker {
     std::lock_guard<std::mutex> lock(mu_);
     std::string out;
     for (size_t k = 1; k < live_.size(); ++k) {
-      if (!live_[k].empty()) out += std::string(kKindNames[k]) + " " + std::to_string(live_[k].size()) + "\n";
+      if (!live_[k].empty())
+        out += std::string(kKindNames[k]) + " " + std::to_string(live_[k].size()) + "\n";
     }
     for (size_t k = 1; k < live_.size(); ++k) {
       if (over_released_[k] != 0) {
@@ -383,21 +384,22 @@ cl_command_buffer_khr CL_API_CALL MutableCreateCommandBuffer(
 
 cl_int CL_API_CALL MutableCommandNDRangeKernel(
     cl_command_buffer_khr buffer, cl_command_queue queue,
-    const cl_ndrange_kernel_command_properties_khr* properties, cl_kernel kernel,
-    cl_uint work_dim, const size_t* offset, const size_t* global, const size_t* local,
-    cl_uint num_sync_points, const cl_sync_point_khr* sync_points, cl_sync_point_khr* sync_point,
+    const cl_ndrange_kernel_command_properties_khr* properties, cl_kernel kernel, cl_uint work_dim,
+    const size_t* offset, const size_t* global, const size_t* local, cl_uint num_sync_points,
+    const cl_sync_point_khr* sync_points, cl_sync_point_khr* sync_point,
     cl_mutable_command_khr* mutable_handle) {
   LayerState& s = State();
   for (const cl_ndrange_kernel_command_properties_khr* p = properties; p != nullptr && *p != 0;
        p += 2) {
     if (p[0] != CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR ||
-        (p[1] & ~cl_ndrange_kernel_command_properties_khr{CL_MUTABLE_DISPATCH_ARGUMENTS_KHR}) != 0) {
+        (p[1] & ~cl_ndrange_kernel_command_properties_khr{CL_MUTABLE_DISPATCH_ARGUMENTS_KHR}) !=
+            0) {
       return CL_INVALID_VALUE;  // the emulation updates arguments only
     }
   }
   const cl_int err = Below<clCommandNDRangeKernelKHR_fn>(k_clCommandNDRangeKernelKHR)(
-      buffer, queue, nullptr, kernel, work_dim, offset, global, local, num_sync_points,
-      sync_points, sync_point, nullptr);
+      buffer, queue, nullptr, kernel, work_dim, offset, global, local, num_sync_points, sync_points,
+      sync_point, nullptr);
   if (err != CL_SUCCESS || mutable_handle == nullptr) return err;
   try {
     auto command = std::make_unique<MutableCommand>(MutableCommand{buffer, kernel});
@@ -470,7 +472,7 @@ template <size_t kIndex, Kind kKind, Action kAction, auto kMember>
 struct Core;
 
 template <size_t kIndex, Kind kKind, Action kAction, typename R, typename... Args,
-          R(CL_API_CALL* cl_icd_dispatch::*kMember)(Args...)>
+          R (CL_API_CALL* cl_icd_dispatch::*kMember)(Args...)>
 struct Core<kIndex, kKind, kAction, kMember> {
   static R CL_API_CALL Call(Args... args) {
     if constexpr (kIndex == k_clEnqueueNDRangeKernel) {
@@ -516,11 +518,11 @@ void* WrapExtension(const char* name, void* below) {
     }
   }
   if (call == nullptr) return nullptr;
-#define RECQ_WRAP_EXT(fname, type, kind, action)                                                 \
-  if (n == #fname) {                                                                             \
-    s.ext_below[k_##fname - kCoreCount].store(below);                                            \
-    s.ext_call[k_##fname - kCoreCount].store(call);                                              \
-    return reinterpret_cast<void*>(&Ext<k_##fname, Kind::kind, Action::action, type>::Call);     \
+#define RECQ_WRAP_EXT(fname, type, kind, action)                                             \
+  if (n == #fname) {                                                                         \
+    s.ext_below[k_##fname - kCoreCount].store(below);                                        \
+    s.ext_call[k_##fname - kCoreCount].store(call);                                          \
+    return reinterpret_cast<void*>(&Ext<k_##fname, Kind::kind, Action::action, type>::Call); \
   }
   RECQ_FAULT_EXTENSION_ENTRY_POINTS(RECQ_WRAP_EXT)
 #undef RECQ_WRAP_EXT
@@ -529,7 +531,8 @@ void* WrapExtension(const char* name, void* below) {
 
 void* CL_API_CALL GetExtensionFunctionAddressForPlatform(cl_platform_id platform,
                                                          const char* name) {
-  return WrapExtension(name, State().target.clGetExtensionFunctionAddressForPlatform(platform, name));
+  return WrapExtension(name,
+                       State().target.clGetExtensionFunctionAddressForPlatform(platform, name));
 }
 
 void* CL_API_CALL GetExtensionFunctionAddress(const char* name) {
@@ -538,9 +541,9 @@ void* CL_API_CALL GetExtensionFunctionAddress(const char* name) {
 
 void InstallOverrides(cl_icd_dispatch& d) {
   const cl_icd_dispatch& t = State().target;
-#define RECQ_WRAP_CORE(name, kind, action)                                                    \
-  if (t.name != nullptr) {                                                                    \
-    d.name = &Core<k_##name, Kind::kind, Action::action, &cl_icd_dispatch::name>::Call;       \
+#define RECQ_WRAP_CORE(name, kind, action)                                              \
+  if (t.name != nullptr) {                                                              \
+    d.name = &Core<k_##name, Kind::kind, Action::action, &cl_icd_dispatch::name>::Call; \
   }
   RECQ_FAULT_CORE_ENTRY_POINTS(RECQ_WRAP_CORE)
 #undef RECQ_WRAP_CORE
@@ -588,8 +591,7 @@ clInitLayer(cl_uint num_entries, const cl_icd_dispatch* target_dispatch, cl_uint
   s.emulate_mutable = emulate != nullptr && *emulate != '\0' && std::strcmp(emulate, "0") != 0;
   std::string problem;
   if (!s.rules.Configure(std::getenv("RECQ_FAULT_LAYER_FAIL"), &problem)) {
-    std::fprintf(stderr, "recq fault layer: ignoring RECQ_FAULT_LAYER_FAIL: %s\n",
-                 problem.c_str());
+    std::fprintf(stderr, "recq fault layer: ignoring RECQ_FAULT_LAYER_FAIL: %s\n", problem.c_str());
   }
   s.dispatch = s.target;
   recq::fault_layer::InstallOverrides(s.dispatch);

@@ -53,7 +53,8 @@ bool FaultRules::Configure(const char* spec, std::string* error) {
       problem = "call number must be a positive integer in '" + std::string(item) + "'";
     } else if (!qcom_layer::ParseClError(Trim(item.substr(c2 + 1)), &rule.error) ||
                rule.error >= 0) {
-      problem = "error must be a CL error name or a negative integer in '" + std::string(item) + "'";
+      problem =
+          "error must be a CL error name or a negative integer in '" + std::string(item) + "'";
     } else {
       rules.push_back(rule);
     }
