@@ -15,6 +15,7 @@
 // has only positive dims and constants of the right size. Build and run with
 // scripts/fuzz.sh.
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -288,7 +289,8 @@ void MutateGraph(onnx::ModelProto* model, Rng& rng) {
         int64_t count = 1;
         for (const auto& d : in.type().tensor_type().shape().dim()) {
           t->add_dims(d.dim_value());
-          if (d.dim_value() > 0 && count < 4096) count *= d.dim_value();
+          if (d.dim_value() > 0) count *= std::min<int64_t>(d.dim_value(), 4096);
+          count = std::min<int64_t>(count, 4096);
         }
         if (rng() % 3 == 0) count += static_cast<int64_t>(rng() % 3) - 1;
         for (int64_t k = 0; k < std::min<int64_t>(count, 4096); ++k) {
