@@ -91,8 +91,11 @@ struct Scenario {
   TensorDesc input_desc;
   TensorDesc output_desc;
   std::vector<std::vector<float>> inputs;  // two
-  std::vector<Backend> backends;
+  // Each backend once; khr_command_buffer twice: with its binding-set cache
+  // and with the fault layer's mutable-dispatch emulation.
+  std::vector<std::pair<Backend, bool>> backends;  // (backend, khr mutable)
   std::string cache_dir;
+  const FaultLayerClient* layer = nullptr;
 };
 
 // RunScenario runs the reference scenario; `outputs` gets every run's output
@@ -109,8 +112,13 @@ absl::Status RunScenario(const Scenario& s, std::vector<std::vector<float>>* out
     RECQ_RETURN_IF_ERROR(t.Upload(values));
     inputs.push_back(std::move(t));
   }
-  for (Backend backend : s.backends) {
-    RECQ_ASSIGN_OR_RETURN(Recording recording, engine.Record({backend}));
+  for (const auto& [backend, khr_mutable] : s.backends) {
+    s.layer->SetKhrMutable(khr_mutable);
+    absl::StatusOr<Recording> recorded = engine.Record({backend});
+    s.layer->SetKhrMutable(false);
+    // (A failed optional capability query falls back to the cache path;
+    // the clean trace shows that clUpdateMutableCommandsKHR runs.)
+    RECQ_ASSIGN_OR_RETURN(Recording recording, std::move(recorded));
     std::vector<Tensor> out;
     for (int i = 0; i < 2; ++i) {
       RECQ_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(context, s.output_desc));
@@ -165,8 +173,12 @@ class FaultSweepTest : public ::testing::Test {
       for (float& x : v) x = dist(rng);
       scenario_.inputs.push_back(std::move(v));
     }
-    scenario_.backends = {Backend::kReplay, Backend::kUnrecorded, Backend::kQcom,
-                          Backend::kKhrCommandBuffer};
+    scenario_.backends = {{Backend::kReplay, false},
+                          {Backend::kUnrecorded, false},
+                          {Backend::kQcom, false},
+                          {Backend::kKhrCommandBuffer, false},
+                          {Backend::kKhrCommandBuffer, true}};
+    scenario_.layer = &layer_;
     scenario_.cache_dir =
         (std::filesystem::temp_directory_path() / absl::StrCat("recq_fault_sweep_", getpid()))
             .string();
@@ -195,7 +207,7 @@ TEST_F(FaultSweepTest, EveryCallOfTheScenarioFailsCleanly) {
   for (size_t i = kRunsPerBackend; i < clean.size(); ++i) {
     ASSERT_EQ(0, std::memcmp(clean[i].data(), clean[i % kRunsPerBackend].data(),
                              clean[i].size() * sizeof(float)))
-        << "backend " << BackendName(scenario_.backends[i / kRunsPerBackend]) << " run "
+        << "backend " << BackendName(scenario_.backends[i / kRunsPerBackend].first) << " run "
         << i % kRunsPerBackend << " differs from the replay list";
   }
   for (int i = 0; i < 2; ++i) {

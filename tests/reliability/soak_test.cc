@@ -110,7 +110,8 @@ TEST(SoakTest, ReplaysWithAlternatingBindingsKeepResourcesFlat) {
     absl::StatusOr<std::vector<float>> got = outs[i].Download();
     RECQ_ASSERT_OK(got.status());
     if (std::memcmp(got->data(), expected[i].data(), got->size() * sizeof(float)) != 0) ++wrong;
-    if (run % every == 0) samples.push_back({run, ResidentBytes(), OpenFds(), LiveClObjects(layer)});
+    if (run % every == 0)
+      samples.push_back({run, ResidentBytes(), OpenFds(), LiveClObjects(layer)});
   }
   EXPECT_EQ(wrong, 0) << "of " << runs << " replays";
   ASSERT_GE(samples.size(), 3u);
@@ -119,17 +120,18 @@ TEST(SoakTest, ReplaysWithAlternatingBindingsKeepResourcesFlat) {
   const std::vector<Sample> steady(samples.begin() + 1, samples.end());
   for (const Sample& s : steady) {
     EXPECT_EQ(s.fds, steady.front().fds) << "open fds changed at run " << s.runs;
-    EXPECT_EQ(s.cl_objects, steady.front().cl_objects) << "live CL objects changed at run "
-                                                       << s.runs;
+    EXPECT_EQ(s.cl_objects, steady.front().cl_objects)
+        << "live CL objects changed at run " << s.runs;
   }
   const double rss_slope = Slope(steady, &Sample::rss) * 1000.0;
-  std::printf("soak: %lld replays at %lldx%lld, %zu samples; per 1000 runs: rss %+.0f bytes, "
-              "fds %+.2f, live CL objects %+.2f (rss first %lld, last %lld; CL objects %lld)\n",
-              static_cast<long long>(runs), static_cast<long long>(resolution),
-              static_cast<long long>(resolution), samples.size(), rss_slope,
-              Slope(steady, &Sample::fds) * 1000.0, Slope(steady, &Sample::cl_objects) * 1000.0,
-              static_cast<long long>(steady.front().rss), static_cast<long long>(steady.back().rss),
-              static_cast<long long>(steady.back().cl_objects));
+  std::printf(
+      "soak: %lld replays at %lldx%lld, %zu samples; per 1000 runs: rss %+.0f bytes, "
+      "fds %+.2f, live CL objects %+.2f (rss first %lld, last %lld; CL objects %lld)\n",
+      static_cast<long long>(runs), static_cast<long long>(resolution),
+      static_cast<long long>(resolution), samples.size(), rss_slope,
+      Slope(steady, &Sample::fds) * 1000.0, Slope(steady, &Sample::cl_objects) * 1000.0,
+      static_cast<long long>(steady.front().rss), static_cast<long long>(steady.back().rss),
+      static_cast<long long>(steady.back().cl_objects));
   // A leak of 400 bytes per replay would show as 400 KB per 1000 runs.
   EXPECT_LT(rss_slope, 400.0 * 1000.0) << "resident memory grows with replays";
 }

@@ -3,9 +3,9 @@
 // sets RECQ_STRESS_RUNS for the long one. TSan runs this suite
 // (scripts/sanitize.sh tsan).
 #include <atomic>
-#include <memory>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <thread>
 
@@ -156,8 +156,7 @@ TEST_P(ConcurrencyStressTest, SeveralThreadsEnqueueTheSameRecording) {
         b.Set("y", out.mem());
         // Alternate between the thread's own queue and Run (the context's
         // queue): the recording orders runs across queues itself.
-        const absl::Status s =
-            run % 2 == 0 ? shared->Enqueue(own.queue, b) : shared->Run(b);
+        const absl::Status s = run % 2 == 0 ? shared->Enqueue(own.queue, b) : shared->Run(b);
         if (!s.ok()) {
           ++errors;
           continue;

@@ -54,6 +54,8 @@ absl::StatusOr<FaultLayerClient> FaultLayerClient::Find() {
         reinterpret_cast<recqFaultLayerLiveObjects_fn>(dlsym(lib, "recqFaultLayerLiveObjects"));
     client.hold_ =
         reinterpret_cast<recqFaultLayerHoldEvents_fn>(dlsym(lib, "recqFaultLayerHoldEvents"));
+    client.set_khr_mutable_ =
+        reinterpret_cast<recqFaultLayerSetKhrMutable_fn>(dlsym(lib, "recqFaultLayerSetKhrMutable"));
     dlclose(lib);  // drops the NOLOAD reference; the loader keeps its own
     if (client.set_fault_ && client.reset_counts_ && client.call_counts_ && client.live_objects_ &&
         client.hold_) {
@@ -84,6 +86,8 @@ std::map<std::string, uint64_t> FaultLayerClient::LiveObjects() const {
 }
 
 void FaultLayerClient::Hold(bool hold) const { hold_(hold ? 1 : 0); }
+
+void FaultLayerClient::SetKhrMutable(bool emulate) const { set_khr_mutable_(emulate ? 1 : 0); }
 
 std::string LiveObjectsText(const std::map<std::string, uint64_t>& live) {
   std::string text = "{";

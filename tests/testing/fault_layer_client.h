@@ -33,6 +33,8 @@ class FaultLayerClient {
   std::map<std::string, uint64_t> LiveObjects() const;
   // Hold: see recqFaultLayerHoldEvents.
   void Hold(bool hold) const;
+  // SetKhrMutable: see recqFaultLayerSetKhrMutable.
+  void SetKhrMutable(bool emulate) const;
 
  private:
   recqFaultLayerSetFault_fn set_fault_ = nullptr;
@@ -40,6 +42,7 @@ class FaultLayerClient {
   recqFaultLayerCallCounts_fn call_counts_ = nullptr;
   recqFaultLayerLiveObjects_fn live_objects_ = nullptr;
   recqFaultLayerHoldEvents_fn hold_ = nullptr;
+  recqFaultLayerSetKhrMutable_fn set_khr_mutable_ = nullptr;
 };
 
 // LiveObjectsText formats LiveObjects() for failure messages ("{}" if none).

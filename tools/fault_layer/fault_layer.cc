@@ -153,7 +153,9 @@ struct LayerState {
   std::array<std::atomic<void*>, kExtCount> ext_call{};
   std::array<std::atomic<void*>, kExtCount> ext_below{};
 
-  bool emulate_mutable = false;  // RECQ_FAULT_LAYER_KHR_MUTABLE
+  // RECQ_FAULT_LAYER_KHR_MUTABLE or recqFaultLayerSetKhrMutable; read at
+  // each extension lookup and device query.
+  std::atomic<bool> emulate_mutable{false};
 
   std::mutex hold_mu;
   bool hold = false;
@@ -588,7 +590,7 @@ clInitLayer(cl_uint num_entries, const cl_icd_dispatch* target_dispatch, cl_uint
   s.target = cl_icd_dispatch{};
   std::memcpy(static_cast<void*>(&s.target), target_dispatch, copied * sizeof(void*));
   const char* emulate = std::getenv("RECQ_FAULT_LAYER_KHR_MUTABLE");
-  s.emulate_mutable = emulate != nullptr && *emulate != '\0' && std::strcmp(emulate, "0") != 0;
+  s.emulate_mutable.store(emulate != nullptr && *emulate != '\0' && std::strcmp(emulate, "0") != 0);
   std::string problem;
   if (!s.rules.Configure(std::getenv("RECQ_FAULT_LAYER_FAIL"), &problem)) {
     std::fprintf(stderr, "recq fault layer: ignoring RECQ_FAULT_LAYER_FAIL: %s\n", problem.c_str());
@@ -628,6 +630,11 @@ RECQ_LAYER_EXPORT int recqFaultLayerLiveObjects(char* buffer, size_t size, size_
   } catch (...) {
     return CL_OUT_OF_HOST_MEMORY;
   }
+}
+
+RECQ_LAYER_EXPORT int recqFaultLayerSetKhrMutable(int emulate) {
+  State().emulate_mutable.store(emulate != 0);
+  return CL_SUCCESS;
 }
 
 RECQ_LAYER_EXPORT int recqFaultLayerHoldEvents(int hold) {

@@ -32,6 +32,12 @@ typedef int (*recqFaultLayerLiveObjects_fn)(char* buffer, size_t size, size_t* s
 // completes that event (the held work runs) and stops holding.
 typedef int (*recqFaultLayerHoldEvents_fn)(int hold);
 
+// emulate != 0: report cl_khr_command_buffer_mutable_dispatch (argument
+// updates) on devices with cl_khr_command_buffer and implement
+// clUpdateMutableCommandsKHR; applies to extension lookups and device
+// queries made from then on (recq looks both up at each Record).
+typedef int (*recqFaultLayerSetKhrMutable_fn)(int emulate);
+
 }  // extern "C"
 
 #endif  // RECQ_TOOLS_FAULT_LAYER_FAULT_LAYER_HOOKS_H_

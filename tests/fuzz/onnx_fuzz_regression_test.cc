@@ -1,0 +1,59 @@
+// Regression tests for what onnx_fuzzer found, plus the seed corpus: every
+// file must import without crashing (an error status is fine). Runs in every
+// build, and under ASan/UBSan in scripts/sanitize.sh.
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "recq/onnx.h"
+
+namespace recq {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(OnnxFuzzRegressionTest, SeedCorpusImportsWithoutCrashing) {
+  size_t files = 0, imported = 0;
+  for (const auto& entry : fs::directory_iterator(RECQ_FUZZ_DIR "/corpus/onnx")) {
+    ++files;
+    const std::string bytes = ReadAll(entry.path());
+    absl::StatusOr<Graph> graph = LoadOnnxFromBytes(bytes);
+    if (graph.ok()) {
+      ++imported;
+      EXPECT_FALSE(graph->nodes().empty()) << entry.path();
+    } else {
+      EXPECT_FALSE(graph.status().message().empty()) << entry.path();
+    }
+  }
+  EXPECT_GE(files, 20u);
+  EXPECT_GE(imported, files / 2) << "most seeds are valid models of supported ops";
+}
+
+// Known bug (engine/graph.cc, not fixed here: that file is being
+// restructured elsewhere). A Flatten whose input has a dim of INT64_MAX makes
+// InferOutputShape multiply with signed overflow (UBSan: "20 *
+// 9223372036854775807 cannot be represented in type 'long'",
+// engine/graph.cc:315); dims read from a model file are never bounded, and
+// Reshape, Gemm and Conv do the same products. Expected: InvalidArgument (or
+// ResourceExhausted) naming the tensor whose shape is out of range. Enable
+// once the shape code checks its products; onnx_fuzzer filters such inputs
+// until then (HitsKnownBug).
+TEST(OnnxFuzzRegressionTest, DISABLED_FlattenOfHugeDimIsAnErrorNotAnOverflow) {
+  const std::string bytes = ReadAll(RECQ_FUZZ_DIR "/regressions/flatten_dim_overflow.onnx");
+  ASSERT_FALSE(bytes.empty());
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(bytes);
+  ASSERT_FALSE(graph.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(graph.status()) || absl::IsResourceExhausted(graph.status()))
+      << graph.status();
+}
+
+}  // namespace
+}  // namespace recq
