@@ -133,7 +133,11 @@ TEST(SoakTest, ReplaysWithAlternatingBindingsKeepResourcesFlat) {
       static_cast<long long>(steady.front().rss), static_cast<long long>(steady.back().rss),
       static_cast<long long>(steady.back().cl_objects));
   // A leak of 400 bytes per replay would show as 400 KB per 1000 runs.
+  // Under ASan the resident size grows with its quarantine of freed memory
+  // instead; LeakSanitizer checks leaks there.
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   EXPECT_LT(rss_slope, 400.0 * 1000.0) << "resident memory grows with replays";
+#endif
 }
 
 TEST(SoakTest, RecordingAndEngineChurnReleasesEverything) {
