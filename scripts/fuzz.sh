@@ -25,9 +25,16 @@ for target in onnx_fuzzer; do
   mkdir -p "$corpus"
   seeds=tests/fuzz/corpus/${target%_fuzzer}
   echo "fuzz.sh: $target for ${seconds}s (seeds: $seeds)"
+  # grep hides the per-input progress lines; the exit status is libFuzzer's.
+  set +e
   "$build_dir/tests/fuzz/$target" "$corpus" "$seeds" -max_total_time="$seconds" \
     -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-    -artifact_prefix="$build_dir/" 2>&1 | grep -E "^(#[0-9]+ +DONE|stat::|==[0-9]+==|SUMMARY|fuzz|INFO: Seed|artifact)" || true
-  # grep hides the per-input progress lines; the exit status is libFuzzer's.
-  test "${PIPESTATUS[0]}" -eq 0
+    -artifact_prefix="$build_dir/" 2>&1 |
+    grep -E "^(stat::|==[0-9]+==|SUMMARY|INFO: Seed|artifact)|ERROR|runtime error"
+  rc=${PIPESTATUS[0]}
+  set -e
+  if [ "$rc" -ne 0 ]; then
+    echo "fuzz.sh: $target failed (exit $rc); the input is in $build_dir/" >&2
+    exit "$rc"
+  fi
 done

@@ -246,7 +246,8 @@ TEST_F(FaultSweepTest, EveryCallOfTheScenarioFailsCleanly) {
   // `stride`-th pair of the whole matrix (deterministic). RECQ_FAULT_SWEEP=<n>
   // sets the stride (the sanitizer builds use a sparser sample).
   size_t stride = 37;
-  if (mode != nullptr && !full && std::atoi(mode) > 0) stride = static_cast<size_t>(std::atoi(mode));
+  if (mode != nullptr && !full && std::atoi(mode) > 0)
+    stride = static_cast<size_t>(std::atoi(mode));
   if (full) stride = 1;
   size_t index = 0, ran = 0, failed_cleanly = 0, fell_back = 0;
   size_t problems = 0;
