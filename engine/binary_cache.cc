@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,7 +15,10 @@
 #include <random>
 #include <system_error>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "recq/log.h"
 
 namespace recq::internal {
 
@@ -109,7 +113,38 @@ absl::Status WriteAll(int fd, const uint8_t* data, size_t size, const std::strin
   return absl::OkStatus();
 }
 
+// A temporary file older than this is stale even if its writer's pid is in
+// use (pids are reused).
+constexpr int64_t kStaleTempSeconds = 3600;
+
+bool IsEntryName(absl::string_view name) {
+  if (name.size() != 64) return false;
+  for (char c : name) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+// TempWriterPid returns the writer's pid of a temporary file name
+// "<entry>.tmp.<pid>.<nonce>", or 0 if `name` is not one.
+pid_t TempWriterPid(absl::string_view name) {
+  std::vector<absl::string_view> parts = absl::StrSplit(name, '.');
+  if (parts.size() != 4 || !IsEntryName(parts[0]) || parts[1] != "tmp") return 0;
+  int64_t pid = 0;
+  if (!absl::SimpleAtoi(parts[2], &pid) || pid <= 0 || pid > INT32_MAX) return 0;
+  return static_cast<pid_t>(pid);
+}
+
+bool ProcessGone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
+
 }  // namespace
+
+uint64_t BinaryCacheMaxBytesFromEnv() {
+  const char* text = std::getenv("RECQ_CACHE_MAX_BYTES");
+  uint64_t value = 0;
+  if (text != nullptr && absl::SimpleAtoi(text, &value) && value > 0) return value;
+  return kDefaultBinaryCacheMaxBytes;
+}
 
 std::string BinaryCacheKey::Hex() const {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -161,15 +196,68 @@ std::optional<std::string> ResolveBinaryCacheDir(const std::string& override_dir
   return std::nullopt;
 }
 
-BinaryCache::BinaryCache(std::string directory) : directory_(std::move(directory)) {}
+BinaryCache::BinaryCache(std::string directory, uint64_t max_bytes)
+    : directory_(std::move(directory)), max_bytes_(max_bytes) {}
+
+void BinaryCache::WarnOnce(absl::string_view problem) {
+  if (warned_.exchange(true)) return;
+  Log(LogLevel::kWarning, absl::StrCat("program binary cache '", directory_, "' is unusable (",
+                                       problem, "); compiling from source"));
+}
+
+void BinaryCache::Tidy(const std::string& keep) {
+  std::lock_guard<std::mutex> lock(tidy_mu_);
+  struct Entry {
+    std::string path;
+    uint64_t bytes;
+    int64_t mtime_ns;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  const int64_t now = static_cast<int64_t>(time(nullptr));
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(directory_, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const std::string path = it->path().string();
+    struct stat st {};
+    if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (const pid_t pid = TempWriterPid(name); pid != 0) {
+      if (ProcessGone(pid) || now - static_cast<int64_t>(st.st_mtime) > kStaleTempSeconds) {
+        if (unlink(path.c_str()) == 0) stale_temps_.fetch_add(1, std::memory_order_relaxed);
+      }
+      continue;
+    }
+    if (!IsEntryName(name)) continue;
+    const int64_t mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+    entries.push_back({path, static_cast<uint64_t>(st.st_size), mtime_ns});
+    total += static_cast<uint64_t>(st.st_size);
+  }
+  if (total <= max_bytes_) return;
+  // Least recently used first; ties broken by name for determinism.
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.mtime_ns != b.mtime_ns ? a.mtime_ns < b.mtime_ns : a.path < b.path;
+  });
+  for (const Entry& e : entries) {
+    if (total <= max_bytes_) break;
+    if (e.path == keep) continue;
+    if (unlink(e.path.c_str()) == 0) {
+      total -= e.bytes;
+      evicted_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+}
 
 std::string BinaryCache::PathFor(const BinaryCacheKey& key) const {
   return absl::StrCat(directory_, "/", key.Hex());
 }
 
 std::optional<std::vector<uint8_t>> BinaryCache::Load(const BinaryCacheKey& key) {
-  std::optional<std::vector<uint8_t>> file = ReadFile(PathFor(key));
+  if (!tidied_.exchange(true)) Tidy("");
+  const std::string path = PathFor(key);
+  std::optional<std::vector<uint8_t>> file = ReadFile(path);
   if (!file.has_value()) {
+    if (errno != ENOENT) WarnOnce(ErrnoMessage("read", path, errno));
     missing_.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
   }
@@ -194,6 +282,8 @@ std::optional<std::vector<uint8_t>> BinaryCache::Load(const BinaryCacheKey& key)
   sha.Update(bytes.data() + kHeaderBytes, payload_size);
   absl::StatusOr<Digest> hash = sha.Finish();
   if (!hash.ok() || std::memcmp(hash->data(), expected_hash, hash->size()) != 0) return reject();
+  // Marks the entry recently used for the size cap; failing is harmless.
+  utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
   loaded_.fetch_add(1, std::memory_order_relaxed);
   return std::vector<uint8_t>(bytes.begin() + kHeaderBytes, bytes.end());
 }
@@ -236,6 +326,12 @@ absl::Status BinaryCache::Store(const BinaryCacheKey& key, absl::Span<const uint
     return written;
   }();
   (status.ok() ? stored_ : store_failed_).fetch_add(1, std::memory_order_relaxed);
+  if (!status.ok()) {
+    WarnOnce(status.message());
+  } else {
+    tidied_.store(true);
+    Tidy(PathFor(key));
+  }
   return status;
 }
 
@@ -246,6 +342,8 @@ BinaryCache::Stats BinaryCache::stats() const {
   s.invalid = invalid_.load(std::memory_order_relaxed);
   s.stored = stored_.load(std::memory_order_relaxed);
   s.store_failed = store_failed_.load(std::memory_order_relaxed);
+  s.evicted = evicted_.load(std::memory_order_relaxed);
+  s.stale_temps = stale_temps_.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -15,6 +15,18 @@
 // in other threads or processes see either the old entry or the new one,
 // never a partial file. Disk errors never fail a compile: Store reports them
 // as a Status that callers may drop, and Load treats them as a miss.
+//
+// Size cap: after each Store the entries' total size is kept within
+// max_bytes by deleting the least recently used entries (a Load marks an
+// entry used by touching its modification time). Only files named like
+// entries or like recq's temporary files are ever deleted; other files in
+// the directory are left alone and not counted.
+// Crashed writers: a temporary file ("<entry>.tmp.<pid>.<nonce>") whose
+// writer process is gone, or older than an hour, is deleted at the first
+// use of the cache and after each Store.
+// An unusable directory (a file, read-only, full disk...) means compiling
+// from source; the first failure is logged once per BinaryCache as a warning
+// through recq/log.h.
 // Thread-safe.
 #ifndef RECQ_ENGINE_BINARY_CACHE_H_
 #define RECQ_ENGINE_BINARY_CACHE_H_
@@ -22,6 +34,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +50,14 @@ namespace recq::internal {
 // Bumped whenever the entry layout or the key's inputs change; part of both
 // the key and the header, so old entries become misses.
 inline constexpr uint32_t kBinaryCacheFormatVersion = 1;
+
+// The default size cap; $RECQ_CACHE_MAX_BYTES overrides it (see
+// BinaryCacheMaxBytesFromEnv).
+inline constexpr uint64_t kDefaultBinaryCacheMaxBytes = uint64_t{256} << 20;
+
+// BinaryCacheMaxBytesFromEnv returns $RECQ_CACHE_MAX_BYTES when it is a
+// positive integer (bytes), else kDefaultBinaryCacheMaxBytes.
+uint64_t BinaryCacheMaxBytesFromEnv();
 
 // The SHA-256 digest that names one cache entry.
 struct BinaryCacheKey {
@@ -72,10 +93,12 @@ class BinaryCache {
     size_t invalid = 0;       // entries rejected by Load or by MarkInvalid
     size_t stored = 0;        // entries written by Store
     size_t store_failed = 0;  // Store calls that failed (disk full, read-only...)
+    size_t evicted = 0;       // entries deleted to stay within the size cap
+    size_t stale_temps = 0;   // temporary files of crashed writers deleted
   };
 
   // The directory is created on the first Store; it need not exist yet.
-  explicit BinaryCache(std::string directory);
+  explicit BinaryCache(std::string directory, uint64_t max_bytes = BinaryCacheMaxBytesFromEnv());
   BinaryCache(const BinaryCache&) = delete;
   BinaryCache& operator=(const BinaryCache&) = delete;
 
@@ -94,10 +117,23 @@ class BinaryCache {
   // PathFor returns the entry's file path.
   std::string PathFor(const BinaryCacheKey& key) const;
   const std::string& directory() const { return directory_; }
+  uint64_t max_bytes() const { return max_bytes_; }
   Stats stats() const;
 
  private:
+  // Tidy deletes stale temporary files and, when the entries exceed the cap,
+  // the least recently used entries (never `keep`).
+  void Tidy(const std::string& keep);
+  // WarnOnce logs the first problem with the directory.
+  void WarnOnce(absl::string_view problem);
+
   const std::string directory_;
+  const uint64_t max_bytes_;
+  std::atomic<bool> warned_{false};
+  std::atomic<bool> tidied_{false};
+  std::mutex tidy_mu_;  // one Tidy at a time per cache
+  std::atomic<size_t> evicted_{0};
+  std::atomic<size_t> stale_temps_{0};
   std::atomic<size_t> loaded_{0};
   std::atomic<size_t> missing_{0};
   std::atomic<size_t> invalid_{0};

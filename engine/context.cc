@@ -116,9 +116,11 @@ absl::StatusOr<Context> Context::Adopt(cl_context context, cl_command_queue queu
       cl::CheckCl(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(platform), &platform, nullptr),
                   "clGetDeviceInfo(CL_DEVICE_PLATFORM)"));
   RECQ_ASSIGN_OR_RETURN(DeviceInfo info, cl::QueryDeviceInfo(platform, device));
-  return Context(std::make_shared<internal::ContextState>(
-      cl::UniqueContext::RetainFrom(context), cl::UniqueQueue::RetainFrom(queue), platform, device,
-      std::move(info), NewBinaryCache("")));
+  RECQ_ASSIGN_OR_RETURN(cl::UniqueContext owned_context, cl::UniqueContext::RetainFrom(context));
+  RECQ_ASSIGN_OR_RETURN(cl::UniqueQueue owned_queue, cl::UniqueQueue::RetainFrom(queue));
+  return Context(std::make_shared<internal::ContextState>(std::move(owned_context),
+                                                          std::move(owned_queue), platform, device,
+                                                          std::move(info), NewBinaryCache("")));
 }
 
 cl_context Context::context() const { return state_->context.get(); }

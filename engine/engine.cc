@@ -118,11 +118,56 @@ absl::StatusOr<Backend> ChooseAutoBackend(const internal::ContextState& context,
   return Backend::kReplay;
 }
 
+// CheckTensorsFit fails with ResourceExhausted, before anything is
+// allocated, when a tensor of `graph` could not be one buffer on the device
+// (its byte size above CL_DEVICE_MAX_MEM_ALLOC_SIZE, or not even
+// representable: a model file may declare absurd shapes).
+absl::Status CheckTensorsFit(const Graph& graph, const DeviceInfo& device) {
+  for (const Value& v : graph.values()) {
+    uint64_t bytes = sizeof(float);
+    bool overflow = false;
+    for (int64_t d : v.desc.shape) {
+      overflow |= d <= 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes);
+    }
+    if (overflow || bytes > device.max_alloc_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("tensor '", v.name, "' (", ShapeToString(v.desc.shape), ") needs ",
+                       overflow ? std::string("more than 2^64") : absl::StrCat(bytes),
+                       " bytes; the device allows at most ", device.max_alloc_bytes,
+                       " bytes per buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// CheckPlanFits fails with ResourceExhausted when a planned buffer exceeds
+// CL_DEVICE_MAX_MEM_ALLOC_SIZE or one recording's intermediates plus the
+// weights exceed CL_DEVICE_GLOBAL_MEM_SIZE.
+absl::Status CheckPlanFits(const internal::DispatchList& list, const DeviceInfo& device) {
+  uint64_t total = 0;
+  for (size_t bytes : list.internal_buffer_bytes) {
+    if (bytes > device.max_alloc_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("an intermediate buffer needs ", bytes, " bytes; the device allows at most ",
+                       device.max_alloc_bytes, " bytes per buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE)"));
+    }
+    total += bytes;
+  }
+  for (const auto& data : list.constants) total += data->size() * sizeof(float);
+  if (total > device.global_mem_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "one recording's intermediates and the weights need ", total, " bytes; the device has ",
+        device.global_mem_bytes, " bytes of global memory (CL_DEVICE_GLOBAL_MEM_SIZE)"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Engine> Engine::Compile(const Context& context, const Graph& graph,
                                        const EngineOptions& options) {
   auto start = std::chrono::steady_clock::now();
+  RECQ_RETURN_IF_ERROR(CheckTensorsFit(graph, context.device_info()));
   auto state = std::make_shared<EngineState>(context);
   Graph optimized = graph;
   if (options.optimize) {
@@ -145,6 +190,7 @@ absl::StatusOr<Engine> Engine::Compile(const Context& context, const Graph& grap
   target.compute_units = device.compute_units;
   target.choose_variant = options.choose_variant;
   RECQ_ASSIGN_OR_RETURN(internal::Lowered lowered, internal::Lower(optimized, target));
+  RECQ_RETURN_IF_ERROR(CheckPlanFits(lowered.list, device));
   state->list = std::move(lowered.list);
   RECQ_RETURN_IF_ERROR(BuildPrograms(*state));
   RECQ_RETURN_IF_ERROR(UploadConstants(*state));

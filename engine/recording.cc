@@ -1,5 +1,7 @@
 #include "recq/recording.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "backends/opencl/cl_error.h"
@@ -121,13 +123,81 @@ absl::Status RecordingImpl::CheckQueue(cl_command_queue queue) {
     return absl::InvalidArgumentError(
         "Enqueue: the queue is out-of-order; recq needs an in-order queue");
   }
-  checked_queue_ = cl::UniqueQueue::RetainFrom(queue);
+  RECQ_ASSIGN_OR_RETURN(checked_queue_, cl::UniqueQueue::RetainFrom(queue));
+  return absl::OkStatus();
+}
+
+// EventStatus returns the execution status of `event` (CL_COMPLETE, a
+// negative error, or a pending state).
+absl::StatusOr<cl_int> EventStatus(cl_event event) {
+  cl_int status = CL_COMPLETE;
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(
+      clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr),
+      "clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)"));
+  return status;
+}
+
+// WaitWithDeadline waits until `event` has completed (or failed) or
+// `timeout` has passed; returns whether it completed. It polls, backing off
+// from 20 us to 1 ms: clWaitForEvents has no timeout.
+absl::StatusOr<bool> WaitWithDeadline(cl_event event, absl::Duration timeout) {
+  if (timeout == absl::InfiniteDuration()) {
+    RECQ_RETURN_IF_ERROR(cl::CheckCl(clWaitForEvents(1, &event), "clWaitForEvents"));
+    return true;
+  }
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::Duration pause = absl::Microseconds(20);
+  while (true) {
+    RECQ_ASSIGN_OR_RETURN(cl_int status, EventStatus(event));
+    if (status <= CL_COMPLETE) return true;
+    const absl::Time now = absl::Now();
+    if (now >= deadline) return false;
+    absl::SleepFor(std::min({pause, deadline - now}));
+    pause = std::min(pause * 2, absl::Milliseconds(1));
+  }
+}
+
+absl::Status RecordingImpl::CheckNotOverdue() {
+  if (!overdue_) return absl::OkStatus();
+  RECQ_ASSIGN_OR_RETURN(cl_int status, EventStatus(overdue_.get()));
+  if (status > CL_COMPLETE) {
+    return absl::FailedPreconditionError(
+        "the recording is unusable: a run that exceeded its deadline is still executing on the "
+        "device; retry once it has completed");
+  }
+  overdue_.reset();
   return absl::OkStatus();
 }
 
 absl::Status RecordingImpl::Enqueue(cl_command_queue queue, const Bindings& bindings,
                                     absl::Span<const cl_event> wait_list, cl_event* done) {
   std::lock_guard<std::mutex> lock(mu_);
+  return EnqueueLocked(queue, bindings, wait_list, done);
+}
+
+absl::Status RecordingImpl::Run(const Bindings& bindings, absl::Duration timeout) {
+  cl::UniqueEvent done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    RECQ_RETURN_IF_ERROR(EnqueueLocked(engine_->context->queue.get(), bindings, {}, done.out()));
+  }
+  // Other threads may enqueue while this one waits.
+  RECQ_ASSIGN_OR_RETURN(bool completed, WaitWithDeadline(done.get(), timeout));
+  if (!completed) {
+    std::lock_guard<std::mutex> lock(mu_);
+    overdue_ = std::move(done);
+    return absl::DeadlineExceededError(
+        absl::StrCat("Run: the run did not complete within ", absl::FormatDuration(timeout),
+                     "; the recording is unusable until it completes on the device"));
+  }
+  RECQ_ASSIGN_OR_RETURN(cl_int status, EventStatus(done.get()));
+  if (status < 0) return cl::CheckCl(status, "run (event status)");
+  return absl::OkStatus();
+}
+
+absl::Status RecordingImpl::EnqueueLocked(cl_command_queue queue, const Bindings& bindings,
+                                          absl::Span<const cl_event> wait_list, cl_event* done) {
+  RECQ_RETURN_IF_ERROR(CheckNotOverdue());
   RECQ_RETURN_IF_ERROR(CheckQueue(queue));
   RECQ_RETURN_IF_ERROR(ResolveBindings(*engine_, bindings, slot_mems_));
   // The recording's intermediates are shared by its runs: a run on another
@@ -143,8 +213,14 @@ absl::Status RecordingImpl::Enqueue(cl_command_queue queue, const Bindings& bind
     waits.push_back(previous.get());
     wait_list = waits;
   }
+  // Retained before the run is enqueued, so that a failed retain enqueues
+  // nothing.
+  cl::UniqueQueue next_queue;
+  if (last_queue_.get() != queue) {
+    RECQ_ASSIGN_OR_RETURN(next_queue, cl::UniqueQueue::RetainFrom(queue));
+  }
   RECQ_RETURN_IF_ERROR(impl_->Enqueue(queue, slot_mems_, wait_list, done));
-  if (last_queue_.get() != queue) last_queue_ = cl::UniqueQueue::RetainFrom(queue);
+  if (next_queue) last_queue_ = std::move(next_queue);
   return absl::OkStatus();
 }
 
@@ -162,18 +238,12 @@ absl::Status Recording::Enqueue(cl_command_queue queue, const Bindings& bindings
 }
 
 absl::Status Recording::Run(const Bindings& bindings) {
+  return Run(bindings, absl::InfiniteDuration());
+}
+
+absl::Status Recording::Run(const Bindings& bindings, absl::Duration timeout) {
   if (!impl_) return absl::FailedPreconditionError("Run on a moved-from Recording");
-  cl::UniqueEvent done;
-  RECQ_RETURN_IF_ERROR(
-      impl_->Enqueue(impl_->engine().context->queue.get(), bindings, {}, done.out()));
-  cl_event event = done.get();
-  RECQ_RETURN_IF_ERROR(cl::CheckCl(clWaitForEvents(1, &event), "clWaitForEvents"));
-  cl_int status = CL_COMPLETE;
-  RECQ_RETURN_IF_ERROR(cl::CheckCl(
-      clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr),
-      "clGetEventInfo"));
-  if (status < 0) return cl::CheckCl(status, "run (event status)");
-  return absl::OkStatus();
+  return impl_->Run(bindings, timeout);
 }
 
 Backend Recording::backend() const { return impl_ ? impl_->backend() : Backend::kAuto; }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "backends/opencl/cl_handle.h"
 #include "engine/engine_state.h"
 #include "engine/recording_backend.h"
@@ -30,12 +31,22 @@ class RecordingImpl {
   [[nodiscard]] absl::Status Enqueue(cl_command_queue queue, const Bindings& bindings,
                                      absl::Span<const cl_event> wait_list, cl_event* done);
 
+  // Run enqueues on the context's queue and waits for the run, at most
+  // `timeout` (absl::InfiniteDuration() waits as long as it takes). See
+  // Recording::Run for the deadline's contract.
+  [[nodiscard]] absl::Status Run(const Bindings& bindings, absl::Duration timeout);
+
   Backend backend() const { return backend_; }
   const std::string& reason() const { return reason_; }
   const EngineState& engine() const { return *engine_; }
 
  private:
   absl::Status CheckQueue(cl_command_queue queue);
+  // CheckNotOverdue fails while a run that exceeded its deadline is still
+  // executing, and forgets it once it has completed. Requires mu_.
+  absl::Status CheckNotOverdue();
+  absl::Status EnqueueLocked(cl_command_queue queue, const Bindings& bindings,
+                             absl::Span<const cl_event> wait_list, cl_event* done);
 
   std::shared_ptr<const EngineState> engine_;
   Backend backend_;
@@ -46,6 +57,7 @@ class RecordingImpl {
   std::vector<cl_mem> slot_mems_;  // scratch, per slot
   cl::UniqueQueue checked_queue_;  // the last queue that passed CheckQueue
   cl::UniqueQueue last_queue_;     // the queue of the previous run
+  cl::UniqueEvent overdue_;        // the run that exceeded its deadline, until it completes
 };
 
 }  // namespace recq::internal

@@ -118,8 +118,23 @@ class KhrCommandBufferRecording final : public RecordingBackend {
                                       static_cast<cl_uint>(wait_list.size()),
                                       wait_list.empty() ? nullptr : wait_list.data(), event.out()),
         "clEnqueueCommandBufferKHR"));
-    if (done != nullptr) *done = cl::UniqueEvent::RetainFrom(event.get()).release();
-    entry.last = std::move(event);
+    if (done == nullptr) {
+      entry.last = std::move(event);
+      return absl::OkStatus();
+    }
+    // The caller gets the event; the entry keeps a reference of its own to
+    // wait on before a re-submission. If that retain fails, this run waits
+    // for its submission now instead, so nothing is left to wait on.
+    cl_event submitted = event.get();
+    absl::StatusOr<cl::UniqueEvent> kept = cl::UniqueEvent::RetainFrom(submitted);
+    if (kept.ok()) {
+      entry.last = *std::move(kept);
+    } else {
+      entry.last.reset();
+      RECQ_RETURN_IF_ERROR(cl::CheckCl(clWaitForEvents(1, &submitted),
+                                       "clWaitForEvents (after clRetainEvent failed)"));
+    }
+    *done = event.release();
     return absl::OkStatus();
   }
 
@@ -144,7 +159,7 @@ class KhrCommandBufferRecording final : public RecordingBackend {
     }
 
     CommandBufferEntry entry;
-    entry.queue = cl::UniqueQueue::RetainFrom(queue);
+    RECQ_ASSIGN_OR_RETURN(entry.queue, cl::UniqueQueue::RetainFrom(queue));
     entry.slots = ToVector(slot_mems);
     for (size_t d = 0; d < list.dispatches.size(); ++d) {
       RECQ_ASSIGN_OR_RETURN(cl::UniqueKernel kernel, res_.CreateKernel(d, slot_mems));

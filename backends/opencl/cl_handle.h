@@ -3,6 +3,8 @@
 // Each Unique* owns one reference and releases it on destruction; Retain*
 // helpers take an extra reference of a handle the caller does not own.
 // Destructors never throw and ignore release errors (nothing to report to).
+// RetainFrom reports a failed retain: ignoring it would make the destructor
+// release a reference that was never taken (found by the fault sweep).
 #ifndef RECQ_BACKENDS_OPENCL_CL_HANDLE_H_
 #define RECQ_BACKENDS_OPENCL_CL_HANDLE_H_
 
@@ -10,9 +12,12 @@
 
 #include <utility>
 
+#include "absl/status/statusor.h"
+#include "backends/opencl/cl_error.h"
+
 namespace recq::cl {
 
-template <typename T, cl_int (*Retain)(T), cl_int (*Release)(T)>
+template <typename T, cl_int (*Retain)(T), cl_int (*Release)(T), const char* kRetainName>
 class UniqueHandle {
  public:
   UniqueHandle() = default;
@@ -27,9 +32,13 @@ class UniqueHandle {
   }
   ~UniqueHandle() { reset(); }
 
-  // RetainFrom takes a new reference of a handle owned elsewhere.
-  static UniqueHandle RetainFrom(T handle) {
-    if (handle != nullptr) Retain(handle);
+  // RetainFrom takes a new reference of a handle owned elsewhere (null
+  // gives an empty handle); an error names the failed retain call.
+  [[nodiscard]] static absl::StatusOr<UniqueHandle> RetainFrom(T handle) {
+    if (handle != nullptr) {
+      const absl::Status status = CheckCl(Retain(handle), kRetainName);
+      if (!status.ok()) return status;
+    }
     return UniqueHandle(handle);
   }
 
@@ -51,12 +60,20 @@ class UniqueHandle {
   T handle_ = nullptr;
 };
 
-using UniqueContext = UniqueHandle<cl_context, clRetainContext, clReleaseContext>;
-using UniqueQueue = UniqueHandle<cl_command_queue, clRetainCommandQueue, clReleaseCommandQueue>;
-using UniqueProgram = UniqueHandle<cl_program, clRetainProgram, clReleaseProgram>;
-using UniqueKernel = UniqueHandle<cl_kernel, clRetainKernel, clReleaseKernel>;
-using UniqueMem = UniqueHandle<cl_mem, clRetainMemObject, clReleaseMemObject>;
-using UniqueEvent = UniqueHandle<cl_event, clRetainEvent, clReleaseEvent>;
+inline constexpr char kRetainContext[] = "clRetainContext";
+inline constexpr char kRetainCommandQueue[] = "clRetainCommandQueue";
+inline constexpr char kRetainProgram[] = "clRetainProgram";
+inline constexpr char kRetainKernel[] = "clRetainKernel";
+inline constexpr char kRetainMemObject[] = "clRetainMemObject";
+inline constexpr char kRetainEvent[] = "clRetainEvent";
+
+using UniqueContext = UniqueHandle<cl_context, clRetainContext, clReleaseContext, kRetainContext>;
+using UniqueQueue = UniqueHandle<cl_command_queue, clRetainCommandQueue, clReleaseCommandQueue,
+                                 kRetainCommandQueue>;
+using UniqueProgram = UniqueHandle<cl_program, clRetainProgram, clReleaseProgram, kRetainProgram>;
+using UniqueKernel = UniqueHandle<cl_kernel, clRetainKernel, clReleaseKernel, kRetainKernel>;
+using UniqueMem = UniqueHandle<cl_mem, clRetainMemObject, clReleaseMemObject, kRetainMemObject>;
+using UniqueEvent = UniqueHandle<cl_event, clRetainEvent, clReleaseEvent, kRetainEvent>;
 
 }  // namespace recq::cl
 

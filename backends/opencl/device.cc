@@ -154,7 +154,7 @@ absl::StatusOr<DeviceTable> EnumerateDevices() {
   std::lock_guard<std::mutex> lock(*discovery_mu);
   cl_uint num_platforms = 0;
   cl_int err = clGetPlatformIDs(0, nullptr, &num_platforms);
-  if (err == CL_PLATFORM_NOT_FOUND_KHR || num_platforms == 0) {
+  if (err == CL_PLATFORM_NOT_FOUND_KHR || (err == CL_SUCCESS && num_platforms == 0)) {
     return absl::NotFoundError(
         "no OpenCL platform found (is an ICD such as pocl-opencl-icd installed?)");
   }
@@ -169,7 +169,7 @@ absl::StatusOr<DeviceTable> EnumerateDevices() {
     table.platform_names.push_back(platform_name);
     cl_uint num_devices = 0;
     err = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &num_devices);
-    if (err == CL_DEVICE_NOT_FOUND || num_devices == 0) continue;
+    if (err == CL_DEVICE_NOT_FOUND || (err == CL_SUCCESS && num_devices == 0)) continue;
     RECQ_RETURN_IF_ERROR(CheckCl(err, "clGetDeviceIDs"));
     std::vector<cl_device_id> devices(num_devices);
     RECQ_RETURN_IF_ERROR(

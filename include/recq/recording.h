@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "recq/bindings.h"
 
@@ -71,6 +72,15 @@ class Recording {
                                      cl_event* done = nullptr);
   // Run enqueues on the context's queue and waits for completion.
   [[nodiscard]] absl::Status Run(const Bindings& bindings);
+
+  // Run with a deadline: as Run, but waits at most `timeout` for the run to
+  // complete. If it has not by then, Run returns DeadlineExceeded and the
+  // recording is unusable (every Enqueue or Run returns FailedPrecondition)
+  // until that run's work completes on the device, because the run still
+  // uses the recording's intermediate memory; the first call after it has
+  // completed works as usual. A device that never finishes keeps the
+  // recording unusable; destroying it is still safe.
+  [[nodiscard]] absl::Status Run(const Bindings& bindings, absl::Duration timeout);
 
   // The backend that records, and why it was chosen.
   Backend backend() const;

@@ -15,9 +15,11 @@
 #include <thread>
 
 #include "backends/opencl/cl_handle.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "recq/recq.h"
 #include "reference/reference_executor.h"
+#include "testing/fault_layer_client.h"
 #include "testing/test_env.h"
 #include "tools/models/mobilenet.h"
 
@@ -112,6 +114,12 @@ class BackendConformanceTest : public ::testing::TestWithParam<Backend> {
     if (rec.ok()) {
       EXPECT_EQ(rec->backend(), GetParam());
       EXPECT_FALSE(rec->backend_reason().empty());
+      // Under the fault layer's mutable-dispatch emulation (ctest prefix
+      // "khr_mutable."), khr_command_buffer must take the update path.
+      if (GetParam() == Backend::kKhrCommandBuffer &&
+          std::getenv("RECQ_FAULT_LAYER_KHR_MUTABLE") != nullptr) {
+        EXPECT_THAT(rec->backend_reason(), ::testing::HasSubstr("mutable dispatch"));
+      }
     }
     return rec;
   }
@@ -366,6 +374,46 @@ TEST_F(QcomFaultTest, FailedNewRecordingIsAClearStatus) {
   // Nothing is left broken: the next recording works.
   RECQ_ASSERT_OK_AND_ASSIGN(Recording again, engine_->Record({Backend::kQcom}));
   EXPECT_EQ(again.backend(), Backend::kQcom);
+}
+
+// --- khr mutable dispatch through the fault layer's emulation ---
+
+// A failed clUpdateMutableCommandsKHR is a status naming it; the next run
+// updates every slot again and is bit-identical to the replay list.
+TEST(KhrMutableFaultTest, FailedUpdateNamesTheCallAndTheNextRunWorks) {
+  absl::StatusOr<testing::FaultLayerClient> layer = testing::FaultLayerClient::Find();
+  if (!layer.ok()) GTEST_SKIP() << layer.status().message();
+  if (std::getenv("RECQ_FAULT_LAYER_KHR_MUTABLE") == nullptr) {
+    GTEST_SKIP() << "needs the fault layer's mutable-dispatch emulation";
+  }
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), RandomChain(7)));
+  RECQ_ASSERT_OK_AND_ASSIGN(Recording rec, engine.Record({Backend::kKhrCommandBuffer}));
+  ASSERT_THAT(rec.backend_reason(), ::testing::HasSubstr("mutable dispatch"));
+  RECQ_ASSERT_OK_AND_ASSIGN(Recording replay, engine.Record({Backend::kReplay}));
+  const Io io = IoOf(engine);
+  Tensor in1 = RandomInput(io.in_desc, 71), in2 = RandomInput(io.in_desc, 72);
+  Tensor out = NewTensor(io.out_desc), expected_out = NewTensor(io.out_desc);
+  const std::vector<float> expected1 = RunOnce(replay, io, in1, expected_out);
+  const std::vector<float> expected2 = RunOnce(replay, io, in2, expected_out);
+  EXPECT_TRUE(SameBits(RunOnce(rec, io, in1, out), expected1));
+
+  RECQ_ASSERT_OK(layer->SetFault("clUpdateMutableCommandsKHR:1:CL_OUT_OF_RESOURCES"));
+  Bindings b;
+  b.Set(io.in, in2);
+  b.Set(io.out, out);
+  const absl::Status failed = rec.Run(b);
+  RECQ_ASSERT_OK(layer->SetFault(""));
+  EXPECT_FALSE(failed.ok());
+  EXPECT_THAT(std::string(failed.message()),
+              ::testing::HasSubstr("clUpdateMutableCommandsKHR: CL_OUT_OF_RESOURCES"));
+
+  EXPECT_TRUE(SameBits(RunOnce(rec, io, in2, out), expected2));
+  EXPECT_TRUE(SameBits(RunOnce(rec, io, in1, out), expected1));
+  uint64_t updates = 0;
+  for (const auto& [entry, calls] : layer->CallCounts()) {
+    if (entry == "clUpdateMutableCommandsKHR") updates = calls;
+  }
+  EXPECT_EQ(updates, 2u) << "each run with new memory is one update";
 }
 
 }  // namespace

@@ -5,7 +5,11 @@
 // only valid entries. Every test uses its own temporary cache directory.
 #include "engine/binary_cache.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,7 +26,10 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "recq/log.h"
 #include "recq/recq.h"
 #include "reference/reference_executor.h"
 #include "testing/test_env.h"
@@ -278,6 +285,148 @@ TEST_F(BinaryCacheTest, UnusableDirectoryStillCompiles) {
     EXPECT_GT(r.stats.kernels_built, 0u);
     EXPECT_TRUE(Entries().empty());
   }
+}
+
+// Counts warnings logged through recq/log.h while alive.
+class WarningCounter {
+ public:
+  WarningCounter() {
+    SetLogSink([this](LogLevel level, absl::string_view message) {
+      if (level == LogLevel::kWarning) messages_.emplace_back(message);
+    });
+  }
+  ~WarningCounter() { SetLogSink({}); }
+  const std::vector<std::string>& messages() const { return messages_; }
+
+ private:
+  std::vector<std::string> messages_;
+};
+
+BinaryCacheKey TestKey(uint8_t seed) {
+  BinaryCacheKey key;
+  for (size_t i = 0; i < key.digest.size(); ++i) key.digest[i] = static_cast<uint8_t>(seed + i);
+  return key;
+}
+
+void SetMtime(const std::string& path, int64_t seconds_ago) {
+  struct timespec times[2];
+  times[0].tv_sec = time(nullptr) - seconds_ago;
+  times[0].tv_nsec = 0;
+  times[1] = times[0];
+  ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0) << path;
+}
+
+TEST_F(BinaryCacheTest, SizeCapEvictsTheLeastRecentlyUsedEntries) {
+  const std::vector<uint8_t> payload(1000, 7);
+  const uint64_t entry_bytes = 1000 + 84;  // payload + header
+  BinaryCache cache(dir_, 3 * entry_bytes);
+  for (uint8_t k = 1; k <= 3; ++k) {
+    RECQ_ASSERT_OK(cache.Store(TestKey(k), payload));
+    SetMtime(cache.PathFor(TestKey(k)), 100 - k);  // 1 oldest, 3 newest
+  }
+  EXPECT_EQ(cache.stats().evicted, 0u);
+  ASSERT_TRUE(cache.Load(TestKey(1)).has_value());  // 1 becomes the newest
+  RECQ_ASSERT_OK(cache.Store(TestKey(4), payload));
+  EXPECT_EQ(cache.stats().evicted, 1u);
+  EXPECT_TRUE(cache.Load(TestKey(1)).has_value());
+  EXPECT_FALSE(cache.Load(TestKey(2)).has_value()) << "the least recently used entry stayed";
+  EXPECT_TRUE(cache.Load(TestKey(3)).has_value());
+  EXPECT_TRUE(cache.Load(TestKey(4)).has_value());
+  uint64_t total = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) total += fs::file_size(e.path());
+  EXPECT_LE(total, cache.max_bytes());
+}
+
+TEST_F(BinaryCacheTest, CapSmallerThanOneEntryKeepsTheNewest) {
+  BinaryCache cache(dir_, 10);
+  const std::vector<uint8_t> payload(500, 3);
+  RECQ_ASSERT_OK(cache.Store(TestKey(1), payload));
+  RECQ_ASSERT_OK(cache.Store(TestKey(2), payload));
+  EXPECT_FALSE(cache.Load(TestKey(1)).has_value());
+  EXPECT_TRUE(cache.Load(TestKey(2)).has_value());
+}
+
+TEST_F(BinaryCacheTest, StaleTempFilesOfCrashedWritersAreDeleted) {
+  fs::create_directories(dir_);
+  // A pid that is certainly gone: a child that exited and was reaped.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  const std::string hex = TestKey(9).Hex();
+  const std::string dead = absl::StrCat(dir_, "/", hex, ".tmp.", child, ".1a2b");
+  const std::string live = absl::StrCat(dir_, "/", hex, ".tmp.", getpid(), ".3c4d");
+  const std::string old = absl::StrCat(dir_, "/", hex, ".tmp.", getpid(), ".5e6f");
+  const std::string foreign = absl::StrCat(dir_, "/notes.tmp.1.txt");
+  for (const std::string& path : {dead, live, old, foreign}) WriteBytes(path, {1, 2, 3});
+  SetMtime(old, 2 * 3600);
+  SetMtime(foreign, 2 * 3600);
+  BinaryCache cache(dir_);
+  EXPECT_FALSE(cache.Load(TestKey(9)).has_value());  // the first use tidies
+  EXPECT_EQ(cache.stats().stale_temps, 2u);
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_FALSE(fs::exists(old));
+  EXPECT_TRUE(fs::exists(live)) << "a running writer's temporary file was deleted";
+  EXPECT_TRUE(fs::exists(foreign)) << "a file that is not recq's was deleted";
+}
+
+TEST_F(BinaryCacheTest, DirectoryThatIsAFileWarnsOnceAndCompiles) {
+  const fs::path file = root_ / "a_file";
+  WriteBytes(file, {1, 2, 3});
+  WarningCounter warnings;
+  RECQ_ASSERT_OK_AND_ASSIGN(RunResult r, CompileAndRun(file.string()));
+  EXPECT_GT(r.stats.kernels_built, 1u);
+  auto cmp = reference::Compare(r.output, Expected(), kAtol, kRtol);
+  EXPECT_TRUE(cmp.ok()) << cmp.ToString();
+  ASSERT_EQ(warnings.messages().size(), 1u);
+  EXPECT_THAT(warnings.messages()[0], ::testing::HasSubstr(file.string()));
+  EXPECT_THAT(warnings.messages()[0], ::testing::HasSubstr("compiling from source"));
+  EXPECT_EQ(ReadBytes(file), (std::vector<uint8_t>{1, 2, 3}));
+}
+
+TEST_F(BinaryCacheTest, FullDiskFailsTheStoreCleanlyWithOneWarning) {
+  // A file size limit makes write() fail as on a full disk (EFBIG).
+  struct sigaction ignore {
+  }, previous{};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGXFSZ, &ignore, &previous), 0);
+  struct rlimit old_limit {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  struct rlimit small = old_limit;
+  small.rlim_cur = 512;
+  WarningCounter warnings;
+  BinaryCache cache(dir_);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  const absl::Status first = cache.Store(TestKey(1), std::vector<uint8_t>(4096, 1));
+  const absl::Status second = cache.Store(TestKey(2), std::vector<uint8_t>(4096, 2));
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  ASSERT_EQ(sigaction(SIGXFSZ, &previous, nullptr), 0);
+  EXPECT_TRUE(absl::IsUnavailable(first)) << first;
+  EXPECT_THAT(std::string(first.message()), ::testing::HasSubstr("write"));
+  EXPECT_FALSE(second.ok());
+  EXPECT_EQ(cache.stats().store_failed, 2u);
+  EXPECT_EQ(warnings.messages().size(), 1u);
+  EXPECT_TRUE(Entries().empty()) << "a partial or temporary file was left behind";
+  EXPECT_FALSE(cache.Load(TestKey(1)).has_value());
+}
+
+TEST_F(BinaryCacheTest, DirectoryFullOfGarbageOnlyMeansBuildingFromSource) {
+  ColdRun();
+  ASSERT_FALSE(HasFatalFailure());
+  std::mt19937 rng(5);
+  // Every entry overwritten with random bytes, plus files that are not
+  // entries at all.
+  for (const std::string& name : Entries()) {
+    std::vector<uint8_t> junk(1 + rng() % 300);
+    for (uint8_t& b : junk) b = static_cast<uint8_t>(rng());
+    WriteBytes(fs::path(dir_) / name, junk);
+  }
+  for (int i = 0; i < 5; ++i) WriteBytes(fs::path(dir_) / absl::StrCat("junk", i), {9, 9});
+  WarningCounter warnings;
+  ExpectWarmRun(/*from_disk=*/0, /*built=*/programs_);
+  EXPECT_TRUE(warnings.messages().empty()) << warnings.messages()[0];
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(fs::exists(fs::path(dir_) / absl::StrCat("junk", i)));
+  ExpectWarmRun(/*from_disk=*/programs_, /*built=*/0);  // rewritten entries load again
 }
 
 TEST_F(BinaryCacheTest, OffDisablesTheCache) {

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (ASan + UBSan + coverage) and runs
+# each for a bounded time on its checked-in seed corpus.
+#
+#   bash scripts/fuzz.sh [seconds per target, default 60]
+#
+# New inputs go to build-fuzz/corpus/<target> (the checked-in seeds are
+# read-only inputs); a crash leaves build-fuzz/crash-* and fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+build_dir=${RECQ_BUILD_DIR:-build-fuzz}
+cc=$(command -v clang-14 || command -v clang)
+cxx=$(command -v clang++-14 || command -v clang++)
+launcher=()
+if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+CC=$cc CXX=$cxx cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DRECQ_FUZZ=ON -DRECQ_SANITIZE=address,undefined -DRECQ_BUILD_TESTS=OFF \
+  -DRECQ_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null
+cmake --build "$build_dir" -j"${RECQ_JOBS:-$(nproc)}" --target onnx_fuzzer
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+for target in onnx_fuzzer; do
+  corpus=$build_dir/corpus/$target
+  mkdir -p "$corpus"
+  seeds=tests/fuzz/corpus/${target%_fuzzer}
+  echo "fuzz.sh: $target for ${seconds}s (seeds: $seeds)"
+  # grep hides the per-input progress lines; the exit status is libFuzzer's.
+  set +e
+  "$build_dir/tests/fuzz/$target" "$corpus" "$seeds" -max_total_time="$seconds" \
+    -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+    -artifact_prefix="$build_dir/" 2>&1 |
+    grep -E "^(stat::|==[0-9]+==|SUMMARY|INFO: Seed|artifact)|ERROR|runtime error"
+  rc=${PIPESTATUS[0]}
+  set -e
+  if [ "$rc" -ne 0 ]; then
+    echo "fuzz.sh: $target failed (exit $rc); the input is in $build_dir/" >&2
+    exit "$rc"
+  fi
+done

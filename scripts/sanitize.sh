@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds recq with sanitizers and runs tests under them.
+#
+#   bash scripts/sanitize.sh asan [ctest -R regex]   # ASan + UBSan (LSan on)
+#   bash scripts/sanitize.sh tsan [ctest -R regex]   # TSan on the concurrency tests
+#
+# Build dirs: build-asan, build-tsan (override with RECQ_BUILD_DIR). Findings
+# fail the run (halt_on_error); PoCL's and LLVM's own leaks are suppressed by
+# scripts/sanitizers/lsan.supp, and nothing in recq's code is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kind=${1:?usage: sanitize.sh asan|tsan [ctest regex]}
+supp=$PWD/scripts/sanitizers
+case "$kind" in
+  asan)
+    flags="address,undefined"
+    # The engine-level suites (the op-by-op and ONNX node suites add much
+    # build and run time and no engine code path the others miss), the
+    # layers' own tests, the sampled fault sweep, soak and stress.
+    targets="graph_test passes_test memory_planner_test replay_test bindings_test mobilenet_test
+      binary_cache_test log_test onnx_importer_test onnx_fuzz_regression_test
+      backend_conformance_test fault_sweep_test deadline_test stress_test soak_test resource_test
+      qcom_layer_test recq_qcom_layer recq_fault_layer"
+    regex=${2:-.}
+    export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=0:fast_unwind_on_malloc=0:malloc_context_size=20"
+    export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0:use_unaligned=1"
+    export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$supp/ubsan.supp"
+    # A sparser fault-sweep sample: every call is ~10x slower under ASan.
+    export RECQ_FAULT_SWEEP=${RECQ_FAULT_SWEEP:-400}
+    ;;
+  tsan)
+    flags="thread"
+    targets="stress_test backend_conformance_test replay_test recq_qcom_layer recq_fault_layer"
+    regex=${2:-Thread|Concurren|Stress}
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
+    ;;
+  *)
+    echo "sanitize.sh: unknown kind '$kind' (asan or tsan)" >&2
+    exit 2
+    ;;
+esac
+build_dir=${RECQ_BUILD_DIR:-build-$kind}
+launcher=()
+if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRECQ_WERROR=ON \
+  -DRECQ_BUILD_BENCHMARKS=OFF -DRECQ_SANITIZE="$flags" "${launcher[@]}" >/dev/null
+# shellcheck disable=SC2086
+cmake --build "$build_dir" -j"${RECQ_JOBS:-$(nproc)}" --target ${RECQ_SANITIZE_TARGETS:-$targets}
+export RECQ_CACHE_DIR=${RECQ_CACHE_DIR:-$PWD/$build_dir/recq-cache}
+# Targets left out of the build show up as "<target>_NOT_BUILT" tests.
+ctest --test-dir "$build_dir" -j"$(nproc)" --output-on-failure --timeout 900 -R "$regex" \
+  -E "NOT_BUILT|^example\.${RECQ_SANITIZE_EXCLUDE:+|$RECQ_SANITIZE_EXCLUDE}"

@@ -1,0 +1,54 @@
+// Regression tests for what onnx_fuzzer found, plus the seed corpus: every
+// file must import without crashing (an error status is fine). Runs in every
+// build, and under ASan/UBSan in scripts/sanitize.sh.
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "recq/onnx.h"
+
+namespace recq {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(OnnxFuzzRegressionTest, SeedCorpusImportsWithoutCrashing) {
+  size_t files = 0, imported = 0;
+  for (const auto& entry : fs::directory_iterator(RECQ_FUZZ_DIR "/corpus/onnx")) {
+    ++files;
+    const std::string bytes = ReadAll(entry.path());
+    absl::StatusOr<Graph> graph = LoadOnnxFromBytes(bytes);
+    if (graph.ok()) {
+      ++imported;
+      EXPECT_FALSE(graph->nodes().empty()) << entry.path();
+    } else {
+      EXPECT_FALSE(graph.status().message().empty()) << entry.path();
+    }
+  }
+  EXPECT_GE(files, 20u);
+  EXPECT_GE(imported, files / 2) << "most seeds are valid models of supported ops";
+}
+
+// Found by the fuzzer: a Flatten whose input has a dim of INT64_MAX made
+// InferOutputShape multiply with signed overflow (UBSan: "20 *
+// 9223372036854775807 cannot be represented in type 'long'"). Shapes are
+// now bounded (2^40 elements) before any op multiplies dims.
+TEST(OnnxFuzzRegressionTest, FlattenOfHugeDimIsAnErrorNotAnOverflow) {
+  const std::string bytes = ReadAll(RECQ_FUZZ_DIR "/regressions/flatten_dim_overflow.onnx");
+  ASSERT_FALSE(bytes.empty());
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(bytes);
+  ASSERT_FALSE(graph.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(graph.status()) || absl::IsResourceExhausted(graph.status()))
+      << graph.status();
+}
+
+}  // namespace
+}  // namespace recq

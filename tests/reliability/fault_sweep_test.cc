@@ -1,0 +1,317 @@
+// The fault-injection sweep: every OpenCL call recq makes in a reference
+// scenario is failed once, in its own run of the scenario.
+//
+// Runs under OPENCL_LAYERS=<qcom layer>:<fault layer> (see CMakeLists.txt).
+// The reference scenario creates a context (program binaries from a disk
+// cache of its own), compiles MobileNet V2 at reduced size, records it on
+// every backend, runs each recording 3 times with alternating input and
+// output memory, reads every output back and tears everything down. Its
+// trace is the (entry point, calls) list the fault layer counted. Then, for
+// each (E, N) with N <= calls(E), the scenario runs again with call N of E
+// failing, and the run must:
+//   * return a status whose message names E, or succeed with outputs
+//     bit-identical to the clean run where recq has a documented fallback
+//     (kFallbacks below);
+//   * not crash or hang (ctest's timeout is the hang guard);
+//   * leave no OpenCL object alive after teardown and release nothing twice
+//     (a failed release leaks exactly the one object it failed to release);
+//   * be followed by a clean compile and run in the same process that gives
+//     the clean outputs again (checked after every faulted run).
+// RECQ_FAULT_SWEEP=full runs every pair; otherwise a deterministic sample
+// (the first and last call of every entry point plus every k-th pair, k = 37
+// or RECQ_FAULT_SWEEP=<k>) runs.
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "engine/status_macros.h"
+#include "testing/fault_layer_client.h"
+#include "testing/test_env.h"
+#include "tools/models/mobilenet.h"
+
+namespace recq {
+namespace {
+
+using testing::FaultLayerClient;
+
+constexpr int kRunsPerBackend = 3;
+
+// Entry points whose failure recq survives with correct outputs, and why.
+const std::map<std::string, std::string>& Fallbacks() {
+  static const auto* fallbacks = new std::map<std::string, std::string>{
+      {"clCreateProgramWithBinary", "a disk-cache binary that fails to load: built from source"},
+      {"clBuildProgram", "a disk-cache binary that fails to build: built from source"},
+      {"clGetProgramInfo", "reading a binary back for the disk cache: the store is skipped"},
+      {"clGetProgramBuildInfo", "only read for a build log"},
+      {"clRetainEvent",
+       "khr_command_buffer keeps a reference of the run's event: without it the run waits for its "
+       "submission before returning"},
+      {"clGetDeviceInfo",
+       "optional capabilities (khr mutable dispatch): the backend uses its non-mutable path"},
+  };
+  return *fallbacks;
+}
+
+bool IsRelease(const std::string& entry) { return absl::StartsWith(entry, "clRelease"); }
+
+// The object kind a clRelease* entry point releases, as the layer names it.
+std::string ReleasedKind(const std::string& entry) {
+  static const auto* kinds = new std::map<std::string, std::string>{
+      {"clReleaseContext", "context"},
+      {"clReleaseCommandQueue", "queue"},
+      {"clReleaseMemObject", "mem"},
+      {"clReleaseSampler", "sampler"},
+      {"clReleaseProgram", "program"},
+      {"clReleaseKernel", "kernel"},
+      {"clReleaseEvent", "event"},
+      {"clReleaseRecordingQCOM", "qcom_recording"},
+      {"clReleaseCommandBufferKHR", "command_buffer"},
+  };
+  auto it = kinds->find(entry);
+  return it == kinds->end() ? "?" : it->second;
+}
+
+// Delta returns the counts that grew from `before` to `after`.
+std::map<std::string, uint64_t> Delta(const std::map<std::string, uint64_t>& after,
+                                      const std::map<std::string, uint64_t>& before) {
+  std::map<std::string, uint64_t> delta;
+  for (const auto& [name, count] : after) {
+    auto it = before.find(name);
+    const uint64_t old = it == before.end() ? 0 : it->second;
+    if (count > old) delta[name] = count - old;
+  }
+  return delta;
+}
+
+struct Scenario {
+  Graph graph;
+  TensorDesc input_desc;
+  TensorDesc output_desc;
+  std::vector<std::vector<float>> inputs;  // two
+  // Each backend once; khr_command_buffer twice: with its binding-set cache
+  // and with the fault layer's mutable-dispatch emulation.
+  std::vector<std::pair<Backend, bool>> backends;  // (backend, khr mutable)
+  std::string cache_dir;
+  const FaultLayerClient* layer = nullptr;
+};
+
+// RunScenario runs the reference scenario; `outputs` gets every run's output
+// in order (backend-major).
+absl::Status RunScenario(const Scenario& s, std::vector<std::vector<float>>* outputs) {
+  outputs->clear();
+  ContextOptions options;
+  options.cache_dir = s.cache_dir;
+  RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(options));
+  RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, s.graph));
+  std::vector<Tensor> inputs;
+  for (const auto& values : s.inputs) {
+    RECQ_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(context, s.input_desc));
+    RECQ_RETURN_IF_ERROR(t.Upload(values));
+    inputs.push_back(std::move(t));
+  }
+  for (const auto& [backend, khr_mutable] : s.backends) {
+    s.layer->SetKhrMutable(khr_mutable);
+    absl::StatusOr<Recording> recorded = engine.Record({backend});
+    s.layer->SetKhrMutable(false);
+    // (A failed optional capability query falls back to the cache path;
+    // the clean trace shows that clUpdateMutableCommandsKHR runs.)
+    RECQ_ASSIGN_OR_RETURN(Recording recording, std::move(recorded));
+    std::vector<Tensor> out;
+    for (int i = 0; i < 2; ++i) {
+      RECQ_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(context, s.output_desc));
+      out.push_back(std::move(t));
+    }
+    for (int run = 0; run < kRunsPerBackend; ++run) {
+      Tensor& o = out[run % 2];
+      RECQ_RETURN_IF_ERROR(o.Fill(NAN));
+      Bindings b;
+      b.Set("input", inputs[run % 2].mem());
+      b.Set("prob", o.mem());
+      RECQ_RETURN_IF_ERROR(recording.Run(b));
+      RECQ_ASSIGN_OR_RETURN(std::vector<float> values, o.Download());
+      outputs->push_back(std::move(values));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool BitIdentical(const std::vector<std::vector<float>>& a,
+                  const std::vector<std::vector<float>>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].size() != b[i].size() ||
+        std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+class FaultSweepTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<FaultLayerClient> client = FaultLayerClient::Find();
+    if (!client.ok()) GTEST_SKIP() << client.status().message();
+    layer_ = *client;
+
+    models::MobileNetOptions options;
+    options.resolution = 32;
+    options.width = 0.5f;
+    options.num_classes = 10;
+    absl::StatusOr<Graph> graph = models::BuildMobileNetV2(options);
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    scenario_.graph = *std::move(graph);
+    scenario_.input_desc = TensorDesc{{1, 3, 32, 32}};
+    scenario_.output_desc = TensorDesc{{1, 10}};
+    std::mt19937 rng(14);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (int i = 0; i < 2; ++i) {
+      std::vector<float> v(scenario_.input_desc.NumElements());
+      for (float& x : v) x = dist(rng);
+      scenario_.inputs.push_back(std::move(v));
+    }
+    scenario_.backends = {{Backend::kReplay, false},
+                          {Backend::kUnrecorded, false},
+                          {Backend::kQcom, false},
+                          {Backend::kKhrCommandBuffer, false},
+                          {Backend::kKhrCommandBuffer, true}};
+    scenario_.layer = &layer_;
+    scenario_.cache_dir =
+        (std::filesystem::temp_directory_path() / absl::StrCat("recq_fault_sweep_", getpid()))
+            .string();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!scenario_.cache_dir.empty()) std::filesystem::remove_all(scenario_.cache_dir, ec);
+  }
+
+  FaultLayerClient layer_;
+  Scenario scenario_;
+};
+
+TEST_F(FaultSweepTest, EveryCallOfTheScenarioFailsCleanly) {
+  // Warm the disk cache, then take the trace of a clean run.
+  std::vector<std::vector<float>> clean;
+  RECQ_ASSERT_OK(RunScenario(scenario_, &clean));
+  RECQ_ASSERT_OK(layer_.SetFault(""));
+  RECQ_ASSERT_OK(RunScenario(scenario_, &clean));
+  const std::vector<std::pair<std::string, uint64_t>> trace = layer_.CallCounts();
+  ASSERT_TRUE(layer_.LiveObjects().empty()) << testing::LiveObjectsText(layer_.LiveObjects());
+
+  // The clean outputs: every backend bit-identical to the replay list, and
+  // the replay list within tolerance of the CPU reference.
+  ASSERT_EQ(clean.size(), scenario_.backends.size() * kRunsPerBackend);
+  for (size_t i = kRunsPerBackend; i < clean.size(); ++i) {
+    ASSERT_EQ(0, std::memcmp(clean[i].data(), clean[i % kRunsPerBackend].data(),
+                             clean[i].size() * sizeof(float)))
+        << "backend " << BackendName(scenario_.backends[i / kRunsPerBackend].first) << " run "
+        << i % kRunsPerBackend << " differs from the replay list";
+  }
+  for (int i = 0; i < 2; ++i) {
+    reference::HostTensor input;
+    input.shape = scenario_.input_desc.shape;
+    input.data = scenario_.inputs[i];
+    std::vector<float> expected = testing::ReferenceOutput(scenario_.graph, "input", input, "prob");
+    ASSERT_EQ(expected.size(), clean[i].size());
+    for (size_t k = 0; k < expected.size(); ++k) {
+      ASSERT_NEAR(clean[i][k], expected[k], 1e-4f + 1e-3f * std::fabs(expected[k])) << k;
+    }
+  }
+
+  std::set<std::string> traced;
+  size_t pairs = 0;
+  for (const auto& [entry, calls] : trace) {
+    traced.insert(entry);
+    pairs += calls;
+  }
+  // The trace must reach every layer and backend the scenario claims to.
+  for (const char* must :
+       {"clCreateContext", "clCreateCommandQueueWithProperties", "clCreateBuffer",
+        "clCreateProgramWithBinary", "clBuildProgram", "clCreateKernel", "clSetKernelArg",
+        "clEnqueueNDRangeKernel", "clWaitForEvents", "clReleaseEvent", "clNewRecordingQCOM",
+        "clEnqueueRecordingQCOM", "clCreateCommandBufferKHR", "clEnqueueCommandBufferKHR"}) {
+    EXPECT_TRUE(traced.count(must)) << must << " is not in the scenario's trace";
+  }
+
+  const char* mode = std::getenv("RECQ_FAULT_SWEEP");
+  // RECQ_FAULT_SWEEP_ONLY=<spec prefix> (e.g. "clCreateBuffer:3:") runs the
+  // matching pairs only: for reproducing one finding.
+  const char* only = std::getenv("RECQ_FAULT_SWEEP_ONLY");
+  const bool full = (mode != nullptr && std::string(mode) == "full") || only != nullptr;
+  // Sample: call 1 and the last call of every entry point, plus every
+  // `stride`-th pair of the whole matrix (deterministic). RECQ_FAULT_SWEEP=<n>
+  // sets the stride (the sanitizer builds use a sparser sample).
+  size_t stride = 37;
+  if (mode != nullptr && !full && std::atoi(mode) > 0)
+    stride = static_cast<size_t>(std::atoi(mode));
+  if (full) stride = 1;
+  size_t index = 0, ran = 0, failed_cleanly = 0, fell_back = 0;
+  size_t problems = 0;
+  std::set<std::string> reported;
+  for (const auto& [entry, calls] : trace) {
+    for (uint64_t n = 1; n <= calls; ++n, ++index) {
+      if (!full && n != 1 && n != calls && index % stride != 0) continue;
+      ++ran;
+      const std::string spec = absl::StrCat(entry, ":", n, ":CL_OUT_OF_RESOURCES");
+      if (only != nullptr && spec.rfind(only, 0) != 0) continue;
+      const std::map<std::string, uint64_t> before = layer_.LiveObjects();
+      RECQ_ASSERT_OK(layer_.SetFault(spec));
+      std::vector<std::vector<float>> outputs;
+      const absl::Status status = RunScenario(scenario_, &outputs);
+      RECQ_ASSERT_OK(layer_.SetFault(""));
+
+      std::string problem;
+      if (status.ok()) {
+        ++fell_back;
+        if (!Fallbacks().count(entry) && !IsRelease(entry)) {
+          problem += "succeeded although recq documents no fallback for this call; ";
+        }
+        if (!BitIdentical(outputs, clean)) problem += "outputs differ from the clean run; ";
+      } else {
+        ++failed_cleanly;
+        if (!absl::StrContains(status.message(), entry)) {
+          problem += absl::StrCat("the status does not name the call: ", status.ToString(), "; ");
+        }
+      }
+      const std::map<std::string, uint64_t> after = layer_.LiveObjects();
+      const std::map<std::string, uint64_t> live = Delta(after, before);
+      std::map<std::string, uint64_t> allowed;
+      if (IsRelease(entry)) allowed[ReleasedKind(entry)] = 1;
+      if (live != allowed) {
+        problem += absl::StrCat("objects alive after teardown: ", testing::LiveObjectsText(live),
+                                " (expected ", testing::LiveObjectsText(allowed), "); ");
+      }
+      // Recovery: a fresh compile and run in the same process.
+      std::vector<std::vector<float>> again;
+      const absl::Status recovered = RunScenario(scenario_, &again);
+      if (!recovered.ok()) {
+        problem += absl::StrCat("no recovery: ", recovered.ToString(), "; ");
+      } else if (!BitIdentical(again, clean)) {
+        problem += "the recovery run's outputs differ from the clean run; ";
+      }
+      // Leaks of the faulted run stay counted; only new ones matter now.
+      if (layer_.LiveObjects() != after) {
+        problem += absl::StrCat("the recovery run leaked: ",
+                                testing::LiveObjectsText(Delta(layer_.LiveObjects(), after)), "; ");
+      }
+      if (!problem.empty()) {
+        ++problems;
+        // One report per entry point keeps the log readable.
+        if (reported.insert(entry).second) ADD_FAILURE() << spec << ": " << problem;
+      }
+    }
+  }
+  std::printf(
+      "fault sweep: %zu entry points, %zu (entry, call) pairs in the trace, %zu run (%s): %zu "
+      "failed with a status, %zu succeeded (fallback or failed release), %zu with problems\n",
+      trace.size(), pairs, ran, full ? "full" : "sample", failed_cleanly, fell_back, problems);
+  for (const auto& [entry, calls] : trace)
+    std::printf("  %-36s %llu\n", entry.c_str(), static_cast<unsigned long long>(calls));
+}
+
+}  // namespace
+}  // namespace recq
