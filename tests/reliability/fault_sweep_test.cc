@@ -241,6 +241,11 @@ TEST_F(FaultSweepTest, EveryCallOfTheScenarioFailsCleanly) {
   // RECQ_FAULT_SWEEP_ONLY=<spec prefix> (e.g. "clCreateBuffer:3:") runs the
   // matching pairs only: for reproducing one finding.
   const char* only = std::getenv("RECQ_FAULT_SWEEP_ONLY");
+  // RECQ_FAULT_SWEEP_FROM=<pair index> skips the pairs before it, and
+  // RECQ_FAULT_SWEEP_VERBOSE=1 prints each pair before it runs.
+  const size_t from = static_cast<size_t>(std::atoll(
+      std::getenv("RECQ_FAULT_SWEEP_FROM") ? std::getenv("RECQ_FAULT_SWEEP_FROM") : "0"));
+  const bool verbose = std::getenv("RECQ_FAULT_SWEEP_VERBOSE") != nullptr;
   const bool full = (mode != nullptr && std::string(mode) == "full") || only != nullptr;
   // Sample: call 1 and the last call of every entry point, plus every
   // `stride`-th pair of the whole matrix (deterministic). RECQ_FAULT_SWEEP=<n>
@@ -255,9 +260,11 @@ TEST_F(FaultSweepTest, EveryCallOfTheScenarioFailsCleanly) {
   for (const auto& [entry, calls] : trace) {
     for (uint64_t n = 1; n <= calls; ++n, ++index) {
       if (!full && n != 1 && n != calls && index % stride != 0) continue;
-      ++ran;
       const std::string spec = absl::StrCat(entry, ":", n, ":CL_OUT_OF_RESOURCES");
       if (only != nullptr && spec.rfind(only, 0) != 0) continue;
+      if (index < from) continue;
+      ++ran;
+      if (verbose) std::fprintf(stderr, "sweep %zu %s\n", index, spec.c_str());
       const std::map<std::string, uint64_t> before = layer_.LiveObjects();
       RECQ_ASSERT_OK(layer_.SetFault(spec));
       std::vector<std::vector<float>> outputs;
