@@ -53,10 +53,11 @@ constexpr int64_t kMaxElements = int64_t{1} << 40;
 absl::Status CheckShapeBounds(OpType op, const std::vector<int64_t>& shape) {
   int64_t product = 1;
   for (int64_t d : shape) {
-    if (d < 0 || d > kMaxElements || (d != 0 && (product = product * d) > kMaxElements)) {
+    if (d < 0 || d > kMaxElements / product) {
       return absl::InvalidArgumentError(absl::StrCat(op.name(), ": shape ", S(shape),
                                                      " is out of range (at most 2^40 elements)"));
     }
+    if (d != 0) product *= d;
   }
   return absl::OkStatus();
 }

@@ -173,6 +173,7 @@ absl::Status NodeContext::Emit(OpType op, std::vector<ValueId> inputs, OpAttrs a
 }
 
 absl::Status NodeContext::DefineConstant(OnnxConstant data) {
+  if (proto_.output_size() < 1 || proto_.output(0).empty()) return Invalid("has no output");
   const std::string& out = proto_.output(0);
   data.name = out;
   if (state_.graph_outputs.contains(out)) {

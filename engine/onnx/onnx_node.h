@@ -40,7 +40,10 @@ class NodeContext final : public OnnxNodeContext {
   int64_t opset() const override { return opset_; }
   int num_inputs() const override { return proto_.input_size(); }
   int num_outputs() const override { return proto_.output_size(); }
-  const std::string& output_name(int i) const override { return proto_.output(i); }
+  const std::string& output_name(int i) const override {
+    static const std::string kNone;
+    return i >= 0 && i < proto_.output_size() ? proto_.output(i) : kNone;
+  }
 
   absl::StatusOr<ValueId> Input(int i, bool optional) override;
   absl::StatusOr<const OnnxConstant*> ConstantInput(int i) override;

@@ -70,10 +70,12 @@ absl::StatusOr<HostTensorData> DecodeTensor(const onnx::TensorProto& tensor) {
       return absl::InvalidArgumentError(
           absl::StrCat(label, " has invalid dims [", absl::StrJoin(tensor.dims(), ","), "]"));
     }
-    if (d > (INT64_C(1) << 34) || (count *= d) > (INT64_C(1) << 34)) {
+    constexpr int64_t kMax = INT64_C(1) << 34;
+    if (d > kMax || (count != 0 && d > kMax / count)) {
       return absl::InvalidArgumentError(
           absl::StrCat(label, " is too large: dims [", absl::StrJoin(tensor.dims(), ","), "]"));
     }
+    count *= d;
     out.dims.push_back(d);
   }
   const size_t elem = out.is_float() ? 4 : 8;

@@ -50,5 +50,19 @@ TEST(OnnxFuzzRegressionTest, FlattenOfHugeDimIsAnErrorNotAnOverflow) {
       << graph.status();
 }
 
+// Found by the fuzzer once its filter for the Flatten bug was gone: an
+// initializer whose dims multiply past 2^63 (UBSan: "4294967296 *
+// 2147483648" in DecodeTensor). Now InvalidArgument naming the tensor.
+TEST(OnnxFuzzRegressionTest, InitializerDimsBeyondInt64AreAnError) {
+  for (const char* name : {"initializer_dims_overflow.onnx", "initializer_dims_overflow_2.onnx",
+                           // An integer Add folded at import, with no output.
+                           "folded_node_without_output.onnx"}) {
+    const std::string bytes = ReadAll(fs::path(RECQ_FUZZ_DIR "/regressions") / name);
+    ASSERT_FALSE(bytes.empty()) << name;
+    absl::StatusOr<Graph> graph = LoadOnnxFromBytes(bytes);
+    EXPECT_FALSE(graph.ok()) << name;
+  }
+}
+
 }  // namespace
 }  // namespace recq
