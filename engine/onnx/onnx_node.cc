@@ -39,6 +39,12 @@ absl::StatusOr<ValueId> NodeContext::Input(int i, bool optional) {
     return Unsupported(
         absl::StrCat("input '", name, "' is a int64 tensor; only float32 data is supported"));
   }
+  for (int64_t d : c->second.dims) {
+    if (d <= 0) {
+      return Unsupported(
+          absl::StrCat("input '", name, "' is an empty tensor; empty tensors are not supported"));
+    }
+  }
   Value v;
   v.name = name;
   v.kind = Value::Kind::kConstant;

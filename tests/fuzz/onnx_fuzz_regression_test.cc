@@ -56,7 +56,9 @@ TEST(OnnxFuzzRegressionTest, FlattenOfHugeDimIsAnErrorNotAnOverflow) {
 TEST(OnnxFuzzRegressionTest, InitializerDimsBeyondInt64AreAnError) {
   for (const char* name : {"initializer_dims_overflow.onnx", "initializer_dims_overflow_2.onnx",
                            // An integer Add folded at import, with no output.
-                           "folded_node_without_output.onnx"}) {
+                           "folded_node_without_output.onnx",
+                           // An empty float initializer used as a node's data input.
+                           "empty_constant_data_input.onnx"}) {
     const std::string bytes = ReadAll(fs::path(RECQ_FUZZ_DIR "/regressions") / name);
     ASSERT_FALSE(bytes.empty()) << name;
     absl::StatusOr<Graph> graph = LoadOnnxFromBytes(bytes);
