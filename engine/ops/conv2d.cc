@@ -131,7 +131,7 @@ ConvShape ConvShapeOf(const Node& node, const LoweringContext& ctx) {
 
 DispatchArg PackPointwiseWeights(LoweringContext& ctx, ValueId w, int64_t oc, int64_t c,
                                  int64_t ocb) {
-  const std::vector<float>& src = *ctx.graph().value(w).data;
+  absl::Span<const float> src = ctx.graph().value(w).floats();
   auto packed = std::make_shared<std::vector<float>>(CeilDiv(oc, ocb) * ocb * c, 0.0f);
   for (int64_t o = 0; o < oc; ++o) {
     for (int64_t i = 0; i < c; ++i) {

@@ -18,7 +18,7 @@ bool Cpu(const LoweringContext& ctx) { return !ctx.device().gpu; }
 // Dense 3x3 weights [OC][C][3][3] repacked as [ceil(OC/8)][C][3][3][8],
 // zero past OC.
 DispatchArg PackDense3x3Weights(LoweringContext& ctx, ValueId w, int64_t oc, int64_t c) {
-  const std::vector<float>& src = *ctx.graph().value(w).data;
+  absl::Span<const float> src = ctx.graph().value(w).floats();
   auto packed = std::make_shared<std::vector<float>>(CeilDiv(oc, 8) * 8 * c * 9, 0.0f);
   for (int64_t o = 0; o < oc; ++o) {
     for (int64_t i = 0; i < c * 9; ++i) {

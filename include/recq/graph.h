@@ -224,6 +224,11 @@ struct Value {
   Kind kind = Kind::kIntermediate;
   std::shared_ptr<const std::vector<float>> data;  // constants only
   ValueId producer_node = -1;                      // intermediates only
+
+  // floats returns a float32 constant's elements (empty for any other value).
+  absl::Span<const float> floats() const {
+    return data != nullptr ? absl::Span<const float>(*data) : absl::Span<const float>();
+  }
 };
 
 struct Node {
