@@ -36,7 +36,7 @@ struct DispatchList {
   std::vector<Dispatch> dispatches;
   std::vector<Slot> slots;                    // inputs first, then outputs
   std::vector<size_t> internal_buffer_bytes;  // planned buffers, one per index
-  std::vector<std::shared_ptr<const std::vector<float>>> constants;
+  std::vector<std::shared_ptr<const HostData>> constants;
   size_t unplanned_bytes = 0;  // sum of intermediate tensors before planning
 };
 

@@ -1,6 +1,7 @@
 #include "recq/engine.h"
 
 #include <chrono>
+#include <cstring>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -60,11 +61,19 @@ absl::Status BuildPrograms(EngineState& state) {
 
 absl::Status UploadConstants(EngineState& state) {
   for (const auto& data : state.list.constants) {
-    size_t bytes = std::max<size_t>(data->size() * sizeof(float), sizeof(float));
+    // An empty constant still gets a (minimal) buffer to bind.
+    const size_t bytes = std::max<size_t>(data->byte_size(), sizeof(float));
+    std::vector<uint8_t> padded;
+    const void* host = data->bytes();
+    if (data->byte_size() < bytes) {
+      padded.assign(bytes, 0);
+      if (data->byte_size() != 0) std::memcpy(padded.data(), host, data->byte_size());
+      host = padded.data();
+    }
     cl_int err = CL_SUCCESS;
     cl::UniqueMem mem(clCreateBuffer(state.context->context.get(),
                                      CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
-                                     const_cast<float*>(data->data()), &err));
+                                     const_cast<void*>(host), &err));
     RECQ_RETURN_IF_ERROR(
         cl::CheckCl(err, absl::StrCat("clCreateBuffer(weights, ", bytes, " bytes)")));
     state.stats.weight_bytes += bytes;
@@ -124,7 +133,7 @@ absl::StatusOr<Backend> ChooseAutoBackend(const internal::ContextState& context,
 // representable: a model file may declare absurd shapes).
 absl::Status CheckTensorsFit(const Graph& graph, const DeviceInfo& device) {
   for (const Value& v : graph.values()) {
-    uint64_t bytes = sizeof(float);
+    uint64_t bytes = DataTypeSize(v.desc.dtype);
     bool overflow = false;
     for (int64_t d : v.desc.shape) {
       overflow |= d <= 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes);
@@ -153,7 +162,7 @@ absl::Status CheckPlanFits(const internal::DispatchList& list, const DeviceInfo&
     }
     total += bytes;
   }
-  for (const auto& data : list.constants) total += data->size() * sizeof(float);
+  for (const auto& data : list.constants) total += data->byte_size();
   if (total > device.global_mem_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "one recording's intermediates and the weights need ", total, " bytes; the device has ",

@@ -75,6 +75,14 @@ absl::StatusOr<TensorDesc> InferOutputShape(OpType op, const OpAttrs& attrs,
   for (const TensorDesc* in : inputs) {
     if (in != nullptr) RECQ_RETURN_IF_ERROR(CheckShapeBounds(op, in->shape));
   }
+  if (!def->typed) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i] != nullptr && inputs[i]->dtype != DataType::kFloat32) {
+        return absl::UnimplementedError(absl::StrCat(
+            op.name(), " input ", i, " is ", inputs[i]->ToString(), "; the op takes float32 only"));
+      }
+    }
+  }
   RECQ_ASSIGN_OR_RETURN(TensorDesc out, def->infer(attrs, inputs));
   RECQ_RETURN_IF_ERROR(CheckShapeBounds(op, out.shape));
   return out;
@@ -94,6 +102,11 @@ absl::StatusOr<Graph> Graph::Create(std::vector<Value> values, std::vector<Node>
       return absl::InvalidArgumentError(
           absl::StrCat("constant '", v.name, "' of shape ", v.desc.ToString(), " has ",
                        v.data ? v.data->size() : 0, " values, expected ", v.desc.NumElements()));
+    }
+    if (v.kind == Value::Kind::kConstant && v.data->dtype() != v.desc.dtype) {
+      return absl::InvalidArgumentError(absl::StrCat("constant '", v.name, "' is declared ",
+                                                     v.desc.ToString(), " but holds ",
+                                                     DataTypeName(v.data->dtype()), " data"));
     }
   }
   std::vector<int> producer(num_values, -1);
@@ -234,7 +247,7 @@ TensorRef GraphBuilder::AddValue(Value value) {
   return {static_cast<ValueId>(values_.size() - 1)};
 }
 
-TensorRef GraphBuilder::Input(std::string name, std::vector<int64_t> shape) {
+TensorRef GraphBuilder::Input(std::string name, std::vector<int64_t> shape, DataType dtype) {
   constexpr int64_t kMax = int64_t{1} << 40;
   int64_t elements = 1;
   for (int64_t d : shape) {
@@ -252,6 +265,7 @@ TensorRef GraphBuilder::Input(std::string name, std::vector<int64_t> shape) {
   Value v;
   v.name = std::move(name);
   v.desc.shape = std::move(shape);
+  v.desc.dtype = dtype;
   v.kind = Value::Kind::kInput;
   TensorRef ref = AddValue(std::move(v));
   if (ref.valid()) inputs_.push_back(ref.id);
@@ -260,7 +274,11 @@ TensorRef GraphBuilder::Input(std::string name, std::vector<int64_t> shape) {
 
 TensorRef GraphBuilder::Constant(std::string name, std::vector<int64_t> shape,
                                  std::vector<float> data) {
-  TensorDesc desc{std::move(shape)};
+  return Constant(std::move(name), std::move(shape), HostData(std::move(data)));
+}
+
+TensorRef GraphBuilder::Constant(std::string name, std::vector<int64_t> shape, HostData data) {
+  TensorDesc desc{std::move(shape), data.dtype()};
   if (static_cast<int64_t>(data.size()) != desc.NumElements()) {
     if (status_.ok()) {
       status_ = absl::InvalidArgumentError(absl::StrCat("constant '", name, "' of shape ",
@@ -273,7 +291,7 @@ TensorRef GraphBuilder::Constant(std::string name, std::vector<int64_t> shape,
   v.name = std::move(name);
   v.desc = std::move(desc);
   v.kind = Value::Kind::kConstant;
-  v.data = std::make_shared<const std::vector<float>>(std::move(data));
+  v.data = std::make_shared<const HostData>(std::move(data));
   return AddValue(std::move(v));
 }
 

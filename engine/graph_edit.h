@@ -50,7 +50,7 @@ struct Editable {
   }
   const std::vector<float>* ConstantData(ValueId id) const {
     if (id == kNoValue || values[id].kind != Value::Kind::kConstant) return nullptr;
-    return values[id].data.get();
+    return values[id].data->float_vector();
   }
   ValueId AddConstant(const std::string& base, std::vector<int64_t> shape,
                       std::vector<float> data) {
@@ -63,7 +63,7 @@ struct Editable {
     }
     v.desc.shape = std::move(shape);
     v.kind = Value::Kind::kConstant;
-    v.data = std::make_shared<const std::vector<float>>(std::move(data));
+    v.data = std::make_shared<const HostData>(std::move(data));
     values.push_back(std::move(v));
     return static_cast<ValueId>(values.size() - 1);
   }

@@ -84,12 +84,14 @@ class Lowerer final : public LoweringContext {
     return list().dispatches.back();
   }
 
-  DispatchArg AddConstant(std::shared_ptr<const std::vector<float>> data) override {
+  using LoweringContext::AddConstant;
+  using LoweringContext::ReplaceConstant;
+  DispatchArg AddConstant(std::shared_ptr<const HostData> data) override {
     list().constants.push_back(std::move(data));
     return DispatchArg::Constant(static_cast<int32_t>(list().constants.size() - 1));
   }
 
-  DispatchArg ReplaceConstant(ValueId id, std::shared_ptr<const std::vector<float>> data) override {
+  DispatchArg ReplaceConstant(ValueId id, std::shared_ptr<const HostData> data) override {
     int uses = 0;
     for (const Node& n : graph_.nodes()) {
       uses += static_cast<int>(std::count(n.inputs.begin(), n.inputs.end(), id));
@@ -321,7 +323,7 @@ class Lowerer final : public LoweringContext {
       node.op = OpType::kIdentity;
       node.name = absl::StrCat("output:", graph_.value(id).name);
       current_ = &node;
-      EmitCopy(*this, Arg(id), DispatchArg::Slot(slot.index), graph_.value(id).desc.NumElements());
+      EmitCopyOf(*this, Arg(id), DispatchArg::Slot(slot.index), graph_.value(id).desc);
     }
     current_ = nullptr;
   }

@@ -133,10 +133,11 @@ absl::StatusOr<Graph> FoldConstants(const Graph& graph, const Context& context) 
       return absl::Status(run.code(),
                           absl::StrCat("folding constant node '", node.name, "': ", run.message()));
     }
-    RECQ_ASSIGN_OR_RETURN(std::vector<float> data, result.Download());
+    RECQ_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, result.DownloadBytes());
+    RECQ_ASSIGN_OR_RETURN(HostData data, HostData::FromBytes(out.desc.dtype, bytes));
     Value& folded = g.values[node.outputs[0]];
     folded.kind = Value::Kind::kConstant;
-    folded.data = std::make_shared<const std::vector<float>>(std::move(data));
+    folded.data = std::make_shared<const HostData>(std::move(data));
     g.removed[i] = true;
   }
   return g.Build();

@@ -201,6 +201,11 @@ absl::StatusOr<std::map<std::string, std::vector<float>>> StreamPool::Infer(
     for (const BindingInfo& b : engine.inputs()) {
       if (b.name != name) continue;
       known = true;
+      if (b.desc.dtype != DataType::kFloat32) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("StreamPool::Infer: input '", name, "' is ", b.desc.ToString(),
+                         "; Infer takes float32 inputs only (bind Stream::tensor instead)"));
+      }
       if (data.size() != static_cast<size_t>(b.desc.NumElements())) {
         return absl::InvalidArgumentError(absl::StrCat("StreamPool::Infer: input '", name, "' has ",
                                                        data.size(), " floats; ", b.desc.ToString(),

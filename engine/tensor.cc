@@ -34,33 +34,65 @@ absl::StatusOr<Tensor> Tensor::Allocate(const Context& context, const TensorDesc
 
 cl_mem Tensor::mem() const { return state_ ? state_->mem.get() : nullptr; }
 
-absl::Status Tensor::Upload(absl::Span<const float> data) {
+absl::Status Tensor::CheckHostType(DataType host, size_t count, const char* what) const {
+  if (!state_) return absl::FailedPreconditionError(absl::StrCat(what, " on an empty tensor"));
+  if (host != desc_.dtype) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": got ", DataTypeName(host),
+                                                   " elements, the tensor is ", desc_.ToString()));
+  }
+  if (count != static_cast<size_t>(desc_.NumElements())) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": got ", count, " elements, the tensor ",
+                                                   desc_.ToString(), " holds ",
+                                                   desc_.NumElements()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Tensor::UploadBytes(absl::Span<const uint8_t> bytes) {
   if (!state_) return absl::FailedPreconditionError("Tensor::Upload on an empty tensor");
-  if (data.size() != static_cast<size_t>(desc_.NumElements())) {
-    return absl::InvalidArgumentError(absl::StrCat("Tensor::Upload: got ", data.size(),
-                                                   " floats, the tensor ", desc_.ToString(),
-                                                   " holds ", desc_.NumElements()));
+  if (bytes.size() != desc_.ByteSize()) {
+    return absl::InvalidArgumentError(absl::StrCat("Tensor::UploadBytes: got ", bytes.size(),
+                                                   " bytes, the tensor ", desc_.ToString(),
+                                                   " holds ", desc_.ByteSize()));
   }
   return cl::CheckCl(clEnqueueWriteBuffer(state_->context->queue.get(), state_->mem.get(), CL_TRUE,
-                                          0, desc_.ByteSize(), data.data(), 0, nullptr, nullptr),
+                                          0, bytes.size(), bytes.data(), 0, nullptr, nullptr),
                      "clEnqueueWriteBuffer");
 }
 
-absl::StatusOr<std::vector<float>> Tensor::Download() const {
+absl::Status Tensor::ReadInto(void* dst) const {
+  return cl::CheckCl(clEnqueueReadBuffer(state_->context->queue.get(), state_->mem.get(), CL_TRUE,
+                                         0, desc_.ByteSize(), dst, 0, nullptr, nullptr),
+                     "clEnqueueReadBuffer");
+}
+
+absl::StatusOr<std::vector<uint8_t>> Tensor::DownloadBytes() const {
   if (!state_) return absl::FailedPreconditionError("Tensor::Download on an empty tensor");
-  std::vector<float> data(desc_.NumElements());
-  RECQ_RETURN_IF_ERROR(
-      cl::CheckCl(clEnqueueReadBuffer(state_->context->queue.get(), state_->mem.get(), CL_TRUE, 0,
-                                      desc_.ByteSize(), data.data(), 0, nullptr, nullptr),
-                  "clEnqueueReadBuffer"));
+  std::vector<uint8_t> data(desc_.ByteSize());
+  RECQ_RETURN_IF_ERROR(ReadInto(data.data()));
   return data;
 }
 
 absl::Status Tensor::Fill(float value) {
   if (!state_) return absl::FailedPreconditionError("Tensor::Fill on an empty tensor");
+  if (desc_.dtype != DataType::kFloat32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Tensor::Fill(float) on a ", desc_.ToString(), " tensor; use FillBytes"));
+  }
+  return FillBytes(&value, sizeof(value));
+}
+
+absl::Status Tensor::FillBytes(const void* pattern, size_t pattern_size) {
+  if (!state_) return absl::FailedPreconditionError("Tensor::Fill on an empty tensor");
+  if (pattern_size == 0 || (pattern_size & (pattern_size - 1)) != 0 || pattern_size > 8 ||
+      desc_.ByteSize() % pattern_size != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Tensor::FillBytes: a pattern of ", pattern_size, " bytes does not tile the tensor ",
+        desc_.ToString(), " (", desc_.ByteSize(), " bytes); expected 1, 2, 4 or 8 bytes"));
+  }
   cl_command_queue queue = state_->context->queue.get();
   RECQ_RETURN_IF_ERROR(
-      cl::CheckCl(clEnqueueFillBuffer(queue, state_->mem.get(), &value, sizeof(value), 0,
+      cl::CheckCl(clEnqueueFillBuffer(queue, state_->mem.get(), pattern, pattern_size, 0,
                                       desc_.ByteSize(), 0, nullptr, nullptr),
                   "clEnqueueFillBuffer"));
   return cl::CheckCl(clFinish(queue), "clFinish");

@@ -10,13 +10,15 @@ int64_t TensorDesc::NumElements() const {
   return n;
 }
 
-size_t TensorDesc::ByteSize() const { return static_cast<size_t>(NumElements()) * sizeof(float); }
+size_t TensorDesc::ByteSize() const {
+  return static_cast<size_t>(NumElements()) * DataTypeSize(dtype);
+}
 
 std::string ShapeToString(absl::Span<const int64_t> shape) {
   if (shape.empty()) return "scalar";
   return absl::StrJoin(shape, "x");
 }
 
-std::string TensorDesc::ToString() const { return absl::StrCat(ShapeToString(shape), " float32"); }
+std::string TensorDesc::ToString() const { return absl::StrCat(ShapeToString(shape), " ", DataTypeName(dtype)); }
 
 }  // namespace recq

@@ -27,6 +27,7 @@
 #include "third_party/qcom/cl_qcom_recordable_queues.h"
 #include "tools/json_writer.h"
 #include "tools/latency_stats.h"
+#include "tools/random_input.h"
 #include "tools/status_line.h"
 
 #ifndef RECQ_VERSION
@@ -304,7 +305,9 @@ absl::Status BenchCommand(const BenchOptions& options) {
   StatusLine& line = options.status_line != nullptr ? *options.status_line : no_line;
 
   line.Update(absl::StrCat("loading ", options.model_path));
-  RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(options.model_path));
+  OnnxOptions load;
+  RECQ_ASSIGN_OR_RETURN(load.input_shapes, ParseShapes(options.shapes));
+  RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(options.model_path, load));
   StreamPoolOptions pool_options;
   if (options.devices.empty()) {
     pool_options.devices = {options.device};
@@ -318,16 +321,14 @@ absl::Status BenchCommand(const BenchOptions& options) {
   RECQ_ASSIGN_OR_RETURN(std::unique_ptr<StreamPool> pool, StreamPool::Create(graph, pool_options));
   line.Clear();
 
-  // Seeded random inputs in [-1, 1), the same on every stream.
+  // Seeded random inputs (floats in [-1, 1), integers in [0, 10)), the same
+  // on every stream.
   for (size_t i = 0; i < pool->stream_count(); ++i) {
     StreamPool::Stream& s = pool->stream(i);
     std::mt19937 rng(1);
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     for (const BindingInfo& in : s.engine().inputs()) {
-      std::vector<float> data(in.desc.NumElements());
-      for (float& v : data) v = dist(rng);
       Tensor t = *s.tensor(in.name);
-      RECQ_RETURN_IF_ERROR(t.Upload(data));
+      RECQ_RETURN_IF_ERROR(t.UploadBytes(RandomInput(in.desc, rng)));
     }
   }
 

@@ -18,6 +18,8 @@ class StatusLine;
 
 struct BenchOptions {
   std::string model_path;
+  // Input shapes chosen at load ("input:4x3x224x224"), as `recq run --shapes`.
+  std::string shapes;
   // A device list as recq::ResolveDevices takes it ("all", "0,1", "gpu:1");
   // empty: the one device `device` names.
   std::string devices;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -17,6 +18,7 @@
 #include "engine/status_macros.h"
 #include "recq/onnx.h"
 #include "recq/recq.h"
+#include "tools/random_input.h"
 
 namespace recq::tools {
 namespace {
@@ -50,24 +52,25 @@ std::string Names(const std::vector<BindingInfo>& list) {
   return s;
 }
 
-absl::StatusOr<std::vector<float>> ReadFloats(const std::string& path, const BindingInfo& b) {
+// ReadInput reads a raw file of the binding's element type (little-endian,
+// row-major), as `recq run --input` takes it.
+absl::StatusOr<std::vector<uint8_t>> ReadInput(const std::string& path, const BindingInfo& b) {
   std::ifstream file(path, std::ios::binary);
   if (!file) return absl::NotFoundError(absl::StrCat("cannot open input file '", path, "'"));
-  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
+                             std::istreambuf_iterator<char>());
   if (bytes.size() != b.desc.ByteSize()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "input file '", path, "' has ", bytes.size(), " bytes; input '", b.name, "' (",
-        b.desc.ToString(), ") needs ", b.desc.ByteSize(), " bytes of little-endian float32"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("input file '", path, "' has ", bytes.size(), " bytes; input '", b.name, "' (",
+                     b.desc.ToString(), ") needs ", b.desc.ByteSize(), " bytes of little-endian ",
+                     DataTypeName(b.desc.dtype)));
   }
-  std::vector<float> data(b.desc.NumElements());
-  std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(data.data()));
-  return data;
+  return bytes;
 }
 
-absl::Status WriteFloats(const std::string& path, const std::vector<float>& data) {
+absl::Status WriteBytes(const std::string& path, const std::vector<uint8_t>& data) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file.write(reinterpret_cast<const char*>(data.data()),
-             static_cast<std::streamsize>(data.size() * sizeof(float)));
+  file.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
   file.close();
   if (!file) return absl::InternalError(absl::StrCat("cannot write output file '", path, "'"));
   return absl::OkStatus();
@@ -112,7 +115,9 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
   RECQ_ASSIGN_OR_RETURN(auto input_files, ParsePairs(options.inputs, "input"));
   RECQ_ASSIGN_OR_RETURN(auto output_files, ParsePairs(options.outputs, "output"));
   RECQ_ASSIGN_OR_RETURN(Backend backend, ParseBackend(options.backend));
-  RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(options.model_path));
+  OnnxOptions load;
+  RECQ_ASSIGN_OR_RETURN(load.input_shapes, ParseShapes(options.shapes));
+  RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(options.model_path, load));
   ContextOptions context_options;
   context_options.device = options.device;
   RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(context_options));
@@ -142,21 +147,22 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
   Bindings bindings;
   std::vector<Tensor> tensors;
   std::mt19937 rng(1);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (const BindingInfo& in : engine.inputs()) {
-    std::vector<float> data;
+    std::vector<uint8_t> data;
     auto it = std::find_if(input_files.begin(), input_files.end(),
                            [&](const auto& p) { return p.first == in.name; });
     if (it != input_files.end()) {
-      RECQ_ASSIGN_OR_RETURN(data, ReadFloats(it->second, in));
+      RECQ_ASSIGN_OR_RETURN(data, ReadInput(it->second, in));
     } else {
-      data.resize(in.desc.NumElements());
-      for (float& v : data) v = dist(rng);
-      std::printf("input '%s' %s: random values in [-1, 1)\n", in.name.c_str(),
-                  in.desc.ToString().c_str());
+      data = RandomInput(in.desc, rng);
+      std::printf("input '%s' %s: random values in %s\n", in.name.c_str(),
+                  in.desc.ToString().c_str(),
+                  IsFloatingPoint(in.desc.dtype)     ? "[-1, 1)"
+                  : in.desc.dtype == DataType::kBool ? "{0, 1}"
+                                                     : "[0, 10)");
     }
     RECQ_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(context, in.desc));
-    RECQ_RETURN_IF_ERROR(t.Upload(data));
+    RECQ_RETURN_IF_ERROR(t.UploadBytes(data));
     bindings.Set(in.name, t);
     tensors.push_back(t);
   }
@@ -190,8 +196,8 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
       std::printf("output '%s' %s\n", out.name.c_str(), out.desc.ToString().c_str());
       continue;
     }
-    RECQ_ASSIGN_OR_RETURN(std::vector<float> data, outputs[i].Download());
-    RECQ_RETURN_IF_ERROR(WriteFloats(it->second, data));
+    RECQ_ASSIGN_OR_RETURN(std::vector<uint8_t> data, outputs[i].DownloadBytes());
+    RECQ_RETURN_IF_ERROR(WriteBytes(it->second, data));
     std::printf("output '%s' %s written to %s\n", out.name.c_str(), out.desc.ToString().c_str(),
                 it->second.c_str());
   }
@@ -199,7 +205,7 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
   return absl::OkStatus();
 }
 
-absl::Status InfoModelCommand(const std::string& path) {
+absl::Status InfoModelCommand(const std::string& path, const std::string& shapes) {
   RECQ_ASSIGN_OR_RETURN(OnnxModelSummary s, SummarizeOnnx(path));
   std::printf("model: %s\n  ir_version %lld, opset %lld, producer '%s', %lld initializers\n",
               path.c_str(), static_cast<long long>(s.ir_version), static_cast<long long>(s.opset),
@@ -223,12 +229,18 @@ absl::Status InfoModelCommand(const std::string& path) {
       absl::StrAppend(&list, list.empty() ? "" : ", ", op);
     std::printf("unsupported ops: %s\n", list.c_str());
   }
-  absl::StatusOr<Graph> graph = LoadOnnx(path);
+  OnnxOptions load;
+  RECQ_ASSIGN_OR_RETURN(load.input_shapes, ParseShapes(shapes));
+  absl::StatusOr<Graph> graph = LoadOnnx(path, load);
   if (!graph.ok()) {
     std::printf("import: fails: %s\n", graph.status().ToString().c_str());
     return absl::OkStatus();
   }
   std::printf("import: ok, %zu recq nodes\n", graph->nodes().size());
+  for (ValueId id : graph->inputs()) {
+    std::printf("  input %s: %s\n", graph->value(id).name.c_str(),
+                graph->value(id).desc.ToString().c_str());
+  }
   for (ValueId id : graph->outputs()) {
     std::printf("  output %s: %s\n", graph->value(id).name.c_str(),
                 graph->value(id).desc.ToString().c_str());

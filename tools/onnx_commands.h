@@ -1,8 +1,8 @@
 // The ONNX subcommands of the recq tool:
 //
-//   recq run MODEL.onnx [--input NAME=FILE.f32]... [--output NAME=FILE.f32]...
-//                       [--runs N] [--backend auto] [--device ...]
-//   recq info MODEL.onnx
+//   recq run MODEL.onnx [--input NAME=FILE]... [--output NAME=FILE]...
+//                       [--shapes NAME:DxD...] [--runs N] [--backend auto] [--device ...]
+//   recq info MODEL.onnx [--shapes NAME:DxD...]
 #ifndef RECQ_TOOLS_ONNX_COMMANDS_H_
 #define RECQ_TOOLS_ONNX_COMMANDS_H_
 
@@ -15,16 +15,19 @@ namespace recq::tools {
 
 struct RunModelOptions {
   std::string model_path;
-  // "NAME=FILE" pairs. Input files hold raw little-endian float32 of exactly
-  // the input's size; inputs not given are filled with seeded random values
-  // in [-1, 1). Outputs named here are written as raw float32 after the last
-  // run.
+  // "NAME=FILE" pairs. Input files hold raw little-endian elements of the
+  // input's element type (from the model) and exactly its size; inputs not
+  // given are filled with seeded random values (floats in [-1, 1), integers
+  // in [0, 10)). Outputs named here are written raw, in their element type,
+  // after the last run.
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   int runs = 10;
   std::string backend = "auto";  // see ParseBackend
   std::string device;            // see ContextOptions::device
   bool profile = false;          // also print per-kernel device times of one run
+  // Input shapes chosen at load, "input:4x3x224x224,mask:4x128" (ParseShapes).
+  std::string shapes;
 };
 
 // RunModelCommand loads the model, compiles and records it once, runs the
@@ -35,8 +38,10 @@ struct RunModelOptions {
 
 // InfoModelCommand prints the model's inputs and outputs with shapes, its op
 // counts, and the ops recq does not support (if any); when the model loads it
-// also prints the inferred output shapes.
-[[nodiscard]] absl::Status InfoModelCommand(const std::string& path);
+// also prints the inferred input and output shapes and element types.
+// `shapes` sets symbolic input dimensions as RunModelOptions::shapes does.
+[[nodiscard]] absl::Status InfoModelCommand(const std::string& path,
+                                            const std::string& shapes = "");
 
 }  // namespace recq::tools
 

@@ -40,6 +40,9 @@ ABSL_FLAG(
 ABSL_FLAG(
     std::vector<std::string>, input, {},
     "run: NAME=FILE.f32 inputs (raw little-endian float32), comma-separated; random if absent");
+ABSL_FLAG(std::string, shapes, "",
+          "run, info, bench: input shapes chosen at load for symbolic dimensions, like "
+          "trtexec's --shapes: NAME:DxDx...[,NAME:...], e.g. input:4x3x224x224");
 ABSL_FLAG(bool, profile, false,
           "run: print per-kernel device times of one op-by-op run; bench: per-dispatch device "
           "times (mean of 10 op-by-op runs) printed and in --json");
@@ -143,6 +146,7 @@ int main(int argc, char** argv) {
     run.backend = common.backend;
     run.device = common.device;
     run.profile = absl::GetFlag(FLAGS_profile);
+    run.shapes = absl::GetFlag(FLAGS_shapes);
     status = recq::tools::RunModelCommand(run);
   } else if (command == "bench") {
     recq::tools::BenchOptions bench;
@@ -157,12 +161,13 @@ int main(int argc, char** argv) {
     bench.iterations = absl::GetFlag(FLAGS_iterations);
     bench.json_path = absl::GetFlag(FLAGS_json);
     bench.profile = absl::GetFlag(FLAGS_profile);
+    bench.shapes = absl::GetFlag(FLAGS_shapes);
     bench.status_line = &status_line;
     status = recq::tools::BenchCommand(bench);
   } else if (command == "export-mobilenet") {
     status = ExportMobileNet(absl::GetFlag(FLAGS_model), absl::GetFlag(FLAGS_resolution), args[2]);
   } else if (command == "info") {
-    status = recq::tools::InfoModelCommand(args[2]);
+    status = recq::tools::InfoModelCommand(args[2], absl::GetFlag(FLAGS_shapes));
   } else {
     status = absl::InvalidArgumentError(absl::StrCat("unknown command '", command, "'"));
   }

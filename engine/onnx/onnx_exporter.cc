@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/onnx/onnx_tensor.h"
 #include "engine/status_macros.h"
 #include "onnx/onnx_pb.h"
 #include "recq/onnx.h"
@@ -14,20 +15,20 @@
 namespace recq {
 namespace {
 
-void SetFloatData(onnx::TensorProto* t, const std::string& name, const std::vector<int64_t>& dims,
-                  const std::vector<float>& data) {
+void SetData(onnx::TensorProto* t, const std::string& name, const std::vector<int64_t>& dims,
+             const HostData& data) {
   t->set_name(name);
-  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->set_data_type(onnx_import::ToOnnxType(data.dtype()));
   for (int64_t d : dims) t->add_dims(d);
-  std::string raw(data.size() * sizeof(float), '\0');
-  if (!data.empty()) std::memcpy(raw.data(), data.data(), raw.size());  // little-endian hosts
+  std::string raw(data.byte_size(), '\0');
+  if (!raw.empty()) std::memcpy(raw.data(), data.bytes(), raw.size());  // little-endian hosts
   t->set_raw_data(std::move(raw));
 }
 
 void SetValueInfo(onnx::ValueInfoProto* info, const Value& v) {
   info->set_name(v.name);
   onnx::TypeProto::Tensor* tt = info->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->set_elem_type(onnx_import::ToOnnxType(v.desc.dtype));
   onnx::TensorShapeProto* shape = tt->mutable_shape();
   for (int64_t d : v.desc.shape) shape->add_dim()->set_dim_value(d);
 }
@@ -49,7 +50,7 @@ class Writer final : public OnnxNodeWriter {
   }
   void AddConstantInput(const std::string& name, std::vector<int64_t> dims,
                         std::vector<float> data) override {
-    SetFloatData(graph_->add_initializer(), name, dims, data);
+    SetData(graph_->add_initializer(), name, dims, HostData(std::move(data)));
     node_->add_input(name);
   }
   void DropTrailingEmptyInputs() override {
@@ -84,7 +85,7 @@ absl::StatusOr<std::string> SaveOnnxToBytes(const Graph& g, const std::string& n
   for (ValueId id : g.outputs()) SetValueInfo(graph->add_output(), g.value(id));
   for (const Value& v : g.values()) {
     if (v.kind == Value::Kind::kConstant) {
-      SetFloatData(graph->add_initializer(), v.name, v.desc.shape, *v.data);
+      SetData(graph->add_initializer(), v.name, v.desc.shape, *v.data);
     }
   }
   for (const Node& node : g.nodes()) {

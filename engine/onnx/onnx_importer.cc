@@ -10,6 +10,7 @@
 #include <array>
 #include <climits>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -22,8 +23,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "engine/onnx/onnx_node.h"
 #include "engine/onnx/onnx_tensor.h"
 #include "engine/status_macros.h"
@@ -38,7 +41,7 @@ using onnx_import::DecodeTensor;
 using onnx_import::HostTensorData;
 
 constexpr int64_t kMinOpset = 7;
-constexpr int64_t kMaxOpset = 17;
+constexpr int64_t kMaxOpset = 21;
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
@@ -102,7 +105,10 @@ std::string ShapeOf(const onnx::ValueInfoProto& info, bool* dynamic) {
 // The model-level steps; nodes are converted by their ops' import functions.
 class Importer {
  public:
-  explicit Importer(const onnx::ModelProto& model) : model_(model), graph_(model.graph()) {}
+  Importer(const onnx::ModelProto& model, const OnnxOptions& options)
+      : model_(model), graph_(model.graph()), options_(options) {
+    state_.external_dir = options.external_data_dir;
+  }
 
   absl::StatusOr<Graph> Import();
 
@@ -126,8 +132,11 @@ class Importer {
   absl::StatusOr<std::vector<int>> TopologicalOrder();
   absl::Status ConvertNode(const NodeRef& n);
 
+  absl::StatusOr<std::vector<int64_t>> InputShape(const onnx::ValueInfoProto& in);
+
   const onnx::ModelProto& model_;
   const onnx::GraphProto& graph_;
+  const OnnxOptions& options_;
   onnx_import::ImportState state_;
   std::vector<NodeRef> node_refs_;
 };
@@ -146,41 +155,73 @@ absl::Status Importer::AddGraphInputs() {
       return absl::UnimplementedError(absl::StrCat(
           "graph input '", in.name(), "' is not a tensor (sequence, map or optional)"));
     }
-    const onnx::TypeProto::Tensor& tt = in.type().tensor_type();
-    if (tt.elem_type() != onnx::TensorProto::FLOAT) {
-      return absl::UnimplementedError(
-          absl::StrCat("graph input '", in.name(), "' has element type ",
-                       onnx_import::DataTypeName(tt.elem_type()), "; only float32 is supported"));
-    }
-    if (!tt.has_shape()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("graph input '", in.name(), "' has no shape; recq needs static shapes"));
-    }
     Value v;
     v.name = in.name();
     v.kind = Value::Kind::kInput;
-    for (int i = 0; i < tt.shape().dim_size(); ++i) {
-      const onnx::TensorShapeProto::Dimension& d = tt.shape().dim(i);
-      if (!d.has_dim_value()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("graph input '", in.name(), "' dimension ", i, " is dynamic ('",
-                         d.dim_param(), "') with no value; recq needs static shapes"));
-      }
-      if (d.dim_value() <= 0) {
-        return absl::UnimplementedError(absl::StrCat("graph input '", in.name(), "' dimension ", i,
-                                                     " is ", d.dim_value(),
-                                                     "; only positive dimensions are supported"));
-      }
-      if (d.dim_value() > (int64_t{1} << 40) / std::max<int64_t>(1, v.desc.NumElements())) {
-        return absl::InvalidArgumentError(absl::StrCat("graph input '", in.name(), "' has shape ",
-                                                       v.desc.ToString(), "x", d.dim_value(),
-                                                       "...; at most 2^40 elements are supported"));
-      }
-      v.desc.shape.push_back(d.dim_value());
-    }
+    RECQ_ASSIGN_OR_RETURN(v.desc.dtype,
+                          onnx_import::FromOnnxType(in.type().tensor_type().elem_type(),
+                                                    absl::StrCat("graph input '", in.name(), "'")));
+    RECQ_ASSIGN_OR_RETURN(v.desc.shape, InputShape(in));
     state_.inputs.push_back(state_.AddValue(std::move(v)));
   }
   return absl::OkStatus();
+}
+
+// InputShape is the static shape of graph input `in`: its declared
+// dimensions, with symbolic ones (and every one, where OnnxOptions gives the
+// input's shape) taken from the options.
+absl::StatusOr<std::vector<int64_t>> Importer::InputShape(const onnx::ValueInfoProto& in) {
+  const onnx::TypeProto::Tensor& tt = in.type().tensor_type();
+  const std::string label = absl::StrCat("graph input '", in.name(), "'");
+  auto given = options_.input_shapes.find(in.name());
+  if (!tt.has_shape() && given == options_.input_shapes.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        label, " has no shape; give one with OnnxOptions::input_shapes (recq run --shapes)"));
+  }
+  std::vector<int64_t> shape;
+  const int rank = tt.has_shape() ? tt.shape().dim_size() : static_cast<int>(given->second.size());
+  if (given != options_.input_shapes.end() && given->second.size() != static_cast<size_t>(rank)) {
+    return absl::InvalidArgumentError(absl::StrCat(label, " has rank ", rank, " (",
+                                                   ShapeOf(in, nullptr), "), the shape given is ",
+                                                   ShapeToString(given->second)));
+  }
+  int64_t elements = 1;
+  for (int i = 0; i < rank; ++i) {
+    const onnx::TensorShapeProto::Dimension* d = tt.has_shape() ? &tt.shape().dim(i) : nullptr;
+    const bool fixed = d != nullptr && d->has_dim_value();
+    int64_t value = fixed ? d->dim_value() : 0;
+    if (given != options_.input_shapes.end()) {
+      if (fixed && value != given->second[i]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            label, " dimension ", i, " is fixed at ", value, " in the model, the shape given is ",
+            ShapeToString(given->second), "; only symbolic dimensions can be chosen at load"));
+      }
+      value = given->second[i];
+    } else if (!fixed) {
+      const std::string param = d != nullptr ? d->dim_param() : "";
+      auto named = options_.dim_values.find(param);
+      if (param.empty() || named == options_.dim_values.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            label, " dimension ", i, " is dynamic ('", param, "', shape ", ShapeOf(in, nullptr),
+            "); give its value with OnnxOptions::input_shapes or dim_values (recq run "
+            "--shapes=",
+            in.name(), ":...)"));
+      }
+      value = named->second;
+    }
+    if (value <= 0) {
+      return absl::UnimplementedError(absl::StrCat(label, " dimension ", i, " is ", value,
+                                                   "; only positive dimensions are supported"));
+    }
+    if (value > (int64_t{1} << 40) / elements) {
+      return absl::InvalidArgumentError(absl::StrCat(label, " has shape ", ShapeToString(shape),
+                                                     "x", value,
+                                                     "...; at most 2^40 elements are supported"));
+    }
+    elements *= value;
+    shape.push_back(value);
+  }
+  return shape;
 }
 
 absl::Status Importer::CollectInitializers() {
@@ -190,7 +231,7 @@ absl::Status Importer::CollectInitializers() {
       return absl::InvalidArgumentError(
           absl::StrCat("initializer '", t.name(), "' is declared twice"));
     }
-    absl::StatusOr<HostTensorData> data = DecodeTensor(t);
+    absl::StatusOr<HostTensorData> data = DecodeTensor(t, options_.external_data_dir);
     if (!data.ok()) {
       return absl::Status(data.status().code(),
                           absl::StrCat("initializer: ", data.status().message()));
@@ -321,12 +362,16 @@ absl::StatusOr<Graph> Importer::Import() {
                        "' is not computed by a node (it is a graph input or "
                        "constant); such outputs are not supported"));
     }
-    if (out.type().has_tensor_type() && out.type().tensor_type().elem_type() != 0 &&
-        out.type().tensor_type().elem_type() != onnx::TensorProto::FLOAT) {
-      return absl::UnimplementedError(
-          absl::StrCat("graph output '", out.name(), "' has element type ",
-                       onnx_import::DataTypeName(out.type().tensor_type().elem_type()),
-                       "; only float32 is supported"));
+    if (out.type().has_tensor_type() && out.type().tensor_type().elem_type() != 0) {
+      const std::string label = absl::StrCat("graph output '", out.name(), "'");
+      RECQ_ASSIGN_OR_RETURN(DataType declared,
+                            onnx_import::FromOnnxType(out.type().tensor_type().elem_type(), label));
+      const TensorDesc& computed = state_.values[it->second].desc;
+      if (declared != computed.dtype) {
+        return absl::InvalidArgumentError(absl::StrCat(label, " is declared ",
+                                                       DataTypeName(declared), ", its node makes ",
+                                                       computed.ToString()));
+      }
     }
     if (std::find(outputs.begin(), outputs.end(), it->second) != outputs.end()) {
       return absl::InvalidArgumentError(
@@ -347,18 +392,58 @@ bool IsSupportedOnnxOp(absl::string_view op_type) {
   return false;
 }
 
-absl::StatusOr<Graph> LoadOnnxFromBytes(absl::string_view bytes) {
+absl::StatusOr<Graph> LoadOnnxFromBytes(absl::string_view bytes, const OnnxOptions& options) {
   RECQ_ASSIGN_OR_RETURN(onnx::ModelProto model, ParseModel(bytes));
-  return Importer(model).Import();
+  for (const auto& [name, shape] : options.input_shapes) {
+    bool found = false;
+    for (const onnx::ValueInfoProto& in : model.graph().input()) found |= in.name() == name;
+    if (!found) {
+      std::vector<std::string> names;
+      for (const onnx::ValueInfoProto& in : model.graph().input()) names.push_back(in.name());
+      return absl::InvalidArgumentError(absl::StrCat("a shape is given for input '", name,
+                                                     "', the model's inputs are ",
+                                                     absl::StrJoin(names, ", ")));
+    }
+  }
+  return Importer(model, options).Import();
 }
 
-absl::StatusOr<Graph> LoadOnnx(const std::string& path) {
+absl::StatusOr<Graph> LoadOnnx(const std::string& path, const OnnxOptions& options) {
   RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
-  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(bytes);
+  OnnxOptions with_dir = options;
+  if (with_dir.external_data_dir.empty()) {
+    with_dir.external_data_dir = std::filesystem::path(path).parent_path().string();
+    if (with_dir.external_data_dir.empty()) with_dir.external_data_dir = ".";
+  }
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(bytes, with_dir);
   if (!graph.ok()) {
     return absl::Status(graph.status().code(), absl::StrCat(path, ": ", graph.status().message()));
   }
   return graph;
+}
+
+absl::StatusOr<std::map<std::string, std::vector<int64_t>>> ParseShapes(absl::string_view text) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    const size_t colon = part.rfind(':');
+    const auto bad = [&](absl::string_view why) {
+      return absl::InvalidArgumentError(absl::StrCat("bad shape '", part, "': ", why,
+                                                     "; expected NAME:DxDx... such as "
+                                                     "input:4x3x224x224"));
+    };
+    if (colon == absl::string_view::npos || colon == 0) return bad("no input name");
+    std::vector<int64_t> dims;
+    for (absl::string_view d : absl::StrSplit(part.substr(colon + 1), 'x')) {
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(d, &v) || v <= 0)
+        return bad(absl::StrCat("'", d, "' is not a positive dimension"));
+      dims.push_back(v);
+    }
+    if (!shapes.emplace(std::string(part.substr(0, colon)), std::move(dims)).second) {
+      return bad("the input is given twice");
+    }
+  }
+  return shapes;
 }
 
 absl::StatusOr<OnnxModelSummary> SummarizeOnnx(const std::string& path) {

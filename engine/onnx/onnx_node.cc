@@ -20,6 +20,7 @@ OnnxConstant ToConstant(HostTensorData data) {
   c.name = std::move(data.name);
   c.dims = std::move(data.dims);
   c.is_float = data.is_float();
+  c.dtype = data.dtype;
   c.floats = std::move(data.floats);
   c.ints = std::move(data.ints);
   return c;
@@ -35,10 +36,6 @@ absl::StatusOr<ValueId> NodeContext::Input(int i, bool optional) {
   if (it != state_.ids.end()) return it->second;
   auto c = state_.consts.find(name);
   if (c == state_.consts.end()) return Invalid(absl::StrCat("input '", name, "' has no producer"));
-  if (!c->second.is_float) {
-    return Unsupported(
-        absl::StrCat("input '", name, "' is a int64 tensor; only float32 data is supported"));
-  }
   for (int64_t d : c->second.dims) {
     if (d <= 0) {
       return Unsupported(
@@ -48,8 +45,8 @@ absl::StatusOr<ValueId> NodeContext::Input(int i, bool optional) {
   Value v;
   v.name = name;
   v.kind = Value::Kind::kConstant;
-  v.desc.shape = c->second.dims;
-  v.data = std::make_shared<const std::vector<float>>(c->second.floats);
+  v.desc = {c->second.dims, c->second.type()};
+  v.data = std::make_shared<const HostData>(c->second.ToHostData());
   return state_.AddValue(std::move(v));
 }
 
@@ -124,7 +121,7 @@ absl::StatusOr<OnnxConstant> NodeContext::Tensor(absl::string_view name) const {
   if (a->type() != onnx::AttributeProto::TENSOR) {
     return Invalid(absl::StrCat("attribute '", name, "' must be a tensor"));
   }
-  absl::StatusOr<HostTensorData> t = DecodeTensor(a->t());
+  absl::StatusOr<HostTensorData> t = DecodeTensor(a->t(), state_.external_dir);
   if (!t.ok()) {
     return absl::Status(t.status().code(), absl::StrCat("node '", name_, "' (", op_type(),
                                                         "): ", t.status().message()));
@@ -157,7 +154,12 @@ absl::Status NodeContext::Emit(OpType op, std::vector<ValueId> inputs, OpAttrs a
   std::vector<const TensorDesc*> descs;
   for (ValueId id : inputs) descs.push_back(id == kNoValue ? nullptr : &state_.values[id].desc);
   absl::StatusOr<TensorDesc> desc = InferOutputShape(op, attrs, descs);
-  if (!desc.ok()) return Invalid(desc.status().message());
+  if (!desc.ok()) {
+    // An element type the op has no kernel for is unsupported, not invalid.
+    return desc.status().code() == absl::StatusCode::kUnimplemented
+               ? Unsupported(desc.status().message())
+               : Invalid(desc.status().message());
+  }
   for (int64_t d : desc->shape) {
     if (d <= 0) {
       return Unsupported(absl::StrCat("output shape ", desc->ToString(),
@@ -185,18 +187,14 @@ absl::Status NodeContext::DefineConstant(OnnxConstant data) {
   if (state_.graph_outputs.contains(out)) {
     // A graph output must be written by a node: materialize the constant
     // under another name and copy it with an Identity node.
-    if (!data.is_float) {
-      return Unsupported(
-          absl::StrCat("graph output '", out, "' is a int64 tensor; only float32 is supported"));
-    }
     for (int64_t d : data.dims) {
       if (d <= 0) return Unsupported("empty tensors are not supported");
     }
     Value v;
     v.name = absl::StrCat(out, "/constant");
     v.kind = Value::Kind::kConstant;
-    v.desc.shape = data.dims;
-    v.data = std::make_shared<const std::vector<float>>(std::move(data.floats));
+    v.desc = {data.dims, data.type()};
+    v.data = std::make_shared<const HostData>(data.ToHostData());
     const ValueId id = state_.AddValue(std::move(v));
     return Emit(OpType::kIdentity, {id}, {});
   }

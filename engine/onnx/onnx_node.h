@@ -23,6 +23,7 @@ struct ImportState {
   absl::flat_hash_map<std::string, OnnxConstant> consts;  // initializers, folded Constants
   absl::flat_hash_set<std::string> used;                  // names any node or output reads
   absl::flat_hash_set<std::string> graph_outputs;
+  std::string external_dir;  // where external tensor data is read from
 
   ValueId AddValue(Value v);
 };

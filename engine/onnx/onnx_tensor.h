@@ -10,30 +10,42 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "onnx/onnx_pb.h"
+#include "recq/data_type.h"
 
 namespace recq::onnx_import {
 
-// A decoded float32 or int64 tensor.
+// A decoded tensor of one of recq's element types (recq/data_type.h).
+// Floating-point elements are held as floats (float16 converted), integers
+// and bools as int64, so that import-time folding has one path per kind.
 struct HostTensorData {
   std::string name;
   std::vector<int64_t> dims;
-  int32_t data_type = 0;      // onnx::TensorProto::DataType
-  std::vector<float> floats;  // FLOAT tensors
-  std::vector<int64_t> ints;  // INT64 tensors
-  bool is_float() const { return data_type == onnx::TensorProto::FLOAT; }
-  bool is_int64() const { return data_type == onnx::TensorProto::INT64; }
+  int32_t data_type = 0;  // onnx::TensorProto::DataType
+  DataType dtype = DataType::kFloat32;
+  std::vector<float> floats;  // float32, float16
+  std::vector<int64_t> ints;  // int64, int32, int8, uint8, bool
+  bool is_float() const { return IsFloatingPoint(dtype); }
   int64_t size() const;
 };
 
 // DataTypeName renders an onnx::TensorProto::DataType ("float32", "int64"...).
 std::string DataTypeName(int32_t data_type);
 
-// DecodeTensor decodes a FLOAT or INT64 TensorProto (raw_data little-endian
-// or the typed fields). Other element types and external data are
-// Unimplemented; sizes that do not match the dims are InvalidArgument.
-[[nodiscard]] absl::StatusOr<HostTensorData> DecodeTensor(const onnx::TensorProto& tensor);
+// FromOnnxType maps an onnx::TensorProto::DataType to recq's element type;
+// Unimplemented (naming `what`) for the ones recq has not (float64, string,
+// bfloat16, uint16...).
+[[nodiscard]] absl::StatusOr<DataType> FromOnnxType(int32_t data_type, absl::string_view what);
+// ToOnnxType maps back.
+int32_t ToOnnxType(DataType dtype);
 
-// ParseTensorFile parses and decodes a serialized TensorProto.
+// DecodeTensor decodes a TensorProto of any recq element type (raw_data
+// little-endian, the typed fields, or external data). External data files
+// are read from `external_dir` (relative locations only, inside it); an
+// empty `external_dir` makes external data an error saying how to set it.
+[[nodiscard]] absl::StatusOr<HostTensorData> DecodeTensor(const onnx::TensorProto& tensor,
+                                                          absl::string_view external_dir = "");
+
+// ParseTensorBytes parses and decodes a serialized TensorProto.
 [[nodiscard]] absl::StatusOr<HostTensorData> ParseTensorBytes(absl::string_view bytes);
 
 }  // namespace recq::onnx_import

@@ -228,6 +228,25 @@ const std::string* RegisteredKernelSource(absl::string_view program) {
 }
 }  // namespace internal
 
+HostData OnnxConstant::ToHostData() const {
+  const DataType t = type();
+  switch (t) {
+    case DataType::kFloat32:
+      return HostData(floats);
+    case DataType::kFloat16: {
+      std::vector<uint16_t> bits(floats.size());
+      for (size_t i = 0; i < floats.size(); ++i) bits[i] = FloatToHalf(floats[i]);
+      return HostData(t, std::move(bits));
+    }
+    case DataType::kInt64:
+      return HostData(ints);
+    default: {
+      std::vector<double> values(ints.begin(), ints.end());
+      return HostData::FromDoubles(t, values);
+    }
+  }
+}
+
 absl::Status OnnxNodeContext::Invalid(absl::string_view what) const {
   return absl::InvalidArgumentError(absl::StrCat("node '", name(), "' (", op_type(), "): ", what));
 }

@@ -168,6 +168,14 @@ void EmitCopy(LoweringContext& ctx, DispatchArg from, DispatchArg to, int64_t el
   d.args = {std::move(from), std::move(to)};
 }
 
+void EmitCopyOf(LoweringContext& ctx, DispatchArg from, DispatchArg to, const TensorDesc& desc) {
+  const size_t bytes = desc.ByteSize();
+  const bool words = bytes % 4 == 0;
+  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "copy.cl", words ? "copy_words" : "copy_bytes",
+                                      {words ? bytes / 4 : bytes}));
+  d.args = {std::move(from), std::move(to)};
+}
+
 absl::Status Unsupported(const Node& node, const std::string& what) {
   return absl::UnimplementedError(absl::StrCat("node '", node.name, "' (", OpTypeName(node.op),
                                                "): ", what, " is not supported"));

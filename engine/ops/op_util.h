@@ -23,7 +23,7 @@ using Shape = std::vector<int64_t>;
 
 // The newest default-domain opset whose semantics the built-in ONNX
 // mappings follow.
-inline constexpr int64_t kOnnxOpsetMax = 17;
+inline constexpr int64_t kOnnxOpsetMax = 21;
 
 // --- inference ---
 
@@ -110,6 +110,8 @@ size_t GpuGroup(const DeviceFacts& device, size_t want);
 void EmitActivation(LoweringContext& ctx, ValueId x, ValueId y, const Activation& act);
 // EmitCopy emits a copy of `elements` floats.
 void EmitCopy(LoweringContext& ctx, DispatchArg from, DispatchArg to, int64_t elements);
+// EmitCopyOf emits a copy of a tensor of `desc`, of any element type.
+void EmitCopyOf(LoweringContext& ctx, DispatchArg from, DispatchArg to, const TensorDesc& desc);
 
 // Unsupported returns Unimplemented "node 'n' (Op): <what> is not supported".
 absl::Status Unsupported(const Node& node, const std::string& what);

@@ -15,6 +15,7 @@
 #include "engine/ops/constant_eval.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
+#include "engine/ops/typed.h"
 #include "engine/status_macros.h"
 
 namespace recq::internal {
@@ -299,37 +300,35 @@ absl::Status ImportSlice(OnnxNodeContext& n) {
 }
 
 // ONNX TensorProto data types recq folds to.
-constexpr int64_t kOnnxFloat = 1, kOnnxInt32 = 6, kOnnxInt64 = 7, kOnnxBool = 9;
 
 absl::Status ImportCast(OnnxNodeContext& n) {
   RECQ_RETURN_IF_ERROR(n.CheckAttrs({"to", "saturate"}));
-  RECQ_ASSIGN_OR_RETURN(int64_t to, n.Int("to", 0));
+  RECQ_ASSIGN_OR_RETURN(int64_t to_onnx, n.Int("to", 0));
+  absl::StatusOr<DataType> to = DataTypeFromOnnx(static_cast<int32_t>(to_onnx));
+  if (!to.ok()) return n.Unsupported(absl::StrCat("Cast to ", to.status().message()));
   absl::StatusOr<const OnnxConstant*> c = n.ConstantInput(0);
   if (c.ok() && *c != nullptr) {
+    // Folded with the device kernel's conversions (typed.cl).
     const OnnxConstant& in = **c;
     OnnxConstant out;
     out.dims = in.dims;
-    if (to == kOnnxFloat) {
-      for (int64_t i = 0; i < in.size(); ++i) {
-        out.floats.push_back(static_cast<float>(ElementAsDouble(in, i)));
+    out.dtype = *to;
+    out.is_float = IsFloatingPoint(*to);
+    for (int64_t i = 0; i < in.size(); ++i) {
+      const double v = ElementAsDouble(in, i);
+      if (*to == DataType::kFloat16) {
+        out.floats.push_back(HalfToFloat(FloatToHalf(static_cast<float>(v))));
+      } else if (out.is_float) {
+        out.floats.push_back(static_cast<float>(v));
+      } else {
+        out.ints.push_back(static_cast<int64_t>(HostData::FromDoubles(*to, {v}).at(0)));
       }
-    } else if (to == kOnnxInt64 || to == kOnnxInt32 || to == kOnnxBool) {
-      out.is_float = false;
-      for (int64_t i = 0; i < in.size(); ++i) {
-        const double v = ElementAsDouble(in, i);
-        out.ints.push_back(to == kOnnxBool ? (v != 0) : static_cast<int64_t>(v));
-      }
-    } else {
-      return n.Unsupported(absl::StrCat("Cast to ONNX data type ", to, " is not supported"));
     }
     return n.DefineConstant(std::move(out));
   }
-  if (to != kOnnxFloat) {
-    return n.Unsupported(absl::StrCat("Cast of computed data to ONNX data type ", to,
-                                      " is not supported (only float32 tensors run)"));
-  }
   RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
-  return n.Emit(OpType::kIdentity, {x}, {});
+  if (n.desc(x).dtype == *to) return n.Emit(OpType::kIdentity, {x}, {});
+  return n.Emit(kCast, {x}, CastAttrs{*to});
 }
 
 // Element-wise ops that only run on constants here.
@@ -341,11 +340,34 @@ absl::Status ImportFoldedElementwise(OnnxNodeContext& n, size_t arity, bool int_
     RECQ_ASSIGN_OR_RETURN(const OnnxConstant* c, RequireConstant(n, static_cast<int>(i), "input"));
     in.push_back(c);
   }
-  // Where picks its result type from its value inputs.
+  // Where picks its result type from its value inputs; Equal and Not make
+  // bools.
   if (!int_result && arity == 3) int_result = !in[1]->is_float && !in[2]->is_float;
   absl::StatusOr<OnnxConstant> out = BroadcastConstants(in, int_result, f);
   if (!out.ok()) return n.Invalid(out.status().message());
+  out->dtype = arity == 3 ? in[1]->type() : DataType::kBool;
   return n.DefineConstant(*std::move(out));
+}
+
+// Where folds when its three inputs are constants and runs on the device
+// otherwise (a bool mask from the model's inputs).
+absl::Status ImportWhere(OnnxNodeContext& n) {
+  RECQ_RETURN_IF_ERROR(n.CheckAttrs({}));
+  bool all_constant = true;
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<const OnnxConstant*> c = n.ConstantInput(i);
+    all_constant &= c.ok() && *c != nullptr;
+  }
+  if (!all_constant) {
+    std::vector<ValueId> in;
+    for (int i = 0; i < 3; ++i) {
+      RECQ_ASSIGN_OR_RETURN(ValueId id, n.Input(i));
+      in.push_back(id);
+    }
+    return n.Emit(kWhere, std::move(in), {});
+  }
+  return ImportFoldedElementwise(
+      n, 3, false, [](absl::Span<const double> v) { return v[0] != 0 ? v[1] : v[2]; });
 }
 
 }  // namespace
@@ -375,11 +397,7 @@ RECQ_REGISTER_OPS(ShapeFolding) {
          return ImportFoldedElementwise(n, 1, true,
                                         [](absl::Span<const double> v) { return v[0] == 0; });
        }},
-      {"Where", 9,
-       [](OnnxNodeContext& n) {
-         return ImportFoldedElementwise(
-             n, 3, false, [](absl::Span<const double> v) { return v[0] != 0 ? v[1] : v[2]; });
-       }},
+      {"Where", 9, ImportWhere},
   };
   for (const auto& m : mappings) {
     RECQ_RETURN_IF_ERROR(table.AddOnnx({"", m.type, m.min_opset, kOnnxOpsetMax, m.import}));

@@ -20,7 +20,7 @@ absl::StatusOr<TensorDesc> InferFlatten(const OpAttrs& attrs, InferInputs in) {
   RECQ_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(op, a->axis, x.size(), true));
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) (i < axis ? outer : inner) *= x[i];
-  return TensorDesc{{outer, inner}};
+  return TensorDesc{{outer, inner}, in[0]->dtype};
 }
 
 absl::StatusOr<TensorDesc> InferReshape(const OpAttrs& attrs, InferInputs in) {
@@ -57,7 +57,7 @@ absl::StatusOr<TensorDesc> InferReshape(const OpAttrs& attrs, InferInputs in) {
     return Bad(op, absl::StrCat("cannot reshape ", S(x), " (", total, " elements) to ", S(a->shape),
                                 " (", known, " elements)"));
   }
-  return TensorDesc{out};
+  return TensorDesc{out, in[0]->dtype};
 }
 
 absl::StatusOr<TensorDesc> InferIdentity(const OpAttrs&, InferInputs in) {
@@ -114,7 +114,7 @@ absl::Status LowerCopy(LoweringContext& ctx, const Node& node) {
     EmitActivation(ctx, node.inputs[0], y, node.fused);
     ctx.MarkActivationApplied();
   } else {
-    EmitCopy(ctx, ctx.Arg(node.inputs[0]), ctx.Arg(y), ctx.graph().value(y).desc.NumElements());
+    EmitCopyOf(ctx, ctx.Arg(node.inputs[0]), ctx.Arg(y), ctx.graph().value(y).desc);
   }
   return absl::OkStatus();
 }
@@ -126,6 +126,7 @@ OpDef ViewOp(OpType type, decltype(OpDef::infer) infer, std::vector<OnnxMapping>
   def.infer = std::move(infer);
   def.variants = {{"copy", nullptr, LowerCopy}};
   def.is_view = true;
+  def.typed = true;  // any element type: the output is the input's bytes
   return def;
 }
 

@@ -222,12 +222,16 @@ struct Value {
   std::string name;
   TensorDesc desc;
   Kind kind = Kind::kIntermediate;
-  std::shared_ptr<const std::vector<float>> data;  // constants only
-  ValueId producer_node = -1;                      // intermediates only
+  std::shared_ptr<const HostData> data;  // constants only, of desc.dtype
+  ValueId producer_node = -1;            // intermediates only
 
   // floats returns a float32 constant's elements (empty for any other value).
   absl::Span<const float> floats() const {
-    return data != nullptr ? absl::Span<const float>(*data) : absl::Span<const float>();
+    return data != nullptr ? data->span<float>() : absl::Span<const float>();
+  }
+  // ints returns an int64 constant's elements (empty for any other value).
+  absl::Span<const int64_t> ints() const {
+    return data != nullptr ? data->span<int64_t>() : absl::Span<const int64_t>();
   }
 };
 
@@ -292,8 +296,11 @@ class GraphBuilder {
  public:
   GraphBuilder() = default;
 
-  TensorRef Input(std::string name, std::vector<int64_t> shape);
+  TensorRef Input(std::string name, std::vector<int64_t> shape,
+                  DataType dtype = DataType::kFloat32);
   TensorRef Constant(std::string name, std::vector<int64_t> shape, std::vector<float> data);
+  // A constant of any element type (the type is data's).
+  TensorRef Constant(std::string name, std::vector<int64_t> shape, HostData data);
   // AddNode appends a node of any op; `inputs` may hold invalid refs for
   // absent optional inputs. Returns the node's (single) output.
   TensorRef AddNode(OpType op, std::vector<TensorRef> inputs, OpAttrs attrs = {},

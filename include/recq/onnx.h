@@ -1,10 +1,11 @@
-// ONNX models in: LoadOnnx turns an ONNX model (opsets 7 to 17) into a recq
+// ONNX models in: LoadOnnx turns an ONNX model (opsets 7 to 21) into a recq
 // Graph.
 //
 //   absl::StatusOr<Graph> g = LoadOnnx("mobilenetv2.onnx");
 //   Engine e = Engine::Compile(ctx, *g).value();   // bind by ONNX tensor names
 //
-// Float32 initializers become constants; graph inputs that are initializers
+// Initializers (float32, float16, int64, int32, int8, uint8, bool; inline or
+// in external data files) become constants; graph inputs that are initializers
 // are not bindings. Value names are the ONNX tensor names, node names the
 // ONNX node names (or "<OpType>_<index>" for unnamed nodes). Constant nodes
 // are folded. Supported ops: Conv (2-D), BatchNormalization (inference),
@@ -32,11 +33,34 @@
 
 namespace recq {
 
+// How a model is loaded. Every input has a static shape once loaded (a
+// recording is for one shape): these give the dimensions a model leaves
+// symbolic (a dynamic batch, height or width), like trtexec's --shapes.
+struct OnnxOptions {
+  // Shapes of graph inputs by name. Each replaces the input's declared
+  // shape: its rank must match, and its fixed dimensions must agree.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Values of symbolic dimensions by their dim_param name ("batch" -> 4),
+  // for every input that uses them and has no entry in input_shapes.
+  std::map<std::string, int64_t> dim_values;
+  // The folder from which tensors stored as external data are read.
+  // LoadOnnx uses the model file's folder when this is empty; for
+  // LoadOnnxFromBytes, external data is an error unless it is set.
+  std::string external_data_dir;
+};
+
 // LoadOnnx reads and imports the ONNX model file at `path`.
-[[nodiscard]] absl::StatusOr<Graph> LoadOnnx(const std::string& path);
+[[nodiscard]] absl::StatusOr<Graph> LoadOnnx(const std::string& path,
+                                             const OnnxOptions& options = {});
 
 // LoadOnnxFromBytes imports a serialized onnx.ModelProto.
-[[nodiscard]] absl::StatusOr<Graph> LoadOnnxFromBytes(absl::string_view bytes);
+[[nodiscard]] absl::StatusOr<Graph> LoadOnnxFromBytes(absl::string_view bytes,
+                                                      const OnnxOptions& options = {});
+
+// ParseShapes reads trtexec-style shapes, "input:4x3x224x224,mask:4x128",
+// into OnnxOptions::input_shapes; InvalidArgument naming the bad part.
+[[nodiscard]] absl::StatusOr<std::map<std::string, std::vector<int64_t>>> ParseShapes(
+    absl::string_view text);
 
 // SaveOnnxToBytes writes `graph` as a serialized onnx.ModelProto named
 // `name` (default-domain opset 13, float32 initializers in raw_data), through

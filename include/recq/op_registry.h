@@ -54,17 +54,29 @@ namespace recq {
 
 // --- ONNX import ---
 
-// A constant ONNX tensor (an initializer or a Constant node's value) as an
-// op's import function sees it: float32 or int64 data, row-major.
+// A constant ONNX tensor (an initializer, a Constant node's value or a value
+// folded at import) as an op's import function sees it, row-major:
+// floating-point elements (float32, float16) as floats, integers and bools
+// as int64. `dtype` is the element type it has in the model.
 struct OnnxConstant {
   std::string name;
   std::vector<int64_t> dims;
   bool is_float = true;
   std::vector<float> floats;  // is_float
-  std::vector<int64_t> ints;  // !is_float (int64)
+  std::vector<int64_t> ints;  // !is_float
+  // The model's element type; float32 where is_float and it is not a
+  // floating-point type, int64 where !is_float and it is not integral (so
+  // that folding code may set only is_float).
+  DataType dtype = DataType::kFloat32;
   int64_t size() const {
     return is_float ? static_cast<int64_t>(floats.size()) : static_cast<int64_t>(ints.size());
   }
+  DataType type() const {
+    if (is_float) return IsFloatingPoint(dtype) ? dtype : DataType::kFloat32;
+    return IsIntegral(dtype) ? dtype : DataType::kInt64;
+  }
+  // ToHostData converts the elements to type().
+  HostData ToHostData() const;
 };
 
 // OnnxNodeContext is one ONNX node as the importer hands it to an op's
@@ -206,12 +218,18 @@ class LoweringContext {
   // Emit. Its label is prefixed with the node's name.
   virtual Dispatch& Emit(Dispatch dispatch) = 0;
   // AddConstant uploads `data` as a new constant.
-  virtual DispatchArg AddConstant(std::shared_ptr<const std::vector<float>> data) = 0;
+  virtual DispatchArg AddConstant(std::shared_ptr<const HostData> data) = 0;
   // ReplaceConstant stores `data`, a relayout of constant value `id`, in its
   // place when nothing else reads `id` (so the original is not uploaded
   // too); otherwise it is added. Returns the argument that reads it.
-  virtual DispatchArg ReplaceConstant(ValueId id,
-                                      std::shared_ptr<const std::vector<float>> data) = 0;
+  virtual DispatchArg ReplaceConstant(ValueId id, std::shared_ptr<const HostData> data) = 0;
+  // The same for float32 data (copied).
+  DispatchArg AddConstant(std::shared_ptr<const std::vector<float>> data) {
+    return AddConstant(std::make_shared<const HostData>(*data));
+  }
+  DispatchArg ReplaceConstant(ValueId id, std::shared_ptr<const std::vector<float>> data) {
+    return ReplaceConstant(id, std::make_shared<const HostData>(*data));
+  }
 
   // What a node writes: its own output and activation or, when the residual
   // pass paired it with the Add after it, the Add's output and activation
@@ -243,6 +261,10 @@ struct OpDef {
   // descriptions (nullptr for an absent optional input), or InvalidArgument
   // saying what does not fit. Also validates the attributes.
   std::function<absl::StatusOr<TensorDesc>(const OpAttrs& attrs, InferInputs inputs)> infer;
+  // The op takes inputs of any element type and its infer checks them and
+  // sets the output's. Otherwise (the default) every input must be float32,
+  // which InferOutputShape checks before infer runs.
+  bool typed = false;
 
   // Writes a node of this op as ONNX (opset 13); empty: not exportable.
   std::function<absl::Status(const Node& node, const Graph& graph, OnnxNodeWriter& out)>

@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "engine/onnx/onnx_node.h"
 #include "engine/onnx/onnx_tensor.h"
 #include "recq/onnx.h"
 #include "testing/test_env.h"
@@ -75,14 +76,19 @@ CaseResult RunDataSet(const Context& context, const Graph& graph, Recording& rec
     if (!bytes.ok()) return Fail(std::string(bytes.status().message()));
     absl::StatusOr<onnx_import::HostTensorData> t = onnx_import::ParseTensorBytes(*bytes);
     if (!t.ok()) return Fail(absl::StrCat("input_", i, ": ", t.status().message()));
-    if (!t->is_float() || t->dims != v.desc.shape) {
+    if (t->dtype != v.desc.dtype || t->dims != v.desc.shape) {
       return Fail(absl::StrCat("input_", i, " is ", onnx_import::DataTypeName(t->data_type), " [",
                                absl::StrJoin(t->dims, ","), "], the graph input '", v.name, "' is ",
                                v.desc.ToString()));
     }
     absl::StatusOr<Tensor> tensor = Tensor::Allocate(context, v.desc);
     if (!tensor.ok()) return Fail(tensor.status().ToString());
-    if (absl::Status s = tensor->Upload(t->floats); !s.ok()) return Fail(s.ToString());
+    const HostData data = onnx_import::ToConstant(*std::move(t)).ToHostData();
+    if (absl::Status s = tensor->UploadBytes(
+            absl::MakeConstSpan(static_cast<const uint8_t*>(data.bytes()), data.byte_size()));
+        !s.ok()) {
+      return Fail(s.ToString());
+    }
     bindings.Set(v.name, *tensor);
     keep.push_back(*tensor);
   }
@@ -91,7 +97,12 @@ CaseResult RunDataSet(const Context& context, const Graph& graph, Recording& rec
     const Value& v = graph.value(id);
     absl::StatusOr<Tensor> tensor = Tensor::Allocate(context, v.desc);
     if (!tensor.ok()) return Fail(tensor.status().ToString());
-    if (absl::Status s = tensor->Fill(std::nanf("")); !s.ok()) return Fail(s.ToString());
+    // Poisoned: NaN for float32, a 0xA5 byte pattern for the other types.
+    const float nan = std::nanf("");
+    const uint8_t pattern = 0xA5;
+    absl::Status poisoned =
+        v.desc.dtype == DataType::kFloat32 ? tensor->Fill(nan) : tensor->FillBytes(&pattern, 1);
+    if (!poisoned.ok()) return Fail(poisoned.ToString());
     bindings.Set(v.name, *tensor);
     outputs.push_back(*tensor);
   }
@@ -103,13 +114,24 @@ CaseResult RunDataSet(const Context& context, const Graph& graph, Recording& rec
     if (!bytes.ok()) return Fail(std::string(bytes.status().message()));
     absl::StatusOr<onnx_import::HostTensorData> e = onnx_import::ParseTensorBytes(*bytes);
     if (!e.ok()) return Fail(absl::StrCat("output_", i, ": ", e.status().message()));
-    if (!e->is_float() || e->dims != v.desc.shape) {
-      return Fail(absl::StrCat("output '", v.name, "' is ", v.desc.ToString(),
-                               ", the expected output is [", absl::StrJoin(e->dims, ","), "]"));
+    if (e->dtype != v.desc.dtype || e->dims != v.desc.shape) {
+      return Fail(absl::StrCat("output '", v.name, "' is ", v.desc.ToString(), ", the expected ",
+                               "output is ", onnx_import::DataTypeName(e->data_type), " [",
+                               absl::StrJoin(e->dims, ","), "]"));
     }
-    absl::StatusOr<std::vector<float>> actual = outputs[i].Download();
-    if (!actual.ok()) return Fail(actual.status().ToString());
-    reference::CompareResult r = reference::Compare(*actual, e->floats, kAtol, kRtol);
+    absl::StatusOr<std::vector<uint8_t>> bytes_out = outputs[i].DownloadBytes();
+    if (!bytes_out.ok()) return Fail(bytes_out.status().ToString());
+    absl::StatusOr<HostData> got = HostData::FromBytes(v.desc.dtype, *bytes_out);
+    if (!got.ok()) return Fail(got.status().ToString());
+    // Floats within the tolerances; integers and bools exactly.
+    std::vector<float> actual(got->size()), expected(got->size());
+    for (size_t k = 0; k < got->size(); ++k) actual[k] = static_cast<float>(got->at(k));
+    const HostData want = onnx_import::ToConstant(*std::move(e)).ToHostData();
+    if (want.size() != expected.size()) return Fail("output size mismatch");
+    for (size_t k = 0; k < want.size(); ++k) expected[k] = static_cast<float>(want.at(k));
+    const bool exact = !IsFloatingPoint(v.desc.dtype);
+    reference::CompareResult r =
+        reference::Compare(actual, expected, exact ? 0.0f : kAtol, exact ? 0.0f : kRtol);
     if (!r.ok()) {
       return Fail(absl::StrCat(dir.filename().string(), " output '", v.name, "': ", r.ToString()));
     }

@@ -1,5 +1,7 @@
 // LoadOnnx on small hand-built models: what it accepts, and a clear status
 // for each kind of malformed model.
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -29,10 +31,10 @@ class ModelBuilder {
              int32_t type = onnx::TensorProto::FLOAT) {
     Info(graph()->add_input(), name, shape, type);
   }
-  void Output(const std::string& name) {
+  void Output(const std::string& name, int32_t type = onnx::TensorProto::FLOAT) {
     onnx::ValueInfoProto* o = graph()->add_output();
     o->set_name(name);
-    o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    o->mutable_type()->mutable_tensor_type()->set_elem_type(type);
   }
   void Initializer(const std::string& name, std::vector<int64_t> dims, std::vector<float> data) {
     onnx::TensorProto* t = graph()->add_initializer();
@@ -104,7 +106,7 @@ TEST(OnnxImporterTest, ImportsConvWithNamesAndWeights) {
   EXPECT_EQ(g.nodes()[1].name, "Relu_1");
   const Value& w = g.value(g.nodes()[0].inputs[1]);
   EXPECT_EQ(w.kind, Value::Kind::kConstant);
-  EXPECT_EQ(*w.data, Iota(4 * 3 * 3 * 3));
+  EXPECT_EQ(std::vector<float>(w.floats().begin(), w.floats().end()), Iota(4 * 3 * 3 * 3));
 }
 
 TEST(OnnxImporterTest, FoldsConstantNodeIntoReshapeShape) {
@@ -198,7 +200,18 @@ TEST(OnnxImporterTest, NonFloatInputIsUnimplemented) {
   m.Output("y");
   absl::StatusOr<Graph> g = LoadOnnxFromBytes(m.Bytes());
   EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(g.status().message(), HasSubstr("'x' has element type int32"));
+  EXPECT_THAT(g.status().message(), HasSubstr("Relu input 0 is 4 int32"));
+  EXPECT_THAT(g.status().message(), HasSubstr("float32 only"));
+}
+
+TEST(OnnxImporterTest, ElementTypeRecqLacksIsUnimplemented) {
+  ModelBuilder m;
+  m.Input("x", {4}, onnx::TensorProto::DOUBLE);
+  m.Node("Relu", {"x"}, {"y"});
+  m.Output("y");
+  absl::StatusOr<Graph> g = LoadOnnxFromBytes(m.Bytes());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(g.status().message(), HasSubstr("'x' has element type float64"));
 }
 
 TEST(OnnxImporterTest, DynamicDimensionIsInvalidArgument) {
@@ -210,11 +223,12 @@ TEST(OnnxImporterTest, DynamicDimensionIsInvalidArgument) {
   m.Output("y");
   absl::StatusOr<Graph> g = LoadOnnxFromBytes(m.Bytes());
   EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(g.status().message(), HasSubstr("dynamic ('N')"));
+  EXPECT_THAT(g.status().message(), HasSubstr("dynamic ('N'"));
+  EXPECT_THAT(g.status().message(), HasSubstr("--shapes"));
 }
 
 TEST(OnnxImporterTest, UnsupportedOpsetIsUnimplemented) {
-  ModelBuilder m(/*opset=*/18);
+  ModelBuilder m(/*opset=*/22);
   m.Input("x", {4});
   m.Node("Relu", {"x"}, {"y"});
   m.Output("y");
@@ -248,6 +262,213 @@ TEST(OnnxImporterTest, WrongRawDataSizeIsInvalidArgument) {
   absl::StatusOr<Graph> g = LoadOnnxFromBytes(m.Bytes());
   EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(g.status().message(), HasSubstr("'w' has 10 bytes of raw_data"));
+}
+
+}  // namespace
+}  // namespace recq
+
+namespace recq {
+namespace {
+
+// A model with input x [N, 3, H, W] (symbolic N, H, W) flattened to [N, 3*H*W].
+std::string SymbolicModel() {
+  ModelBuilder m;
+  onnx::ValueInfoProto* in = m.graph()->add_input();
+  ModelBuilder::Info(in, "x", {}, onnx::TensorProto::FLOAT);
+  auto* shape = in->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->add_dim()->set_dim_param("N");
+  shape->add_dim()->set_dim_value(3);
+  shape->add_dim()->set_dim_param("H");
+  shape->add_dim()->set_dim_param("W");
+  m.Node("Relu", {"x"}, {"r"});
+  onnx::NodeProto* f = m.Node("Flatten", {"r"}, {"y"});
+  onnx::AttributeProto* a = f->add_attribute();
+  a->set_name("axis");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(1);
+  m.Output("y");
+  return m.Bytes();
+}
+
+TEST(OnnxOptionsTest, InputShapesFixSymbolicDimensions) {
+  OnnxOptions options;
+  options.input_shapes["x"] = {4, 3, 8, 5};
+  absl::StatusOr<Graph> g = LoadOnnxFromBytes(SymbolicModel(), options);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->value(g->inputs()[0]).desc.shape, (std::vector<int64_t>{4, 3, 8, 5}));
+  EXPECT_EQ(g->value(g->outputs()[0]).desc.shape, (std::vector<int64_t>{4, 120}));
+}
+
+TEST(OnnxOptionsTest, DimValuesNameSymbolicDimensions) {
+  OnnxOptions options;
+  options.dim_values = {{"N", 2}, {"H", 7}, {"W", 6}};
+  absl::StatusOr<Graph> g = LoadOnnxFromBytes(SymbolicModel(), options);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->value(g->outputs()[0]).desc.shape, (std::vector<int64_t>{2, 126}));
+}
+
+TEST(OnnxOptionsTest, BadShapesAreInvalidArgument) {
+  OnnxOptions wrong_fixed;
+  wrong_fixed.input_shapes["x"] = {1, 4, 8, 8};  // dimension 1 is fixed at 3
+  absl::Status s = LoadOnnxFromBytes(SymbolicModel(), wrong_fixed).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("dimension 1 is fixed at 3"));
+
+  OnnxOptions wrong_rank;
+  wrong_rank.input_shapes["x"] = {1, 3, 8};
+  s = LoadOnnxFromBytes(SymbolicModel(), wrong_rank).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("has rank 4"));
+
+  OnnxOptions unknown;
+  unknown.input_shapes["images"] = {1, 3, 8, 8};
+  s = LoadOnnxFromBytes(SymbolicModel(), unknown).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("'images', the model's inputs are x"));
+
+  OnnxOptions partial;
+  partial.dim_values = {{"N", 2}};
+  s = LoadOnnxFromBytes(SymbolicModel(), partial).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("dimension 2 is dynamic ('H'"));
+}
+
+TEST(OnnxOptionsTest, ParseShapesReadsTrtexecSyntax) {
+  auto shapes = ParseShapes("input:4x3x224x224,mask:4x128");
+  ASSERT_TRUE(shapes.ok()) << shapes.status();
+  EXPECT_EQ((*shapes)["input"], (std::vector<int64_t>{4, 3, 224, 224}));
+  EXPECT_EQ((*shapes)["mask"], (std::vector<int64_t>{4, 128}));
+  for (const char* bad : {"input", "input:4x0", "input:4xa", ":4", "a:1,a:2"}) {
+    EXPECT_EQ(ParseShapes(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+// A model y = x + w with w [2,3] float32 stored in the external file
+// `location`; the file holds `file_bytes` bytes of which w starts at 8.
+std::string ExternalModel(const std::string& location) {
+  ModelBuilder m;
+  m.Input("x", {2, 3});
+  onnx::TensorProto* t = m.graph()->add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(2);
+  t->add_dims(3);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto add = [&](const char* k, const std::string& v) {
+    onnx::StringStringEntryProto* e = t->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  add("location", location);
+  add("offset", "8");
+  add("length", "24");
+  m.Node("Add", {"x", "w"}, {"y"});
+  m.Output("y");
+  return m.Bytes();
+}
+
+TEST(OnnxOptionsTest, ExternalDataIsReadFromTheModelsFolder) {
+  const std::string dir = ::testing::TempDir() + "/recq_external_data";
+  std::filesystem::create_directories(dir);
+  std::vector<float> w = {1, 2, 3, 4, 5, 6};
+  {
+    std::ofstream f(dir + "/weights.bin", std::ios::binary);
+    const char pad[8] = {};
+    f.write(pad, 8);
+    f.write(reinterpret_cast<const char*>(w.data()), 24);
+  }
+  {
+    std::ofstream f(dir + "/model.onnx", std::ios::binary);
+    f << ExternalModel("weights.bin");
+  }
+  absl::StatusOr<Graph> g = LoadOnnx(dir + "/model.onnx");
+  ASSERT_TRUE(g.ok()) << g.status();
+  bool found = false;
+  for (const Value& v : g->values()) {
+    if (v.name != "w") continue;
+    found = true;
+    EXPECT_EQ(std::vector<float>(v.floats().begin(), v.floats().end()), w);
+  }
+  EXPECT_TRUE(found);
+
+  // From bytes, the folder must be given.
+  absl::Status s = LoadOnnxFromBytes(ExternalModel("weights.bin")).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("external_data_dir"));
+  OnnxOptions options;
+  options.external_data_dir = dir;
+  EXPECT_TRUE(LoadOnnxFromBytes(ExternalModel("weights.bin"), options).ok());
+
+  // A missing file, a short one, and a path outside the folder.
+  s = LoadOnnxFromBytes(ExternalModel("missing.bin"), options).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), HasSubstr("missing.bin"));
+  {
+    std::ofstream f(dir + "/short.bin", std::ios::binary);
+    f.write("0123456789", 10);
+  }
+  s = LoadOnnxFromBytes(ExternalModel("short.bin"), options).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("too short"));
+  s = LoadOnnxFromBytes(ExternalModel("../weights.bin"), options).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("relative path inside"));
+}
+
+TEST(OnnxTypesTest, IntegerInputsAndOutputsKeepTheirType) {
+  for (int32_t type :
+       {onnx::TensorProto::INT64, onnx::TensorProto::INT32, onnx::TensorProto::INT8,
+        onnx::TensorProto::UINT8, onnx::TensorProto::BOOL, onnx::TensorProto::FLOAT16}) {
+    ModelBuilder m;
+    m.Input("x", {2, 3}, type);
+    m.Node("Reshape", {"x", "shape"}, {"y"});
+    onnx::TensorProto* t = m.graph()->add_initializer();
+    t->set_name("shape");
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(1);
+    t->add_int64_data(6);
+    m.Output("y", type);
+    absl::StatusOr<Graph> g = LoadOnnxFromBytes(m.Bytes());
+    ASSERT_TRUE(g.ok()) << g.status();
+    EXPECT_EQ(g->value(g->outputs()[0]).desc.ToString(),
+              absl::StrCat("6 ", DataTypeName(g->value(g->inputs()[0]).desc.dtype)));
+  }
+}
+
+TEST(OnnxTypesTest, TypedInitializersBecomeTypedConstants) {
+  ModelBuilder m;
+  m.Input("x", {1});
+  onnx::TensorProto* t = m.graph()->add_initializer();
+  t->set_name("c");
+  t->set_data_type(onnx::TensorProto::INT32);
+  t->add_dims(3);
+  for (int v : {7, -8, 9}) t->add_int32_data(v);
+  m.Node("Identity", {"c"}, {"y"});
+  m.Node("Relu", {"x"}, {"z"});
+  m.Output("y", onnx::TensorProto::INT32);
+  m.Output("z");
+  absl::StatusOr<Graph> g = LoadOnnxFromBytes(m.Bytes());
+  ASSERT_TRUE(g.ok()) << g.status();
+  bool found = false;
+  for (const Value& v : g->values()) {
+    if (v.name != "c") continue;
+    found = true;
+    ASSERT_EQ(v.desc.dtype, DataType::kInt32);
+    EXPECT_EQ(std::vector<int32_t>(v.data->span<int32_t>().begin(), v.data->span<int32_t>().end()),
+              (std::vector<int32_t>{7, -8, 9}));
+  }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(g->value(g->outputs()[0]).desc.ToString(), "3 int32");
+}
+
+TEST(OnnxTypesTest, DeclaredOutputTypeMustMatch) {
+  ModelBuilder m;
+  m.Input("x", {4}, onnx::TensorProto::INT64);
+  m.Node("Identity", {"x"}, {"y"});
+  m.Output("y", onnx::TensorProto::INT32);
+  absl::Status s = LoadOnnxFromBytes(m.Bytes()).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("graph output 'y' is declared int32, its node makes 4 int64"));
 }
 
 }  // namespace

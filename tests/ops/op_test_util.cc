@@ -1,5 +1,6 @@
 #include "ops/op_test_util.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -60,7 +61,23 @@ absl::Status RunOnce(const Context& context, const Engine& engine, Recording& re
   for (const InputSpec& spec : op.inputs) {
     const uint64_t seed = NextSeed();
     absl::StrAppend(&seeds, seeds.empty() ? "" : ", ", spec.name, "=", seed);
-    host_inputs[spec.name] = RandomTensor(spec.shape, seed, spec.lo, spec.hi);
+    HostTensor t = RandomTensor(spec.shape, seed, spec.lo, spec.hi);
+    t.dtype = spec.dtype;
+    for (float& v : t.data) {
+      if (spec.dtype == DataType::kBool) v = v > 0 ? 1.0f : 0.0f;
+      if (IsIntegral(spec.dtype) && spec.dtype != DataType::kBool) {
+        // Rounded down and kept inside the type's range.
+        const float lo = spec.dtype == DataType::kInt8    ? -128.0f
+                         : spec.dtype == DataType::kUInt8 ? 0.0f
+                                                          : -1e9f;
+        const float hi = spec.dtype == DataType::kInt8    ? 127.0f
+                         : spec.dtype == DataType::kUInt8 ? 255.0f
+                                                          : 1e9f;
+        v = std::clamp(std::floor(v), lo, hi);
+      }
+      if (spec.dtype == DataType::kFloat16) v = HalfToFloat(FloatToHalf(v));
+    }
+    host_inputs[spec.name] = std::move(t);
   }
   const std::string where = absl::StrCat(label, " (input seeds: ", seeds, ")");
 
@@ -83,7 +100,13 @@ absl::Status RunOnce(const Context& context, const Engine& engine, Recording& re
     }
     absl::StatusOr<Tensor> t = Tensor::Allocate(context, info.desc);
     if (!t.ok()) return Annotate(t.status(), info.name);
-    if (absl::Status s = t->Upload(it->second.data); !s.ok()) return Annotate(s, info.name);
+    const std::vector<double> values(it->second.data.begin(), it->second.data.end());
+    const HostData data = HostData::FromDoubles(info.desc.dtype, values);
+    if (absl::Status s = t->UploadBytes(
+            absl::MakeConstSpan(static_cast<const uint8_t*>(data.bytes()), data.byte_size()));
+        !s.ok()) {
+      return Annotate(s, info.name);
+    }
     bindings.Set(info.name, *t);
     keep_alive.push_back(*std::move(t));
   }
@@ -92,7 +115,11 @@ absl::Status RunOnce(const Context& context, const Engine& engine, Recording& re
   for (const BindingInfo& info : engine.outputs()) {
     absl::StatusOr<Tensor> t = Tensor::Allocate(context, info.desc);
     if (!t.ok()) return Annotate(t.status(), info.name);
-    if (absl::Status s = t->Fill(NAN); !s.ok()) return Annotate(s, "poisoning " + info.name);
+    // Poisoned: NaN for float32, a 0xA5 byte pattern for the other types.
+    const uint8_t pattern = 0xA5;
+    absl::Status poisoned =
+        info.desc.dtype == DataType::kFloat32 ? t->Fill(NAN) : t->FillBytes(&pattern, 1);
+    if (!poisoned.ok()) return Annotate(poisoned, "poisoning " + info.name);
     bindings.Set(info.name, *t);
     outputs.emplace_back(info.name, *std::move(t));
   }
@@ -109,9 +136,13 @@ absl::Status RunOnce(const Context& context, const Engine& engine, Recording& re
     EXPECT_EQ(tensor.desc().shape, want.shape)
         << where << ": output '" << name << "' shape " << ShapeString(tensor.desc().shape)
         << ", reference " << ShapeString(want.shape);
-    absl::StatusOr<std::vector<float>> got = tensor.Download();
-    if (!got.ok()) return Annotate(got.status(), "downloading " + name);
-    const CompareResult r = Compare(*got, want.data, options.atol, options.rtol);
+    absl::StatusOr<std::vector<uint8_t>> bytes = tensor.DownloadBytes();
+    if (!bytes.ok()) return Annotate(bytes.status(), "downloading " + name);
+    absl::StatusOr<HostData> data = HostData::FromBytes(tensor.desc().dtype, *bytes);
+    if (!data.ok()) return Annotate(data.status(), "decoding " + name);
+    std::vector<float> got(data->size());
+    for (size_t i = 0; i < got.size(); ++i) got[i] = static_cast<float>(data->at(i));
+    const CompareResult r = Compare(got, want.data, options.atol, options.rtol);
     if (!r.ok()) {
       ADD_FAILURE() << where << ": output '" << name << "' " << ShapeString(want.shape) << ": "
                     << r.ToString()
@@ -145,9 +176,9 @@ uint64_t NextSeed() {
 }
 
 TensorRef OpGraphBuilder::Input(const std::string& name, std::vector<int64_t> shape, float lo,
-                                float hi) {
-  inputs_.push_back({name, shape, lo, hi});
-  return builder_.Input(name, std::move(shape));
+                                float hi, DataType dtype) {
+  inputs_.push_back({name, shape, lo, hi, dtype});
+  return builder_.Input(name, std::move(shape), dtype);
 }
 
 TensorRef OpGraphBuilder::Constant(const std::string& name, std::vector<int64_t> shape, float lo,

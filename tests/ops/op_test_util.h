@@ -44,11 +44,14 @@ const absl::StatusOr<Context>& SharedContext();
 uint64_t NextSeed();
 
 // A graph input and the range its random values are drawn from.
+// Values of an integral type are the draws rounded down (bool: draw > 0);
+// float16 values are the draws rounded to half.
 struct InputSpec {
   std::string name;
   std::vector<int64_t> shape;
   float lo = -1.0f;
   float hi = 1.0f;
+  DataType dtype = DataType::kFloat32;
 };
 
 // OpGraph is a graph under test and how to draw values for its inputs.
@@ -63,7 +66,7 @@ class OpGraphBuilder {
  public:
   // Input adds a graph input whose values are drawn uniformly from [lo, hi).
   TensorRef Input(const std::string& name, std::vector<int64_t> shape, float lo = -1.0f,
-                  float hi = 1.0f);
+                  float hi = 1.0f, DataType dtype = DataType::kFloat32);
   // Constant adds a constant of random values drawn uniformly from [lo, hi).
   TensorRef Constant(const std::string& name, std::vector<int64_t> shape, float lo = -1.0f,
                      float hi = 1.0f);

@@ -86,7 +86,9 @@ absl::StatusOr<absl::flat_hash_map<std::string, HostTensor>> RunReference(
                        " elements, its shape ", ShapeString(v.desc.shape), " needs ",
                        NumElements(v.desc.shape)));
     }
-    computed[id] = HostTensor{v.desc.shape, *v.data};
+    std::vector<float> data(v.data->size());
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(v.data->at(i));
+    computed[id] = HostTensor{v.desc.shape, std::move(data), v.desc.dtype};
   }
 
   for (const Node& node : graph.nodes()) {
@@ -115,6 +117,7 @@ absl::StatusOr<absl::flat_hash_map<std::string, HostTensor>> RunReference(
                        "): the reference computes shape ", ShapeString(out->shape), " for '",
                        ov.name, "' but the graph infers ", ShapeString(ov.desc.shape)));
     }
+    out->dtype = ov.desc.dtype;
     computed[node.outputs[0]] = *std::move(out);
   }
 

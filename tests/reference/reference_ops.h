@@ -26,7 +26,10 @@ namespace recq::reference {
 // well-formed when data.size() equals the product of shape (1 for {}).
 struct HostTensor {
   std::vector<int64_t> shape;
+  // The elements as floats: integers and bools (0/1) of the other element
+  // types are exact in a float up to 2^24, which every test stays within.
   std::vector<float> data;
+  DataType dtype = DataType::kFloat32;
 
   // NumElements returns the product of `shape` (1 for a scalar).
   int64_t NumElements() const;
