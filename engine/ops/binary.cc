@@ -119,7 +119,8 @@ std::optional<float> ScalarExponent(const Node& node, const LoweringContext& ctx
 // exported LayerNorm): x * x or sqrt(x), without pow's log and exp.
 absl::Status LowerPowFast(LoweringContext& ctx, const Node& node) {
   const float e = *ScalarExponent(node, ctx);
-  EmitUnary(ctx, node.inputs[0], node.outputs[0], e == 2.0f ? UnaryCode::kSquare : UnaryCode::kSqrt);
+  EmitUnary(ctx, node.inputs[0], node.outputs[0],
+            e == 2.0f ? UnaryCode::kSquare : UnaryCode::kSqrt);
   return absl::OkStatus();
 }
 
@@ -163,28 +164,28 @@ RECQ_REGISTER_OPS(Binary) {
     const OpType op = b.type;
     OpDef def;
     def.type = op;
-    def.onnx = {{"", op.name(), b.min_opset, kOnnxOpsetMax,
-                 [b](OnnxNodeContext& n) -> absl::Status {
-                   RECQ_RETURN_IF_ERROR(n.CheckAttrs({}));
-                   if (b.variadic) {
-                     if (n.num_inputs() < 1) return n.Invalid("needs at least one input");
-                     std::vector<ValueId> inputs;
-                     for (int i = 0; i < n.num_inputs(); ++i) {
-                       RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(i));
-                       inputs.push_back(x);
-                     }
-                     return n.Emit(b.type, std::move(inputs), {});
-                   }
-                   std::vector<const OnnxConstant*> constants;
-                   if (b.code <= 3 && AllConstantInputs(n, &constants) && constants.size() == 2 &&
-                       constants[0] && constants[1] &&
-                       (!constants[0]->is_float || !constants[1]->is_float)) {
-                     return FoldIntegers(n, b.type, constants);
-                   }
-                   RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
-                   RECQ_ASSIGN_OR_RETURN(ValueId y, n.Input(1));
-                   return n.Emit(b.type, {x, y}, {});
-                 }}};
+    def.onnx = {
+        {"", op.name(), b.min_opset, kOnnxOpsetMax, [b](OnnxNodeContext& n) -> absl::Status {
+           RECQ_RETURN_IF_ERROR(n.CheckAttrs({}));
+           if (b.variadic) {
+             if (n.num_inputs() < 1) return n.Invalid("needs at least one input");
+             std::vector<ValueId> inputs;
+             for (int i = 0; i < n.num_inputs(); ++i) {
+               RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(i));
+               inputs.push_back(x);
+             }
+             return n.Emit(b.type, std::move(inputs), {});
+           }
+           std::vector<const OnnxConstant*> constants;
+           if (b.code <= 3 && AllConstantInputs(n, &constants) && constants.size() == 2 &&
+               constants[0] && constants[1] &&
+               (!constants[0]->is_float || !constants[1]->is_float)) {
+             return FoldIntegers(n, b.type, constants);
+           }
+           RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+           RECQ_ASSIGN_OR_RETURN(ValueId y, n.Input(1));
+           return n.Emit(b.type, {x, y}, {});
+         }}};
     def.infer = [b](const OpAttrs&, InferInputs in) -> absl::StatusOr<TensorDesc> {
       RECQ_RETURN_IF_ERROR(CheckInputCount(b.type, in, b.variadic ? 1 : 2, b.variadic ? 1024 : 2));
       Shape out = in[0]->shape;
@@ -205,7 +206,8 @@ RECQ_REGISTER_OPS(Binary) {
       return absl::OkStatus();
     };
     if (b.variadic) {
-      def.variants = {{"binary_same", [](const Node& node, const LoweringContext& ctx) {
+      def.variants = {{"binary_same",
+                       [](const Node& node, const LoweringContext& ctx) {
                          return TwoInputs(node, ctx) && SameShapes(node, ctx);
                        },
                        LowerSame},

@@ -149,10 +149,10 @@ absl::Status Lower(LoweringContext& ctx, const Node& node, bool rows) {
   RECQ_ASSIGN_OR_RETURN(Rows r, RowsOf(node.op, a, ShapeOf(ctx, node.inputs[0])));
   const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
   const size_t local = rows ? GroupForRow(ctx.device(), r.d, 32, 256) : 1;
-  Dispatch& d = ctx.Emit(
-      rows ? MakeDispatch(ctx, "normalization.cl", "norm_rows", {size_t(r.rows) * local},
-                          {absl::StrCat("-DRECQ_NORM_LOCAL=", local)})
-           : MakeDispatch(ctx, "normalization.cl", "norm_plain", {size_t(r.rows)}));
+  Dispatch& d =
+      ctx.Emit(rows ? MakeDispatch(ctx, "normalization.cl", "norm_rows", {size_t(r.rows) * local},
+                                   {absl::StrCat("-DRECQ_NORM_LOCAL=", local)})
+                    : MakeDispatch(ctx, "normalization.cl", "norm_plain", {size_t(r.rows)}));
   if (rows) d.local = {local, 1, 1};
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]),
             ctx.Arg(has_bias ? node.inputs[2] : node.inputs[1]), ctx.Arg(node.outputs[0])};
@@ -183,12 +183,11 @@ RECQ_REGISTER_OPS(Normalization) {
     def.infer = [op = f.type](const OpAttrs& attrs, InferInputs in) {
       return Infer(op, attrs, in);
     };
-    def.variants = {{"norm_rows",
-                     [](const Node&, const LoweringContext& ctx) { return ctx.device().gpu; },
-                     [](LoweringContext& ctx, const Node& node) { return Lower(ctx, node, true); }},
-                    {"norm_plain", nullptr, [](LoweringContext& ctx, const Node& node) {
-                       return Lower(ctx, node, false);
-                     }}};
+    def.variants = {
+        {"norm_rows", [](const Node&, const LoweringContext& ctx) { return ctx.device().gpu; },
+         [](LoweringContext& ctx, const Node& node) { return Lower(ctx, node, true); }},
+        {"norm_plain", nullptr,
+         [](LoweringContext& ctx, const Node& node) { return Lower(ctx, node, false); }}};
     RECQ_RETURN_IF_ERROR(table.Add(std::move(def)));
   }
   return absl::OkStatus();

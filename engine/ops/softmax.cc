@@ -59,8 +59,8 @@ absl::Status LowerRows(LoweringContext& ctx, const Node& node) {
 
 absl::Status LowerPlain(LoweringContext& ctx, const Node& node) {
   const Rows r = RowsOf(node, ctx);
-  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "softmax.cl", "softmax", {size_t(r.outer * r.inner)},
-                                      Options(node)));
+  Dispatch& d = ctx.Emit(
+      MakeDispatch(ctx, "softmax.cl", "softmax", {size_t(r.outer * r.inner)}, Options(node)));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
   AddInts(d, {r.dim, r.inner});
   return absl::OkStatus();
@@ -72,11 +72,10 @@ RECQ_REGISTER_OPS(Softmax) {
   for (OpType op : {OpType::kSoftmax, kLogSoftmax}) {
     OpDef def;
     def.type = op;
-    def.onnx = {{"", op.name(), 1, kOnnxOpsetMax,
-                 [op](OnnxNodeContext& n) { return Import(n, op); }}};
+    def.onnx = {
+        {"", op.name(), 1, kOnnxOpsetMax, [op](OnnxNodeContext& n) { return Import(n, op); }}};
     def.infer = [op](const OpAttrs& attrs, InferInputs in) { return Infer(op, attrs, in); };
-    def.export_onnx = [op](const Node& node, const Graph&,
-                           OnnxNodeWriter& out) -> absl::Status {
+    def.export_onnx = [op](const Node& node, const Graph&, OnnxNodeWriter& out) -> absl::Status {
       const auto& a = AttrsOr<SoftmaxAttrs>(node);
       if (a.coerce_to_2d) {
         return absl::UnimplementedError(

@@ -79,12 +79,12 @@ RECQ_REGISTER_OPS(Unary) {
         return *in[0];
       };
     } else {
-      def.onnx = {{"", op.name, op.min_opset, op.max_opset,
-                   [type](OnnxNodeContext& n) -> absl::Status {
-                     RECQ_RETURN_IF_ERROR(n.CheckAttrs({}));
-                     RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
-                     return n.Emit(type, {x}, {});
-                   }}};
+      def.onnx = {
+          {"", op.name, op.min_opset, op.max_opset, [type](OnnxNodeContext& n) -> absl::Status {
+             RECQ_RETURN_IF_ERROR(n.CheckAttrs({}));
+             RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+             return n.Emit(type, {x}, {});
+           }}};
       def.infer = [type](const OpAttrs& attrs, InferInputs in) -> absl::StatusOr<TensorDesc> {
         RECQ_RETURN_IF_ERROR(CheckInputCount(type, in, 1, 1));
         if (!attrs.empty()) return Bad(type, "takes no attributes");
@@ -93,7 +93,7 @@ RECQ_REGISTER_OPS(Unary) {
       // Opset 13 has every one of them but Mish.
       if (op.min_opset <= 13) {
         def.export_onnx = [name = std::string(op.name)](const Node&, const Graph&,
-                                                         OnnxNodeWriter& out) {
+                                                        OnnxNodeWriter& out) {
           out.SetOpType(name);
           return absl::OkStatus();
         };
