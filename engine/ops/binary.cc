@@ -2,6 +2,7 @@
 // Mul, Div, Pow, PRelu (the slope broadcast to x), and the variadic Min, Max,
 // Sum and Mean. Their kernels apply a fused activation; Add is the residual a
 // pointwise conv can take over.
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -75,6 +76,63 @@ absl::Status LowerBroadcast(LoweringContext& ctx, const Node& node) {
   d.args.push_back(DispatchArg::Scalar(node.op == kMean ? 0.5f : 1.0f));
   AddFusedActivation(ctx, d, node);
   return absl::OkStatus();
+}
+
+// The "outer, mid, inner" broadcast of a per-channel or per-feature operand:
+// one operand has the output's shape, the other's dimensions other than 1
+// are one contiguous run equal to the output's there (a bias [C] on
+// [N, L, C], a scale [C, 1, 1] on [N, C, H, W], a scalar). Its element for
+// output i is (i / inner) % mid.
+struct MidBroadcast {
+  int small = -1;  // the index of the broadcast operand, or -1: no such form
+  int64_t mid = 1, inner = 1;
+};
+
+MidBroadcast MidBroadcastOf(const Node& node, const LoweringContext& ctx) {
+  MidBroadcast m;
+  if (node.inputs.size() != 2) return m;
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  for (int side = 0; side < 2; ++side) {
+    if (ShapeOf(ctx, node.inputs[1 - side]) != out) continue;
+    const Shape& s = ShapeOf(ctx, node.inputs[side]);
+    if (s.size() > out.size()) continue;
+    const size_t pad = out.size() - s.size();
+    size_t first = out.size(), last = 0;  // the run of dims other than 1
+    bool ok = true;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == 1) continue;
+      if (s[i] != out[pad + i]) ok = false;
+      first = std::min(first, pad + i);
+      last = pad + i + 1;
+    }
+    if (!ok) continue;
+    if (first == out.size()) first = last = out.size();  // a scalar
+    for (size_t i = first; i < last; ++i) {
+      if (s[i - pad] == 1 && out[i] != 1) ok = false;  // a gap in the run
+    }
+    if (!ok) continue;
+    m.small = side;
+    m.mid = Product(out, first, last);
+    m.inner = Product(out, last, out.size());
+    return m;
+  }
+  return m;
+}
+
+absl::Status LowerMid(LoweringContext& ctx, const Node& node) {
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const MidBroadcast m = MidBroadcastOf(node, ctx);
+  Dispatch& d =
+      ctx.Emit(MakeDispatch(ctx, "binary.cl", "binary_mid", {size_t(Product(out, 0, out.size()))}));
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(node.outputs[0])};
+  AddInts(d, {CodeOf(node.op), m.small, m.mid, m.inner});
+  d.args.push_back(DispatchArg::Scalar(node.op == kMean ? 0.5f : 1.0f));
+  AddFusedActivation(ctx, d, node);
+  return absl::OkStatus();
+}
+
+bool MidFits(const Node& node, const LoweringContext& ctx) {
+  return MidBroadcastOf(node, ctx).small >= 0;
 }
 
 // A variadic op of one input or more than two: y = in0 (broadcast) or
@@ -216,9 +274,11 @@ RECQ_REGISTER_OPS(Binary) {
     } else if (op == kPow) {
       def.variants = {{"pow_fast", PowFastFits, LowerPowFast},
                       {"binary_same", SameShapes, LowerSame},
+                      {"binary_mid", MidFits, LowerMid},
                       {"binary_broadcast", nullptr, LowerBroadcast}};
     } else {
       def.variants = {{"binary_same", SameShapes, LowerSame},
+                      {"binary_mid", MidFits, LowerMid},
                       {"binary_broadcast", nullptr, LowerBroadcast}};
     }
     // Pow's fast path has no activation epilogue.

@@ -36,6 +36,20 @@ __kernel void binary_broadcast(__global const float* restrict a, __global const 
   y[i] = recq_activate(recq_binary(op, va, vb) * scale, act, act_a, act_b);
 }
 
+// y = act((a op b) * scale) where one operand (`small`: 0 for a, 1 for b)
+// is broadcast as [mid] over the output viewed as [outer, mid, inner] (a
+// per-channel scale, a per-feature bias, a scalar); the other has the
+// output's shape.
+__kernel void binary_mid(__global const float* restrict a, __global const float* restrict b,
+                         __global float* restrict y, int op, int small, int mid, int inner,
+                         float scale, int act, float act_a, float act_b) {
+  const int i = get_global_id(0);
+  const int j = (i / inner) % mid;
+  const float va = small == 0 ? a[j] : a[i];
+  const float vb = small == 1 ? b[j] : b[i];
+  y[i] = recq_activate(recq_binary(op, va, vb) * scale, act, act_a, act_b);
+}
+
 // One step of a variadic op: y = act((y op b) * scale), or with op -1
 // y = act(b * scale), b broadcast to y's shape `dims` with strides `sb`.
 __kernel void binary_accumulate(__global const float* restrict b, __global float* restrict y,
