@@ -1,3 +1,10 @@
+// RECQ_LOG_SOFTMAX: y = x - max - log(sum(exp(x - max))) instead.
+#ifdef RECQ_LOG_SOFTMAX
+#define RECQ_SM_OUT(v, m, sum) ((v) - (m) - log(sum))
+#else
+#define RECQ_SM_OUT(v, m, sum) (exp((v) - (m)) * (1.0f / (sum)))
+#endif
+
 // Softmax over D elements spaced `inner` apart; the tensor is viewed as
 // [outer, D, inner]. Global size: (outer * inner).
 __kernel void softmax(__global const float* restrict x, __global float* restrict y, int D,
@@ -10,8 +17,9 @@ __kernel void softmax(__global const float* restrict x, __global float* restrict
   for (int d = 0; d < D; ++d) m = fmax(m, x[base + (size_t)d * inner]);
   float sum = 0.0f;
   for (int d = 0; d < D; ++d) sum += exp(x[base + (size_t)d * inner] - m);
-  const float inv = 1.0f / sum;
-  for (int d = 0; d < D; ++d) y[base + (size_t)d * inner] = exp(x[base + (size_t)d * inner] - m) * inv;
+  for (int d = 0; d < D; ++d) {
+    y[base + (size_t)d * inner] = RECQ_SM_OUT(x[base + (size_t)d * inner], m, sum);
+  }
 }
 
 // Softmax over rows of D contiguous elements (inner == 1), one work-group of
@@ -44,6 +52,6 @@ __kernel void softmax_rows(__global const float* restrict x, __global float* res
     if (lid < s) red[lid] += red[lid + s];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  const float inv = 1.0f / red[0];
-  for (int d = lid; d < D; d += RECQ_SM_LOCAL) y[base + d] = exp(x[base + d] - m) * inv;
+  sum = red[0];
+  for (int d = lid; d < D; d += RECQ_SM_LOCAL) y[base + d] = RECQ_SM_OUT(x[base + d], m, sum);
 }

@@ -6,6 +6,7 @@
 #include "engine/passes.h"
 #include "engine/patterns/pattern_table.h"
 #include "gtest/gtest.h"
+#include "recq/math_op_attrs.h"
 #include "recq/recq.h"
 #include "reference/reference_executor.h"
 #include "testing/test_env.h"
@@ -83,6 +84,131 @@ TEST(PatternsTest, LookAlikesAreLeftAlone) {
   EXPECT_EQ(Count(after, OpType::kSigmoid), 2);
   EXPECT_EQ(Count(after, OpType::kMul), 2);
   EXPECT_EQ(Count(after, OpType("Silu")), 0);
+}
+
+// Compiles `g` with the passes on and compares its output with the unfused
+// graph run by the reference executor.
+void ExpectMatchesUnfused(const Graph& g, const std::vector<int64_t>& shape, uint64_t seed) {
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
+  auto host = reference::RandomTensor(shape, seed, -3.0f, 3.0f);
+  auto cmp = reference::Compare(testing::RunRecorded(engine, "x", host, "y"),
+                                testing::ReferenceOutput(g, "x", host, "y"), 1e-5f, 1e-4f);
+  EXPECT_TRUE(cmp.ok()) << cmp.ToString();
+}
+
+TensorRef Scalar(GraphBuilder& b, const std::string& name, float v) {
+  return b.Constant(name, {}, {v});
+}
+
+// PyTorch's LayerNorm decomposition over the trailing axes from `axis` on.
+struct LayerNormForm {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> axes;
+  bool pow;  // the square as Pow(d, 2), else Mul(d, d)
+  bool gamma, beta, swapped;
+};
+
+Graph DecomposedLayerNorm(const LayerNormForm& f) {
+  GraphBuilder b;
+  TensorRef x = b.Input("x", f.shape);
+  const ReduceAttrs mean_attrs{f.axes, true, false};
+  TensorRef m = b.AddNode(OpType("ReduceMean"), {x}, mean_attrs);
+  TensorRef d = b.AddNode(OpType::kSub, {x, m});
+  TensorRef sq = f.pow ? b.AddNode(OpType("Pow"), {d, Scalar(b, "two", 2.0f)})
+                       : b.AddNode(OpType::kMul, {d, d});
+  TensorRef var = b.AddNode(OpType("ReduceMean"), {sq}, mean_attrs);
+  TensorRef eps = Scalar(b, "eps", 1e-5f);
+  TensorRef ve =
+      f.swapped ? b.AddNode(OpType::kAdd, {eps, var}) : b.AddNode(OpType::kAdd, {var, eps});
+  TensorRef s = b.AddNode(OpType("Sqrt"), {ve});
+  TensorRef y = b.AddNode(OpType::kDiv, {d, s});
+  std::vector<int64_t> normalized(f.shape.end() - static_cast<ptrdiff_t>(f.axes.size()),
+                                  f.shape.end());
+  if (f.gamma) {
+    auto w = reference::RandomTensor(normalized, 21, 0.5f, 2.0f);
+    TensorRef gamma = b.Constant("gamma", w.shape, w.data);
+    y = f.swapped ? b.AddNode(OpType::kMul, {gamma, y}) : b.AddNode(OpType::kMul, {y, gamma});
+  }
+  if (f.beta) {
+    auto w = reference::RandomTensor(normalized, 22, -1.0f, 1.0f);
+    TensorRef beta = b.Constant("beta", w.shape, w.data);
+    y = f.swapped ? b.AddNode(OpType::kAdd, {beta, y}) : b.AddNode(OpType::kAdd, {y, beta});
+  }
+  b.Output(y, "y");
+  return *std::move(b).Build();
+}
+
+TEST(PatternsTest, DecomposedLayerNormBecomesOneNode) {
+  for (const LayerNormForm& f :
+       {LayerNormForm{"pytorch", {2, 5, 16}, {-1}, true, true, true, false},
+        LayerNormForm{"swapped_two_axes", {2, 3, 6, 7}, {2, 3}, true, true, true, true},
+        LayerNormForm{"mul_square_no_affine", {4, 33}, {1}, false, false, false, false},
+        LayerNormForm{"gamma_only", {1, 49, 96}, {-1}, true, true, false, true}}) {
+    SCOPED_TRACE(f.name);
+    Graph g = DecomposedLayerNorm(f);
+    RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, internal::RunPatternPasses(g));
+    ASSERT_EQ(fused.nodes().size(), 1u);
+    EXPECT_EQ(fused.nodes()[0].op, OpType("LayerNormalization"));
+    ExpectMatchesUnfused(g, f.shape, 23);
+    RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
+    EXPECT_EQ(engine.stats().dispatches, 1u);
+  }
+}
+
+TEST(PatternsTest, LayerNormLookAlikesAreLeftAlone) {
+  // The mean over a leading axis, not the trailing ones.
+  LayerNormForm f{"axis0", {4, 6}, {0}, true, true, true, false};
+  Graph g = DecomposedLayerNorm(f);
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph after, internal::RunPatternPasses(g));
+  EXPECT_EQ(Count(after, OpType("LayerNormalization")), 0);
+  EXPECT_EQ(Count(after, OpType("ReduceMean")), 2);
+  ExpectMatchesUnfused(g, f.shape, 24);
+}
+
+// GELU before opset 20: x * (erf(x / sqrt 2) + 1) * 0.5, in PyTorch's order
+// or with the 0.5 applied to x first, and x * (1 / sqrt 2) for the division.
+Graph DecomposedGelu(bool half_first, bool mul_form, float divisor = 1.41421356f) {
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {2, 7, 19});
+  TensorRef z = mul_form ? b.AddNode(OpType::kMul, {Scalar(b, "c", 1.0f / divisor), x})
+                         : b.AddNode(OpType::kDiv, {x, Scalar(b, "c", divisor)});
+  TensorRef e = b.AddNode(OpType("Erf"), {z});
+  TensorRef a = b.AddNode(OpType::kAdd, {Scalar(b, "one", 1.0f), e});
+  TensorRef y;
+  if (half_first) {
+    TensorRef h = b.AddNode(OpType::kMul, {x, Scalar(b, "half", 0.5f)});
+    y = b.AddNode(OpType::kMul, {a, h});
+  } else {
+    TensorRef m = b.AddNode(OpType::kMul, {x, a});
+    y = b.AddNode(OpType::kMul, {m, Scalar(b, "half", 0.5f)});
+  }
+  b.Output(y, "y");
+  return *std::move(b).Build();
+}
+
+TEST(PatternsTest, DecomposedGeluBecomesOneNode) {
+  for (bool half_first : {false, true}) {
+    for (bool mul_form : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "half_first " << half_first << " mul " << mul_form);
+      Graph g = DecomposedGelu(half_first, mul_form);
+      RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, internal::RunPatternPasses(g));
+      ASSERT_EQ(fused.nodes().size(), 1u);
+      EXPECT_EQ(fused.nodes()[0].op, OpType("Gelu"));
+      ExpectMatchesUnfused(g, {2, 7, 19}, 25);
+      RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
+      EXPECT_EQ(engine.stats().dispatches, 1u);
+    }
+  }
+}
+
+TEST(PatternsTest, GeluLookAlikesAreLeftAlone) {
+  // erf(x / 2): not the GELU constant.
+  Graph g = DecomposedGelu(false, false, 2.0f);
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph after, internal::RunPatternPasses(g));
+  EXPECT_EQ(Count(after, OpType("Gelu")), 0);
+  EXPECT_EQ(Count(after, OpType("Erf")), 1);
+  ExpectMatchesUnfused(g, {2, 7, 19}, 26);
 }
 
 }  // namespace

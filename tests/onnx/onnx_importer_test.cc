@@ -471,5 +471,60 @@ TEST(OnnxTypesTest, DeclaredOutputTypeMustMatch) {
   EXPECT_THAT(s.message(), HasSubstr("graph output 'y' is declared int32, its node makes 4 int64"));
 }
 
+// LayerNormalization's optional outputs Mean and InvStdDev: unread they are
+// dropped; read by another node they are a clear Unimplemented.
+ModelBuilder LayerNormModel(bool read_mean) {
+  ModelBuilder m(17);
+  m.Input("x", {2, 8});
+  m.Initializer("scale", {8}, Iota(8));
+  m.Node("LayerNormalization", {"x", "scale"}, {"y", "mean", "inv_std"}, "ln");
+  m.Output("y");
+  if (read_mean) {
+    m.Node("Relu", {"mean"}, {"z"});
+    m.Output("z");
+  }
+  return m;
+}
+
+TEST(OnnxImporterTest, LayerNormWithUnreadStatisticsImports) {
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph g, LoadOnnxFromBytes(LayerNormModel(false).Bytes()));
+  ASSERT_EQ(g.nodes().size(), 1u);
+  EXPECT_EQ(g.nodes()[0].op, OpType("LayerNormalization"));
+}
+
+TEST(OnnxImporterTest, LayerNormWithReadStatisticsIsUnimplemented) {
+  absl::StatusOr<Graph> g = LoadOnnxFromBytes(LayerNormModel(true).Bytes());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(g.status().message(), HasSubstr("node 'ln' (LayerNormalization)"));
+  EXPECT_THAT(g.status().message(), HasSubstr("Mean and InvStdDev"));
+}
+
+TEST(OnnxImporterTest, ReduceAxesFromComputedValueIsUnimplemented) {
+  ModelBuilder m(13);
+  m.Input("x", {2, 8});
+  m.Input("a", {1});
+  m.Node("Relu", {"a"}, {"axes"});
+  m.Node("ReduceSum", {"x", "axes"}, {"y"}, "sum");
+  m.Output("y");
+  absl::StatusOr<Graph> g = LoadOnnxFromBytes(m.Bytes());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(g.status().message(), HasSubstr("node 'sum' (ReduceSum)"));
+}
+
+TEST(OnnxImporterTest, ReduceWithRepeatedAxisIsInvalidArgument) {
+  ModelBuilder m(13);
+  m.Input("x", {2, 8});
+  onnx::NodeProto* n = m.Node("ReduceMean", {"x"}, {"y"}, "mean");
+  onnx::AttributeProto* axes = n->add_attribute();
+  axes->set_name("axes");
+  axes->set_type(onnx::AttributeProto::INTS);
+  axes->add_ints(1);
+  axes->add_ints(-1);
+  m.Output("y");
+  absl::StatusOr<Graph> g = LoadOnnxFromBytes(m.Bytes());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(g.status().message(), HasSubstr("listed twice"));
+}
+
 }  // namespace
 }  // namespace recq

@@ -68,7 +68,11 @@ INSTANTIATE_TEST_SUITE_P(
                                          ShapePair{"scalar_like_first", {1}, {2, 3, 4, 5}},
                                          ShapePair{"vector_first", {5}, {2, 3, 4, 5}},
                                          ShapePair{"bidirectional", {2, 1, 4, 1}, {1, 3, 1, 5}},
-                                         ShapePair{"row_column", {4, 1}, {1, 6}}),
+                                         ShapePair{"row_column", {4, 1}, {1, 6}},
+                                         // binary_mid: a block of middle dims.
+                                         ShapePair{"middle_block", {2, 3, 4, 5}, {3, 4, 1}},
+                                         // Not one run (a 1 between): generic.
+                                         ShapePair{"gapped", {2, 3, 4, 5}, {3, 1, 5}}),
                        ::testing::Bool()),
     [](const ::testing::TestParamInfo<BinaryParam>& info) {
       return std::get<0>(info.param).name + "_" + std::get<1>(info.param).name +

@@ -5,7 +5,10 @@ namespace recq::reference {
 
 using namespace detail;  // NOLINT: the helpers of every reference op
 
-absl::StatusOr<HostTensor> Softmax(const HostTensor& x, const SoftmaxAttrs& attrs) {
+namespace {
+
+// Softmax, or with `log` LogSoftmax: x - max - log(sum(exp(x - max))).
+absl::StatusOr<HostTensor> SoftmaxOrLog(const HostTensor& x, const SoftmaxAttrs& attrs, bool log) {
   if (absl::Status s = CheckWellFormed(x, "Softmax", "X"); !s.ok()) return s;
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   absl::StatusOr<int64_t> ax = NormalizeAxis(attrs.axis, rank, /*inclusive_end=*/false, "Softmax");
@@ -24,22 +27,34 @@ absl::StatusOr<HostTensor> Softmax(const HostTensor& x, const SoftmaxAttrs& attr
       double sum = 0.0;
       for (int64_t i = 0; i < len; ++i) sum += std::exp(x.data[base + i * inner] - max);
       for (int64_t i = 0; i < len; ++i) {
+        const double v = x.data[base + i * inner];
         y.data[base + i * inner] =
-            static_cast<float>(std::exp(x.data[base + i * inner] - max) / sum);
+            static_cast<float>(log ? v - max - std::log(sum) : std::exp(v - max) / sum);
       }
     }
   }
   return y;
 }
 
+}  // namespace
+
+absl::StatusOr<HostTensor> Softmax(const HostTensor& x, const SoftmaxAttrs& attrs) {
+  return SoftmaxOrLog(x, attrs, false);
+}
+
 RECQ_REGISTER_REFERENCE(Softmax) {
-  return table.Add(OpType::kSoftmax,
-                   [](const Node& node, ReferenceInputs in) -> absl::StatusOr<HostTensor> {
-                     if (absl::Status s = CheckArity(node, in, 1, 1); !s.ok()) return s;
-                     absl::StatusOr<SoftmaxAttrs> a = AttrsOf<SoftmaxAttrs>(node);
-                     if (!a.ok()) return a.status();
-                     return Softmax(*in[0], *a);
-                   });
+  for (const bool log : {false, true}) {
+    absl::Status s =
+        table.Add(log ? OpType("LogSoftmax") : OpType::kSoftmax,
+                  [log](const Node& node, ReferenceInputs in) -> absl::StatusOr<HostTensor> {
+                    if (absl::Status s = CheckArity(node, in, 1, 1); !s.ok()) return s;
+                    absl::StatusOr<SoftmaxAttrs> a = AttrsOf<SoftmaxAttrs>(node);
+                    if (!a.ok()) return a.status();
+                    return SoftmaxOrLog(*in[0], *a, log);
+                  });
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace recq::reference

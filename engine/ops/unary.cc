@@ -1,0 +1,111 @@
+// Element-wise unary math from one table: Sqrt, Exp, Log, Tanh, Neg, Abs,
+// Reciprocal, Floor, Ceil, Softplus, Mish and Gelu (GeluAttrs). They share
+// one kernel (unary.cl) built once per op with the op's code as a build
+// option, so each program is a plain loop of one function.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ops/op_table.h"
+#include "engine/ops/op_util.h"
+#include "engine/ops/unary.h"
+#include "engine/status_macros.h"
+#include "recq/math_op_attrs.h"
+
+namespace recq::internal {
+
+void EmitUnary(LoweringContext& ctx, ValueId x, ValueId y, UnaryCode code) {
+  const int64_t n = ctx.graph().value(y).desc.NumElements();
+  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "unary.cl", "unary", {size_t(n)},
+                                      {absl::StrCat("-DRECQ_UNARY=", static_cast<int>(code))}));
+  d.args = {ctx.Arg(x), ctx.Arg(y)};
+}
+
+namespace {
+
+const OpType kGelu("Gelu");
+
+struct UnaryOp {
+  const char* name;  // the op type and its ONNX name
+  UnaryCode code;
+  int64_t min_opset;
+  int64_t max_opset;
+};
+
+UnaryCode CodeOf(const UnaryOp& op, const Node& node) {
+  if (op.code == UnaryCode::kGelu && AttrsOr<GeluAttrs>(node).tanh_approximation) {
+    return UnaryCode::kGeluTanh;
+  }
+  return op.code;
+}
+
+absl::Status ImportGelu(OnnxNodeContext& n) {
+  RECQ_RETURN_IF_ERROR(n.CheckAttrs({"approximate"}));
+  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  RECQ_ASSIGN_OR_RETURN(std::string approximate, n.String("approximate", "none"));
+  if (approximate != "none" && approximate != "tanh") {
+    return n.Invalid(absl::StrCat("approximate is '", approximate, "'; expected none or tanh"));
+  }
+  return n.Emit(kGelu, {x}, GeluAttrs{approximate == "tanh"});
+}
+
+}  // namespace
+
+RECQ_REGISTER_OPS(Unary) {
+  const UnaryOp ops[] = {
+      {"Sqrt", UnaryCode::kSqrt, 6, kOnnxOpsetMax},
+      {"Exp", UnaryCode::kExp, 6, kOnnxOpsetMax},
+      {"Log", UnaryCode::kLog, 6, kOnnxOpsetMax},
+      {"Tanh", UnaryCode::kTanh, 6, kOnnxOpsetMax},
+      {"Neg", UnaryCode::kNeg, 6, kOnnxOpsetMax},
+      {"Abs", UnaryCode::kAbs, 6, kOnnxOpsetMax},
+      {"Reciprocal", UnaryCode::kReciprocal, 6, kOnnxOpsetMax},
+      {"Floor", UnaryCode::kFloor, 6, kOnnxOpsetMax},
+      {"Ceil", UnaryCode::kCeil, 6, kOnnxOpsetMax},
+      {"Softplus", UnaryCode::kSoftplus, 1, kOnnxOpsetMax},
+      // Mish and Gelu are ONNX ops from opsets 18 and 20 on.
+      {"Mish", UnaryCode::kMish, 18, 21},
+      {"Gelu", UnaryCode::kGelu, 20, 21},
+  };
+  for (const UnaryOp& op : ops) {
+    const OpType type(op.name);
+    OpDef def;
+    def.type = type;
+    if (op.code == UnaryCode::kGelu) {
+      def.onnx = {{"", op.name, op.min_opset, op.max_opset, ImportGelu}};
+      def.infer = [type](const OpAttrs& attrs, InferInputs in) -> absl::StatusOr<TensorDesc> {
+        RECQ_RETURN_IF_ERROR(CheckInputCount(type, in, 1, 1));
+        RECQ_RETURN_IF_ERROR(AttrsOf<GeluAttrs>(type, attrs).status());
+        return *in[0];
+      };
+    } else {
+      def.onnx = {
+          {"", op.name, op.min_opset, op.max_opset, [type](OnnxNodeContext& n) -> absl::Status {
+             RECQ_RETURN_IF_ERROR(n.CheckAttrs({}));
+             RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+             return n.Emit(type, {x}, {});
+           }}};
+      def.infer = [type](const OpAttrs& attrs, InferInputs in) -> absl::StatusOr<TensorDesc> {
+        RECQ_RETURN_IF_ERROR(CheckInputCount(type, in, 1, 1));
+        if (!attrs.empty()) return Bad(type, "takes no attributes");
+        return *in[0];
+      };
+      // Opset 13 has every one of them but Mish.
+      if (op.min_opset <= 13) {
+        def.export_onnx = [name = std::string(op.name)](const Node&, const Graph&,
+                                                        OnnxNodeWriter& out) {
+          out.SetOpType(name);
+          return absl::OkStatus();
+        };
+      }
+    }
+    def.variants = {{"unary", nullptr, [op](LoweringContext& ctx, const Node& node) {
+                       EmitUnary(ctx, node.inputs[0], node.outputs[0], CodeOf(op, node));
+                       return absl::OkStatus();
+                     }}};
+    RECQ_RETURN_IF_ERROR(table.Add(std::move(def)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace recq::internal

@@ -1,0 +1,40 @@
+// Attribute structs of the reduction, normalisation and GELU ops
+// (engine/ops/reduce.cc, normalization.cc, unary.cc). Graph builders and the
+// CPU references read them; each op file validates them in its inference.
+#ifndef RECQ_MATH_OP_ATTRS_H_
+#define RECQ_MATH_OP_ATTRS_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace recq {
+
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
+// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp.
+struct ReduceAttrs {
+  std::vector<int64_t> axes;  // in [-rank, rank); empty: every axis (or none, see below)
+  bool keepdims = true;
+  // With empty `axes`: true makes the op an identity (ONNX noop_with_empty_axes).
+  bool noop_with_empty_axes = false;
+};
+
+// LayerNormalization, InstanceNormalization and GroupNormalization.
+struct NormalizationAttrs {
+  // LayerNormalization: normalise over dimensions [axis, rank).
+  int64_t axis = -1;
+  float epsilon = 1e-5f;
+  // GroupNormalization: the number of groups of channels.
+  int64_t num_groups = 1;
+  // GroupNormalization opset 18: scale and bias have one entry per group
+  // (opset 21 and later: per channel).
+  bool per_group_affine = false;
+};
+
+// Gelu (ONNX opset 20).
+struct GeluAttrs {
+  bool tanh_approximation = false;  // ONNX approximate = "tanh"
+};
+
+}  // namespace recq
+
+#endif  // RECQ_MATH_OP_ATTRS_H_

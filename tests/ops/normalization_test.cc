@@ -1,0 +1,90 @@
+// LayerNormalization, InstanceNormalization and GroupNormalization against
+// the CPU reference, with rows short and long (the GPU family's work-group
+// per row) and every parameter layout.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ops/op_test_util.h"
+#include "recq/graph.h"
+#include "recq/math_op_attrs.h"
+
+namespace recq::optest {
+namespace {
+
+struct NormCase {
+  std::string name;
+  OpType op;
+  std::vector<int64_t> x;
+  std::vector<int64_t> params;  // the shape of scale and bias
+  NormalizationAttrs attrs;
+  bool bias = true;
+};
+
+// PrintTo names the case in gtest messages.
+void PrintTo(const NormCase& c, std::ostream* os) { *os << c.name; }
+
+class NormalizationTest : public ::testing::TestWithParam<NormCase> {};
+
+TEST_P(NormalizationTest, MatchesReference) {
+  const NormCase& c = GetParam();
+  OpGraphBuilder b;
+  // An offset mean, so a one-pass variance would lose digits.
+  TensorRef x = b.Input("x", c.x, 2.0f, 6.0f);
+  TensorRef scale = b.Constant("scale", c.params, 0.5f, 2.0f);
+  std::vector<TensorRef> inputs = {x, scale};
+  if (c.bias) inputs.push_back(b.Constant("bias", c.params, -1.0f, 1.0f));
+  TensorRef y = b.graph().AddNode(c.op, inputs, c.attrs);
+  // Normalised values of magnitude ~2 after float mean and variance sums.
+  CheckOptions options;
+  options.atol = 5e-5f;
+  options.rtol = 5e-5f;
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), options);
+}
+
+const OpType kLayer("LayerNormalization");
+const OpType kInstance("InstanceNormalization");
+const OpType kGroup("GroupNormalization");
+
+NormalizationAttrs Layer(int64_t axis, float epsilon = 1e-5f) { return {axis, epsilon, 1, false}; }
+NormalizationAttrs Group(int64_t groups, bool per_group) { return {-1, 1e-5f, groups, per_group}; }
+
+INSTANTIATE_TEST_SUITE_P(
+    All, NormalizationTest,
+    ::testing::Values(NormCase{"layer_last", kLayer, {2, 5, 16}, {16}, Layer(-1)},
+                      NormCase{"layer_two_axes", kLayer, {2, 5, 6, 7}, {6, 7}, Layer(2, 1e-3f)},
+                      NormCase{"layer_all", kLayer, {3, 5, 7}, {3, 5, 7}, Layer(0)},
+                      NormCase{"layer_no_bias", kLayer, {3, 37}, {37}, Layer(1), false},
+                      NormCase{"layer_transformer", kLayer, {1, 49, 768}, {768}, Layer(-1)},
+                      NormCase{"instance", kInstance, {2, 3, 5, 7}, {3}, {}},
+                      NormCase{
+                          "instance_large", kInstance, {1, 4, 40, 40}, {4}, {-1, 1e-3f, 1, false}},
+                      NormCase{"group_per_channel", kGroup, {2, 6, 5, 7}, {6}, Group(3, false)},
+                      NormCase{"group_per_group", kGroup, {2, 6, 5, 7}, {3}, Group(3, true)},
+                      NormCase{"group_one", kGroup, {2, 4, 3, 3}, {4}, Group(1, false)},
+                      NormCase{"group_each", kGroup, {2, 4, 9}, {4}, Group(4, false)}),
+    [](const ::testing::TestParamInfo<NormCase>& info) { return info.param.name; });
+
+TEST(NormalizationInferenceTest, RejectsBadParameters) {
+  struct Bad {
+    OpType op;
+    std::vector<int64_t> x, params;
+    NormalizationAttrs attrs;
+  };
+  for (const Bad& c :
+       {Bad{kLayer, {2, 5, 16}, {15}, Layer(-1)}, Bad{kInstance, {2, 3, 4, 4}, {4}, {}},
+        Bad{kGroup, {2, 6, 4, 4}, {6}, Group(4, false)},
+        Bad{kGroup, {2, 6, 4, 4}, {6}, Group(3, true)}}) {
+    GraphBuilder b;
+    TensorRef x = b.Input("x", c.x);
+    TensorRef s = b.Constant("s", c.params, std::vector<float>(size_t(c.params[0]), 1.0f));
+    TensorRef bias = b.Constant("b", c.params, std::vector<float>(size_t(c.params[0]), 0.0f));
+    b.Output(b.AddNode(c.op, {x, s, bias}, c.attrs), "y");
+    absl::StatusOr<Graph> g = std::move(b).Build();
+    EXPECT_TRUE(absl::IsInvalidArgument(g.status())) << g.status();
+  }
+}
+
+}  // namespace
+}  // namespace recq::optest
