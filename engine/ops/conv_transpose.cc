@@ -85,8 +85,8 @@ absl::Status Import(OnnxNodeContext& n) {
   const Shape& xs = n.desc(x).shape;
   const Shape& ws = n.desc(w).shape;
   if (xs.size() != 4 || ws.size() != 4) {
-    return n.Unsupported(absl::StrCat("a ", xs.size() - 2,
-                                      "-D ConvTranspose (only 2-D, [N,C,H,W] inputs, is)"));
+    return n.Unsupported(
+        absl::StrCat("a ", xs.size() - 2, "-D ConvTranspose (only 2-D, [N,C,H,W] inputs, is)"));
   }
   ConvTransposeAttrs a;
   auto pair = [&n](const char* name, std::array<int64_t, 2>& out) -> absl::Status {

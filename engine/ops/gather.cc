@@ -23,8 +23,8 @@ absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
   RECQ_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(kGather, a->axis, x.size(), false));
   if (Product(a->indices_shape, 0, a->indices_shape.size()) !=
       static_cast<int64_t>(a->indices.size())) {
-    return Bad(kGather, absl::StrCat(a->indices.size(), " indices do not fill shape ",
-                                     S(a->indices_shape)));
+    return Bad(kGather,
+               absl::StrCat(a->indices.size(), " indices do not fill shape ", S(a->indices_shape)));
   }
   for (int64_t idx : a->indices) {
     if (idx < 0 || idx >= x[axis]) {

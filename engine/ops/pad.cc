@@ -1,7 +1,7 @@
 // Pad (PadAttrs): constant, reflect, edge and wrap padding of any rank up to
-// 8; negative pads crop. ONNX Pad opsets 2-10 (pads and value attributes),
-// 11-17 (pads and constant_value inputs) and 18-21 (an axes input; wrap
-// from 19).
+// 8; negative pads crop; reflect pads beyond the size reflect again (as numpy.pad). ONNX Pad opsets
+// 2-10 (pads and value attributes), 11-17 (pads and constant_value inputs) and 18-21 (an axes
+// input; wrap from 19).
 #include <string>
 #include <vector>
 
@@ -31,10 +31,6 @@ absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
     if (out.shape[i] <= 0) {
       return Bad(kPad, absl::StrCat("pads ", S(a->pads), " leave nothing of ", S(x)));
     }
-    if (a->mode == PadMode::kReflect && (a->pads[i] >= x[i] || a->pads[rank + i] >= x[i]) &&
-        x[i] > 1) {
-      return Bad(kPad, absl::StrCat("reflect pads ", S(a->pads), " must be smaller than ", S(x)));
-    }
   }
   return out;
 }
@@ -51,7 +47,8 @@ absl::Status Import(OnnxNodeContext& n) {
     RECQ_RETURN_IF_ERROR(n.CheckAttrs({"mode"}));
     absl::StatusOr<const OnnxConstant*> pads = n.ConstantInput(1);
     if (!pads.ok() || *pads == nullptr || (*pads)->is_float) {
-      return n.Unsupported("pads (input 1) must be an int64 constant known when the model is loaded");
+      return n.Unsupported(
+          "pads (input 1) must be an int64 constant known when the model is loaded");
     }
     a.pads = (*pads)->ints;
     if (n.num_inputs() > 2) {

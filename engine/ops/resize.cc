@@ -183,8 +183,8 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
                               {absl::StrCat("-DKY=", ty.count), absl::StrCat("-DKX=", tx.count)});
     d.work_dim = 3;
     const std::array<size_t, 3> global = {size_t(w), size_t(h), size_t(planes)};
-    SetRange(d, global, ctx.device().gpu ? std::array<size_t, 3>{32, 4, 1}
-                                         : WorkGroupFor(global, 64));
+    SetRange(d, global,
+             ctx.device().gpu ? std::array<size_t, 3>{32, 4, 1} : WorkGroupFor(global, 64));
     Dispatch& e = ctx.Emit(std::move(d));
     e.args = {ctx.Arg(node.inputs[0]), t2, ctx.Arg(node.outputs[0])};
     AddInts(e, {h_in, w_in, h, w, planes, static_cast<int64_t>(ty.table.size())});
@@ -357,8 +357,10 @@ absl::Status ImportResize(OnnxNodeContext& n) {
 RECQ_REGISTER_OPS(Resize) {
   OpDef def;
   def.type = kResize;
-  def.onnx = {{"", "Resize", 10, 10, ImportResize},  {"", "Resize", 11, 12, ImportResize},
-              {"", "Resize", 13, 17, ImportResize},  {"", "Resize", 18, 21, ImportResize},
+  def.onnx = {{"", "Resize", 10, 10, ImportResize},
+              {"", "Resize", 11, 12, ImportResize},
+              {"", "Resize", 13, 17, ImportResize},
+              {"", "Resize", 18, 21, ImportResize},
               {"", "Upsample", 7, 9, ImportResize}};
   def.infer = Infer;
   def.variants = {{"resize", nullptr, Lower}};

@@ -212,8 +212,8 @@ absl::Status EmitGather(OnnxNodeContext& n, const OnnxConstant& indices, int64_t
   for (int64_t k = 0; k < indices.size(); ++k) {
     int64_t idx = ElementAsInt(indices, k);
     if (idx < -dim || idx >= dim) {
-      return n.Invalid(absl::StrCat("index ", idx, " is out of range for dimension ", dim,
-                                    " of axis ", axis));
+      return n.Invalid(
+          absl::StrCat("index ", idx, " is out of range for dimension ", dim, " of axis ", axis));
     }
     attrs.indices.push_back(idx < 0 ? idx + dim : idx);
   }
@@ -292,8 +292,9 @@ absl::Status ImportSlice(OnnxNodeContext& n) {
   if (!data_or.ok() || *data_or == nullptr) {
     // Computed data: the device op Slice (strided_copy.cc).
     RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
-    return n.Emit(OpType("Slice"), {x},
-                  SliceAttrs{std::move(starts), std::move(ends), std::move(axes), std::move(steps)});
+    return n.Emit(
+        OpType("Slice"), {x},
+        SliceAttrs{std::move(starts), std::move(ends), std::move(axes), std::move(steps)});
   }
   const OnnxConstant* data = *data_or;
   const int64_t rank = static_cast<int64_t>(data->dims.size());

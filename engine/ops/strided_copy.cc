@@ -189,8 +189,8 @@ absl::Status LowerExpand(LoweringContext& ctx, const Node& node) {
 absl::StatusOr<std::vector<int64_t>> IntsOfConstant(OnnxNodeContext& n, int i, const char* what) {
   absl::StatusOr<const OnnxConstant*> c = n.ConstantInput(i);
   if (!c.ok() || *c == nullptr) {
-    return n.Unsupported(absl::StrCat(what, " (input ", i,
-                                      ") must be a constant known when the model is loaded"));
+    return n.Unsupported(
+        absl::StrCat(what, " (input ", i, ") must be a constant known when the model is loaded"));
   }
   if ((*c)->is_float) return n.Invalid(absl::StrCat(what, " must be an integer tensor"));
   return (*c)->ints;
@@ -222,8 +222,8 @@ absl::Status ImportSplit(OnnxNodeContext& n) {
     if (n.opset() >= 18) {
       RECQ_ASSIGN_OR_RETURN(parts, n.Int("num_outputs", outputs));
       if (parts != outputs) {
-        return n.Invalid(absl::StrCat("num_outputs is ", parts, " but the node has ", outputs,
-                                      " outputs"));
+        return n.Invalid(
+            absl::StrCat("num_outputs is ", parts, " but the node has ", outputs, " outputs"));
       }
     }
     if (parts <= 0) return n.Invalid("has no outputs");
@@ -244,7 +244,8 @@ absl::Status ImportSplit(OnnxNodeContext& n) {
   }
   int64_t sum = 0;
   for (int64_t s : split) {
-    if (s < 0) return n.Invalid(absl::StrCat("split [", absl::StrJoin(split, ","), "] is negative"));
+    if (s < 0)
+      return n.Invalid(absl::StrCat("split [", absl::StrJoin(split, ","), "] is negative"));
     sum += s;
   }
   if (sum != dim) {

@@ -149,8 +149,7 @@ absl::StatusOr<std::string> BakeConstantInputs(const fs::path& dir) {
       ++i;
       continue;
     }
-    absl::StatusOr<std::string> t =
-        ReadBytes(sets[0] / absl::StrCat("input_", index - 1, ".pb"));
+    absl::StatusOr<std::string> t = ReadBytes(sets[0] / absl::StrCat("input_", index - 1, ".pb"));
     if (!t.ok()) return t.status();
     onnx::TensorProto* init = graph->add_initializer();
     if (!init->ParseFromString(*t)) return absl::InvalidArgumentError("bad input tensor");

@@ -22,8 +22,8 @@ absl::StatusOr<HostTensor> ConvTranspose(const HostTensor& x, const HostTensor& 
   const int64_t oc = ocg * g, cg = c / g;
   const int64_t oh = a.strides[0] * (h - 1) + a.output_padding[0] + (kh - 1) * a.dilations[0] + 1 -
                      a.pads[0] - a.pads[2];
-  const int64_t ow = a.strides[1] * (wd - 1) + a.output_padding[1] + (kw - 1) * a.dilations[1] +
-                     1 - a.pads[1] - a.pads[3];
+  const int64_t ow = a.strides[1] * (wd - 1) + a.output_padding[1] + (kw - 1) * a.dilations[1] + 1 -
+                     a.pads[1] - a.pads[3];
   std::vector<double> acc(n * oc * oh * ow, 0.0);
   for (int64_t b = 0; b < n; ++b) {
     for (int64_t ic = 0; ic < c; ++ic) {

@@ -47,11 +47,21 @@ std::vector<std::pair<int64_t, double>> Neighbours(const ResizeAttrs& a, int64_t
     int64_t i = 0;
     const double f = std::floor(x);
     switch (a.nearest) {
-      case ResizeNearest::kRoundPreferFloor: i = int64_t(x - f <= 0.5 ? f : f + 1); break;
-      case ResizeNearest::kRoundPreferCeil: i = int64_t(x - f < 0.5 ? f : f + 1); break;
-      case ResizeNearest::kFloor: i = int64_t(f); break;
-      case ResizeNearest::kCeil: i = int64_t(std::ceil(x)); break;
-      case ResizeNearest::kSimple: i = scale < 1 ? int64_t(std::ceil(x)) : int64_t(std::trunc(x)); break;
+      case ResizeNearest::kRoundPreferFloor:
+        i = int64_t(x - f <= 0.5 ? f : f + 1);
+        break;
+      case ResizeNearest::kRoundPreferCeil:
+        i = int64_t(x - f < 0.5 ? f : f + 1);
+        break;
+      case ResizeNearest::kFloor:
+        i = int64_t(f);
+        break;
+      case ResizeNearest::kCeil:
+        i = int64_t(std::ceil(x));
+        break;
+      case ResizeNearest::kSimple:
+        i = scale < 1 ? int64_t(std::ceil(x)) : int64_t(std::trunc(x));
+        break;
     }
     return {{clamp(i), 1.0}};
   }
@@ -65,8 +75,8 @@ std::vector<std::pair<int64_t, double>> Neighbours(const ResizeAttrs& a, int64_t
   double sum = 0;
   for (int k = 0; k < 4; ++k) {
     const double s = d[k];
-    double w = s <= 1 ? ((A + 2) * s - (A + 3)) * s * s + 1
-                      : ((A * s - 5 * A) * s + 8 * A) * s - 4 * A;
+    double w =
+        s <= 1 ? ((A + 2) * s - (A + 3)) * s * s + 1 : ((A * s - 5 * A) * s + 8 * A) * s - 4 * A;
     const int64_t i = i0 - 1 + k;
     if (a.exclude_outside && (i < 0 || i >= in)) w = 0;
     sum += w;
