@@ -42,27 +42,38 @@ __kernel void resize_taps(__global const float* restrict x, __global const float
 
 #ifdef KY
 // Resizing of the last two axes only, KY and KX taps (1 or 2) each. The
-// table holds the H axis's taps, then the W axis's from wtab on. Global
-// size: (w, h, planes), rounded up.
+// table holds the H axis's taps, then the W axis's from wtab on. Each
+// work-item writes XPER consecutive outputs of one row (the H taps and row
+// pointers are loaded once for them). Global size: (ceil(w / XPER), h,
+// planes), rounded up.
 __kernel void resize_2d(__global const float* restrict x, __global const float* restrict table,
                         __global float* restrict y, int h_in, int w_in, int h, int w, int planes,
                         int wtab) {
-  const int ox = get_global_id(0);
+  const int ox0 = get_global_id(0) * XPER;
   const int oy = get_global_id(1);
   const int p = get_global_id(2);
-  if (ox >= w || oy >= h || p >= planes) return;
+  if (ox0 >= w || oy >= h || p >= planes) return;
   __global const float* plane = x + (size_t)p * h_in * w_in;
-  float acc = 0.0f;
+  __global const float* rows[KY];
+  float wy[KY];
   for (int ty = 0; ty < KY; ++ty) {
     const int ay = 2 * (oy * KY + ty);
-    __global const float* row = plane + (int)table[ay] * w_in;
-    float racc = 0.0f;
+    rows[ty] = plane + (int)table[ay] * w_in;
+    wy[ty] = table[ay + 1];
+  }
+  __global float* out = y + ((size_t)p * h + oy) * w;
+  const int end = min(ox0 + XPER, w);
+  for (int ox = ox0; ox < end; ++ox) {
+    float acc = 0.0f;
     for (int tx = 0; tx < KX; ++tx) {
       const int ax = wtab + 2 * (ox * KX + tx);
-      racc += table[ax + 1] * row[(int)table[ax]];
+      const int ix = (int)table[ax];
+      const float wx = table[ax + 1];
+      float col = 0.0f;
+      for (int ty = 0; ty < KY; ++ty) col += wy[ty] * rows[ty][ix];
+      acc += wx * col;
     }
-    acc += table[ay + 1] * racc;
+    out[ox] = acc;
   }
-  y[((size_t)p * h + oy) * w + ox] = acc;
 }
 #endif
