@@ -1,6 +1,6 @@
 // DepthToSpace (DCR and CRD modes) and SpaceToDepth (BlockAttrs) on
 // [N, C, H, W]: each is a Reshape to 6-D, a Transpose and a Reshape back,
-// run as one strided gather (the Transpose kernel).
+// run as one strided copy (strided_copy.h), as Transpose is.
 #include <string>
 #include <vector>
 
@@ -8,6 +8,7 @@
 #include "engine/ops/layout_attrs.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
+#include "engine/ops/strided_copy.h"
 #include "engine/status_macros.h"
 
 namespace recq::internal {
@@ -65,12 +66,7 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
     out6[i] = v.in6[v.perm[i]];
     permuted[i] = strides[v.perm[i]];
   }
-  Dispatch& d = ctx.Emit(
-      MakeDispatch(ctx, "transpose.cl", "gather_strided", {size_t(Product(x, 0, x.size()))}));
-  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
-  d.args.push_back(DispatchArg::Scalar(Pad8(out6, 1)));
-  d.args.push_back(DispatchArg::Scalar(Pad8(permuted, 0)));
-  return absl::OkStatus();
+  return EmitStridedCopy(ctx, node, 0, out6, permuted, out6);
 }
 
 absl::Status ImportDepthToSpace(OnnxNodeContext& n) {
@@ -103,7 +99,7 @@ RECQ_REGISTER_OPS(DepthToSpace) {
   d2s.infer = [](const OpAttrs& attrs, InferInputs in) {
     return InferBlocks(kDepthToSpace, attrs, in);
   };
-  d2s.variants = {{"gather_strided", nullptr, Lower}};
+  d2s.variants = {{"strided_copy", nullptr, Lower}};
   RECQ_RETURN_IF_ERROR(table.Add(std::move(d2s)));
   OpDef s2d;
   s2d.type = kSpaceToDepth;
@@ -111,7 +107,7 @@ RECQ_REGISTER_OPS(DepthToSpace) {
   s2d.infer = [](const OpAttrs& attrs, InferInputs in) {
     return InferBlocks(kSpaceToDepth, attrs, in);
   };
-  s2d.variants = {{"gather_strided", nullptr, Lower}};
+  s2d.variants = {{"strided_copy", nullptr, Lower}};
   return table.Add(std::move(s2d));
 }
 

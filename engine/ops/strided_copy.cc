@@ -3,7 +3,8 @@
 // constants), Split (imported as one Slice per output), Tile (TileAttrs) and
 // Expand (ExpandAttrs, numpy broadcasting). Each lowers to one
 // strided_copy dispatch whose dimensions are collapsed where the source is
-// contiguous, so a Split of channels is a contiguous range copy.
+// contiguous, so a Split of channels is a contiguous range copy (a copy
+// kernel rather than a view: the memory plan aliases whole values only).
 #include <algorithm>
 #include <vector>
 
@@ -12,9 +13,55 @@
 #include "engine/ops/layout_attrs.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
+#include "engine/ops/strided_copy.h"
 #include "engine/status_macros.h"
 
 namespace recq::internal {
+
+absl::Status EmitStridedCopy(LoweringContext& ctx, const Node& node, int64_t base, Shape dims,
+                             Shape strides, Shape mods) {
+  // Drop unit dimensions, then merge a dimension into the next inner one
+  // where the source runs on contiguously.
+  Shape d2, s2, m2;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 1) continue;
+    d2.push_back(dims[i]);
+    s2.push_back(strides[i]);
+    m2.push_back(mods[i]);
+  }
+  Shape d3, s3, m3;
+  for (size_t i = d2.size(); i-- > 0;) {
+    if (!d3.empty() && m2[i] == d2[i] && m3.front() == d3.front() &&
+        s2[i] == s3.front() * d3.front()) {
+      d3.front() *= d2[i];
+      m3.front() = d3.front();
+      continue;
+    }
+    d3.insert(d3.begin(), d2[i]);
+    s3.insert(s3.begin(), s2[i]);
+    m3.insert(m3.begin(), m2[i]);
+  }
+  if (d3.empty()) {
+    d3 = {1};
+    s3 = {1};
+    m3 = {1};
+  }
+  if (d3.size() > 8) return Unsupported(node, "a strided copy of more than 8 dimensions");
+  const int64_t total = Product(dims, 0, dims.size());
+  if (total >= (int64_t{1} << 31)) return Unsupported(node, "2^31 or more output elements");
+  bool wrap = false;
+  for (size_t i = 0; i < d3.size(); ++i) wrap |= m3[i] != d3[i];
+  Dispatch& d = ctx.Emit(
+      MakeDispatch(ctx, "strided_copy.cl", "strided_copy", {size_t(total)},
+                   {absl::StrCat("-DRANK=", d3.size()), absl::StrCat("-DWRAP=", wrap ? 1 : 0)}));
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
+  d.args.push_back(DispatchArg::Scalar(static_cast<cl_int>(base)));
+  d.args.push_back(DispatchArg::Scalar(Pad8(d3, 1)));
+  d.args.push_back(DispatchArg::Scalar(Pad8(s3, 0)));
+  d.args.push_back(DispatchArg::Scalar(Pad8(m3, 1)));
+  return absl::OkStatus();
+}
+
 namespace {
 
 const OpType kSlice("Slice");
@@ -109,48 +156,6 @@ Shape RowMajor(const Shape& s) {
     stride *= s[i];
   }
   return strides;
-}
-
-// Emits y[i] = x[base + sum_d (coord_d(i) % mods[d]) * strides[d]] over the
-// output `dims`; mods[d] == dims[d] means no wrap-around.
-absl::Status EmitStridedCopy(LoweringContext& ctx, const Node& node, int64_t base, Shape dims,
-                             Shape strides, Shape mods) {
-  // Drop unit dimensions, then merge a dimension into the next inner one
-  // where the source runs on contiguously.
-  Shape d2, s2, m2;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] == 1) continue;
-    d2.push_back(dims[i]);
-    s2.push_back(strides[i]);
-    m2.push_back(mods[i]);
-  }
-  Shape d3, s3, m3;
-  for (size_t i = d2.size(); i-- > 0;) {
-    if (!d3.empty() && m2[i] == d2[i] && m3.front() == d3.front() &&
-        s2[i] == s3.front() * d3.front()) {
-      d3.front() *= d2[i];
-      m3.front() = d3.front();
-      continue;
-    }
-    d3.insert(d3.begin(), d2[i]);
-    s3.insert(s3.begin(), s2[i]);
-    m3.insert(m3.begin(), m2[i]);
-  }
-  if (d3.empty()) {
-    d3 = {1};
-    s3 = {1};
-    m3 = {1};
-  }
-  if (d3.size() > 8) return Unsupported(node, "a strided copy of more than 8 dimensions");
-  const int64_t total = Product(dims, 0, dims.size());
-  if (total >= (int64_t{1} << 31)) return Unsupported(node, "2^31 or more output elements");
-  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "strided_copy.cl", "strided_copy", {size_t(total)}));
-  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
-  d.args.push_back(DispatchArg::Scalar(static_cast<cl_int>(base)));
-  d.args.push_back(DispatchArg::Scalar(Pad8(d3, 1)));
-  d.args.push_back(DispatchArg::Scalar(Pad8(s3, 0)));
-  d.args.push_back(DispatchArg::Scalar(Pad8(m3, 1)));
-  return absl::OkStatus();
 }
 
 absl::Status LowerSlice(LoweringContext& ctx, const Node& node) {
