@@ -161,8 +161,6 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
     table->insert(table->end(), taps[i].table.begin(), taps[i].table.end());
     if (i + 2 < rank && taps[i].count != 0) outer_identity = false;
   }
-  if (table->empty()) table->push_back(0.0f);
-  DispatchArg tab = ctx.AddConstant(table);
   const bool two_d = rank >= 2 && outer_identity && counts[rank - 1] <= 2 && counts[rank - 2] <= 2;
   if (two_d) {
     // Planes of [H, W]; both axes use tables (identity axes get one).
@@ -193,6 +191,8 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
     AddInts(e, {h_in, w_in, h, w, planes, static_cast<int64_t>(ty.table.size())});
     return absl::OkStatus();
   }
+  if (table->empty()) table->push_back(0.0f);
+  DispatchArg tab = ctx.AddConstant(table);
   Dispatch& d = ctx.Emit(MakeDispatch(ctx, "resize.cl", "resize_taps", {size_t(total)}));
   d.args = {ctx.Arg(node.inputs[0]), std::move(tab), ctx.Arg(node.outputs[0])};
   d.args.push_back(DispatchArg::Scalar(Pad8(y, 1)));
