@@ -149,8 +149,11 @@ bool NodeContext::OutputUsed(int i) const {
          state_.used.contains(proto_.output(i));
 }
 
-absl::Status NodeContext::Emit(OpType op, std::vector<ValueId> inputs, OpAttrs attrs) {
-  if (proto_.output_size() < 1 || proto_.output(0).empty()) return Invalid("has no output");
+absl::Status NodeContext::EmitOutput(int output, OpType op, std::vector<ValueId> inputs,
+                                     OpAttrs attrs) {
+  if (output < 0 || proto_.output_size() <= output || proto_.output(output).empty()) {
+    return Invalid(absl::StrCat("has no output ", output));
+  }
   std::vector<const TensorDesc*> descs;
   for (ValueId id : inputs) descs.push_back(id == kNoValue ? nullptr : &state_.values[id].desc);
   absl::StatusOr<TensorDesc> desc = InferOutputShape(op, attrs, descs);
@@ -167,7 +170,7 @@ absl::Status NodeContext::Emit(OpType op, std::vector<ValueId> inputs, OpAttrs a
     }
   }
   Value out;
-  out.name = proto_.output(0);
+  out.name = proto_.output(output);
   out.desc = *std::move(desc);
   const ValueId out_id = state_.AddValue(std::move(out));
   Node node;

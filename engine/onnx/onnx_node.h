@@ -4,6 +4,7 @@
 #define RECQ_ENGINE_ONNX_ONNX_NODE_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -62,7 +63,11 @@ class NodeContext final : public OnnxNodeContext {
   absl::Status CheckAttrs(std::initializer_list<const char*> known) const override;
   bool OutputUsed(int i) const override;
 
-  absl::Status Emit(OpType op, std::vector<ValueId> inputs, OpAttrs attrs) override;
+  absl::Status Emit(OpType op, std::vector<ValueId> inputs, OpAttrs attrs) override {
+    return EmitOutput(0, op, std::move(inputs), std::move(attrs));
+  }
+  absl::Status EmitOutput(int output, OpType op, std::vector<ValueId> inputs,
+                          OpAttrs attrs) override;
   absl::Status DefineConstant(OnnxConstant value) override;
 
  private:

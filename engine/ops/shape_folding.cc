@@ -2,10 +2,11 @@
 // Unsqueeze, Squeeze, ConstantOfShape, Range, Cast, Equal, Where, Not. Every
 // model input has a static shape, so on constants (and on Shape of any
 // value) they are evaluated at import and become constants, the way
-// onnxruntime and TensorRT fold them (Slice too, for now only of constants); Add/Sub/Mul/Div and
+// onnxruntime and TensorRT fold them (Slice too); Add/Sub/Mul/Div and
 // Concat fold the same way in their own files. Unsqueeze, Squeeze and a float-to-float Cast of
-// computed data are views (Reshape, Identity). A value that really depends on input data is
-// Unimplemented, naming the node.
+// computed data are views (Reshape, Identity); Slice and Gather of computed float data emit the
+// device ops Slice (strided_copy.cc) and Gather (gather.cc). A value that really depends on input
+// data is Unimplemented, naming the node.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/ops/constant_eval.h"
+#include "engine/ops/layout_attrs.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "engine/ops/typed.h"
@@ -194,11 +196,42 @@ absl::Status ImportSqueeze(OnnxNodeContext& n) {
   return Reshaped(n, std::move(out));
 }
 
+// Gather of computed float data with constant indices: the device op
+// Gather (gather.cc), indices checked and made non-negative here.
+absl::Status EmitGather(OnnxNodeContext& n, const OnnxConstant& indices, int64_t axis) {
+  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  const std::vector<int64_t>& shape = n.desc(x).shape;
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (axis < -rank || axis >= rank) {
+    return n.Invalid(absl::StrCat("axis ", axis, " is out of range for rank ", rank));
+  }
+  if (axis < 0) axis += rank;
+  const int64_t dim = shape[axis];
+  GatherAttrs attrs;
+  attrs.axis = axis;
+  attrs.indices_shape = indices.dims;
+  for (int64_t k = 0; k < indices.size(); ++k) {
+    int64_t idx = ElementAsInt(indices, k);
+    if (idx < -dim || idx >= dim) {
+      return n.Invalid(
+          absl::StrCat("index ", idx, " is out of range for dimension ", dim, " of axis ", axis));
+    }
+    attrs.indices.push_back(idx < 0 ? idx + dim : idx);
+  }
+  return n.Emit(OpType("Gather"), {x}, std::move(attrs));
+}
+
 absl::Status ImportGather(OnnxNodeContext& n) {
   RECQ_RETURN_IF_ERROR(n.CheckAttrs({"axis"}));
-  RECQ_ASSIGN_OR_RETURN(const OnnxConstant* data, RequireConstant(n, 0, "Gather on data"));
-  RECQ_ASSIGN_OR_RETURN(const OnnxConstant* indices, RequireConstant(n, 1, "the indices"));
   RECQ_ASSIGN_OR_RETURN(int64_t axis, n.Int("axis", 0));
+  absl::StatusOr<const OnnxConstant*> data_or = n.ConstantInput(0);
+  if (!data_or.ok() || *data_or == nullptr) {
+    RECQ_ASSIGN_OR_RETURN(const OnnxConstant* indices, RequireConstant(n, 1, "the indices"));
+    if (indices->is_float) return n.Invalid("indices must be an integer tensor");
+    return EmitGather(n, *indices, axis);
+  }
+  const OnnxConstant* data = *data_or;
+  RECQ_ASSIGN_OR_RETURN(const OnnxConstant* indices, RequireConstant(n, 1, "the indices"));
   const int64_t rank = static_cast<int64_t>(data->dims.size());
   if (axis < -rank || axis >= rank) {
     return n.Invalid(absl::StrCat("axis ", axis, " is out of range for rank ", rank));
@@ -235,21 +268,36 @@ absl::Status ImportGather(OnnxNodeContext& n) {
 // Slice of a constant (opset 10 on: starts, ends, axes, steps as inputs),
 // e.g. a shape vector cut to its spatial part.
 absl::Status ImportSlice(OnnxNodeContext& n) {
-  RECQ_RETURN_IF_ERROR(n.CheckAttrs({}));
-  RECQ_ASSIGN_OR_RETURN(
-      const OnnxConstant* data,
-      RequireConstant(n, 0, "Slice of computed data is not supported yet; the data"));
-  auto ints = [&n](int i, const char* what) -> absl::StatusOr<std::vector<int64_t>> {
-    if (i >= n.num_inputs()) return std::vector<int64_t>{};
-    RECQ_ASSIGN_OR_RETURN(const OnnxConstant* c, RequireConstant(n, i, what));
-    std::vector<int64_t> v;
-    for (int64_t k = 0; k < c->size(); ++k) v.push_back(ElementAsInt(*c, k));
-    return v;
-  };
-  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> starts, ints(1, "starts"));
-  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> ends, ints(2, "ends"));
-  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ints(3, "axes"));
-  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> steps, ints(4, "steps"));
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (n.opset() < 10) {
+    RECQ_RETURN_IF_ERROR(n.CheckAttrs({"starts", "ends", "axes"}));
+    RECQ_ASSIGN_OR_RETURN(starts, n.Ints("starts"));
+    RECQ_ASSIGN_OR_RETURN(ends, n.Ints("ends"));
+    RECQ_ASSIGN_OR_RETURN(axes, n.Ints("axes"));
+  } else {
+    RECQ_RETURN_IF_ERROR(n.CheckAttrs({}));
+    auto ints = [&n](int i, const char* what) -> absl::StatusOr<std::vector<int64_t>> {
+      absl::StatusOr<const OnnxConstant*> absent = n.ConstantInput(i);
+      if (absent.ok() && *absent == nullptr) return std::vector<int64_t>{};
+      RECQ_ASSIGN_OR_RETURN(const OnnxConstant* c, RequireConstant(n, i, what));
+      std::vector<int64_t> v;
+      for (int64_t k = 0; k < c->size(); ++k) v.push_back(ElementAsInt(*c, k));
+      return v;
+    };
+    RECQ_ASSIGN_OR_RETURN(starts, ints(1, "starts"));
+    RECQ_ASSIGN_OR_RETURN(ends, ints(2, "ends"));
+    RECQ_ASSIGN_OR_RETURN(axes, ints(3, "axes"));
+    RECQ_ASSIGN_OR_RETURN(steps, ints(4, "steps"));
+  }
+  absl::StatusOr<const OnnxConstant*> data_or = n.ConstantInput(0);
+  if (!data_or.ok() || *data_or == nullptr) {
+    // Computed data: the device op Slice (strided_copy.cc).
+    RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+    return n.Emit(
+        OpType("Slice"), {x},
+        SliceAttrs{std::move(starts), std::move(ends), std::move(axes), std::move(steps)});
+  }
+  const OnnxConstant* data = *data_or;
   const int64_t rank = static_cast<int64_t>(data->dims.size());
   if (starts.size() != ends.size() || (!axes.empty() && axes.size() != starts.size()) ||
       (!steps.empty() && steps.size() != starts.size())) {
@@ -385,7 +433,7 @@ RECQ_REGISTER_OPS(ShapeFolding) {
       {"Unsqueeze", 1, ImportUnsqueeze},
       {"Squeeze", 1, ImportSqueeze},
       {"Gather", 1, ImportGather},
-      {"Slice", 10, ImportSlice},
+      {"Slice", 1, ImportSlice},
       {"Cast", 6, ImportCast},
       {"Equal", 7,
        [](OnnxNodeContext& n) {

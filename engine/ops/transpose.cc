@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
+#include "engine/ops/strided_copy.h"
 #include "engine/status_macros.h"
 
 namespace recq::internal {
@@ -47,7 +48,8 @@ absl::Status Import(OnnxNodeContext& n) {
   return n.Emit(kOp, {x}, TransposeAttrs{std::move(perm)});
 }
 
-// A strided gather: output element i reads x at the permuted strides.
+// A strided gather: output element i reads x at the permuted strides (dimensions that stay
+// contiguous merged).
 absl::Status Lower(LoweringContext& ctx, const Node& node) {
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
@@ -61,12 +63,7 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
   }
   Shape permuted(x.size());
   for (size_t i = 0; i < x.size(); ++i) permuted[i] = in_strides[perm[i]];
-  Dispatch& d = ctx.Emit(
-      MakeDispatch(ctx, "transpose.cl", "gather_strided", {size_t(Product(out, 0, out.size()))}));
-  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
-  d.args.push_back(DispatchArg::Scalar(Pad8(out, 1)));
-  d.args.push_back(DispatchArg::Scalar(Pad8(permuted, 0)));
-  return absl::OkStatus();
+  return EmitStridedCopy(ctx, node, 0, out, permuted, out);
 }
 
 }  // namespace

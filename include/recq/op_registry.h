@@ -125,6 +125,10 @@ class OnnxNodeContext {
   // is inferred through the registry.
   [[nodiscard]] virtual absl::Status Emit(OpType op, std::vector<ValueId> inputs,
                                           OpAttrs attrs) = 0;
+  // EmitOutput is Emit writing the ONNX node's output `output` (one node
+  // per output, for ops such as Split).
+  [[nodiscard]] virtual absl::Status EmitOutput(int output, OpType op, std::vector<ValueId> inputs,
+                                                OpAttrs attrs) = 0;
   // DefineConstant makes the node's first output the constant `value` (for
   // Constant nodes and values computed at import).
   [[nodiscard]] virtual absl::Status DefineConstant(OnnxConstant value) = 0;

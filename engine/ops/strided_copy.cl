@@ -1,0 +1,31 @@
+// Slice, Split, Tile and Expand as one strided copy. Global size: (number of
+// output elements). Build options: RANK, the number of (collapsed) output
+// dimensions, 1 to 8, held in the last RANK lanes of the int8 arguments;
+// WRAP 1 when some coordinate wraps around (Tile).
+
+// y[i] = x[base + sum_d (coord_d(i) % mods_d) * strides_d], where coord_d is
+// i's coordinate in the output `dims`. Strides may be negative (a Slice with
+// a negative step) or 0 (a broadcast axis).
+__kernel void strided_copy(__global const float* restrict x, __global float* restrict y, int base,
+                           int8 dims, int8 strides, int8 mods) {
+  const int gid = get_global_id(0);
+  int dd[8], ss[8], mm[8];
+  vstore8(dims, 0, dd);
+  vstore8(strides, 0, ss);
+  vstore8(mods, 0, mm);
+  int i = gid;
+  int offset = base;
+  for (int d = 7; d > 8 - RANK; --d) {
+    int c = i % dd[d];
+    i /= dd[d];
+#if WRAP
+    c %= mm[d];
+#endif
+    offset += c * ss[d];
+  }
+#if WRAP
+  i %= mm[8 - RANK];
+#endif
+  offset += i * ss[8 - RANK];
+  y[gid] = x[offset];
+}
