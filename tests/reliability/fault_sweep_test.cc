@@ -52,6 +52,9 @@ const std::map<std::string, std::string>& Fallbacks() {
        "submission before returning"},
       {"clGetDeviceInfo",
        "optional capabilities (khr mutable dispatch): the backend uses its non-mutable path"},
+      {"clFinish",
+       "draining a queue (a recording's teardown waits for its runs): a marker is enqueued and "
+       "waited for instead"},
   };
   return *fallbacks;
 }
