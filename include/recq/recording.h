@@ -17,7 +17,8 @@
 // the last one it validated) until it is destroyed. A failed Enqueue (bad binding, wrong queue)
 // enqueues nothing and leaves the recording usable; one that fails in an
 // OpenCL call may leave the dispatches enqueued before it running. Destroying
-// a recording waits for its runs to complete.
+// a recording waits for its runs to complete (it drains the queues it last
+// ran on and validated, so other work there is waited for too).
 #ifndef RECQ_RECORDING_H_
 #define RECQ_RECORDING_H_
 
