@@ -1,12 +1,16 @@
 #include "recq/recording.h"
 
 #include <algorithm>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "backends/opencl/cl_error.h"
 #include "engine/recording_impl.h"
 #include "engine/status_macros.h"
+#include "recq/log.h"
 
 namespace recq {
 
@@ -157,6 +161,41 @@ absl::StatusOr<bool> WaitWithDeadline(cl_event event, absl::Duration timeout) {
   }
 }
 
+RecordingImpl::~RecordingImpl() {
+  // Runs may still be executing (Enqueue does not wait, and a failed one can
+  // leave the dispatches before the failure running): wait for them before
+  // the backend frees what they use. Drivers need not keep a pending command
+  // buffer's objects alive (PoCL 3.1 does not). The run of a failed Enqueue is
+  // on the last validated queue; every earlier run completes before the last
+  // successful one, on the last queue.
+  bool pending = false;
+  if (overdue_) {
+    absl::StatusOr<cl_int> status = EventStatus(overdue_.get());
+    pending = !status.ok() || *status > CL_COMPLETE;
+  }
+  for (const cl::UniqueQueue* queue : {&checked_queue_, &last_queue_}) {
+    if (!pending && *queue) pending = !cl::DrainQueue(queue->get()).ok();
+  }
+  if (!pending) return;
+  // A run that exceeded its deadline may never complete, and a queue that
+  // cannot be drained may still run: keep everything they may use (the
+  // backend, the engine, the context) rather than wait forever or free
+  // memory under the device.
+  Log(LogLevel::kWarning,
+      "a recording destroyed while a run of it may still be executing keeps its memory and "
+      "OpenCL objects allocated");
+  static std::mutex* kept_mu = new std::mutex;
+  static auto* kept = new std::vector<
+      std::pair<std::unique_ptr<RecordingBackend>, std::shared_ptr<const EngineState>>>;
+  {
+    std::lock_guard<std::mutex> lock(*kept_mu);
+    kept->emplace_back(std::move(impl_), engine_);
+  }
+  checked_queue_.release();
+  last_queue_.release();
+  overdue_.release();
+}
+
 absl::Status RecordingImpl::CheckNotOverdue() {
   if (!overdue_) return absl::OkStatus();
   RECQ_ASSIGN_OR_RETURN(cl_int status, EventStatus(overdue_.get()));
@@ -172,17 +211,32 @@ absl::Status RecordingImpl::CheckNotOverdue() {
 absl::Status RecordingImpl::Enqueue(cl_command_queue queue, const Bindings& bindings,
                                     absl::Span<const cl_event> wait_list, cl_event* done) {
   std::lock_guard<std::mutex> lock(mu_);
-  return EnqueueLocked(queue, bindings, wait_list, done);
+  return EnqueueLocked(queue, bindings, wait_list, done, /*drain_on_failure=*/false);
 }
 
 absl::Status RecordingImpl::Run(const Bindings& bindings, absl::Duration timeout) {
   cl::UniqueEvent done;
+  const cl_command_queue queue = engine_->context->queue.get();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    RECQ_RETURN_IF_ERROR(EnqueueLocked(engine_->context->queue.get(), bindings, {}, done.out()));
+    RECQ_RETURN_IF_ERROR(EnqueueLocked(queue, bindings, {}, done.out(), /*drain_on_failure=*/true));
   }
   // Other threads may enqueue while this one waits.
-  RECQ_ASSIGN_OR_RETURN(bool completed, WaitWithDeadline(done.get(), timeout));
+  absl::StatusOr<bool> waited = WaitWithDeadline(done.get(), timeout);
+  if (!waited.ok()) {
+    // The wait failed, not necessarily the run, which may still be running
+    // on the caller's memory and the recording's: drain the queue before
+    // returning. Where even that fails, the recording is unusable until the
+    // run completes, as after a deadline.
+    if (cl::DrainQueue(queue).ok()) return waited.status();
+    std::lock_guard<std::mutex> lock(mu_);
+    overdue_ = std::move(done);
+    return absl::Status(waited.status().code(),
+                        absl::StrCat(waited.status().message(),
+                                     "; the run may still be executing: the recording is unusable "
+                                     "until it completes"));
+  }
+  const bool completed = *waited;
   if (!completed) {
     std::lock_guard<std::mutex> lock(mu_);
     overdue_ = std::move(done);
@@ -196,7 +250,8 @@ absl::Status RecordingImpl::Run(const Bindings& bindings, absl::Duration timeout
 }
 
 absl::Status RecordingImpl::EnqueueLocked(cl_command_queue queue, const Bindings& bindings,
-                                          absl::Span<const cl_event> wait_list, cl_event* done) {
+                                          absl::Span<const cl_event> wait_list, cl_event* done,
+                                          bool drain_on_failure) {
   RECQ_RETURN_IF_ERROR(CheckNotOverdue());
   RECQ_RETURN_IF_ERROR(CheckQueue(queue));
   RECQ_RETURN_IF_ERROR(ResolveBindings(*engine_, bindings, slot_mems_));
@@ -219,7 +274,12 @@ absl::Status RecordingImpl::EnqueueLocked(cl_command_queue queue, const Bindings
   if (last_queue_.get() != queue) {
     RECQ_ASSIGN_OR_RETURN(next_queue, cl::UniqueQueue::RetainFrom(queue));
   }
-  RECQ_RETURN_IF_ERROR(impl_->Enqueue(queue, slot_mems_, wait_list, done));
+  if (absl::Status status = impl_->Enqueue(queue, slot_mems_, wait_list, done); !status.ok()) {
+    // Dispatches enqueued before the failure may be running on the caller's
+    // memory. If that fails too, the destructor drains.
+    if (drain_on_failure) cl::DrainQueue(queue).IgnoreError();
+    return status;
+  }
   if (next_queue) last_queue_ = std::move(next_queue);
   return absl::OkStatus();
 }

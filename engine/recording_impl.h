@@ -27,6 +27,9 @@ class RecordingImpl {
  public:
   RecordingImpl(std::shared_ptr<const EngineState> engine, Backend backend, std::string reason,
                 std::unique_ptr<RecordingBackend> impl);
+  // Waits for the recording's runs before freeing anything they use (see
+  // recording.cc).
+  ~RecordingImpl();
 
   [[nodiscard]] absl::Status Enqueue(cl_command_queue queue, const Bindings& bindings,
                                      absl::Span<const cl_event> wait_list, cl_event* done);
@@ -45,8 +48,12 @@ class RecordingImpl {
   // CheckNotOverdue fails while a run that exceeded its deadline is still
   // executing, and forgets it once it has completed. Requires mu_.
   absl::Status CheckNotOverdue();
+  // EnqueueLocked enqueues one run. If the backend fails after it may have
+  // enqueued part of the run and `drain_on_failure` is set (Run), it waits
+  // for the queue before returning. Requires mu_.
   absl::Status EnqueueLocked(cl_command_queue queue, const Bindings& bindings,
-                             absl::Span<const cl_event> wait_list, cl_event* done);
+                             absl::Span<const cl_event> wait_list, cl_event* done,
+                             bool drain_on_failure);
 
   std::shared_ptr<const EngineState> engine_;
   Backend backend_;

@@ -248,7 +248,7 @@ absl::StatusOr<std::map<std::string, std::vector<float>>> StreamPool::Infer(
   }();
   if (!status.ok()) {
     // Nothing enqueued may still read the caller's input memory.
-    clFinish(queue);
+    cl::DrainQueue(queue).IgnoreError();
     return status;
   }
   return outputs;

@@ -20,7 +20,8 @@ case "$kind" in
     targets="graph_test passes_test memory_planner_test replay_test bindings_test mobilenet_test
       binary_cache_test log_test op_registry_test patterns_test onnx_importer_test
       onnx_fuzz_regression_test shape_folding_test
-      backend_conformance_test fault_sweep_test deadline_test stress_test soak_test resource_test
+      backend_conformance_test fault_sweep_test deadline_test teardown_test stress_test soak_test
+      resource_test
       qcom_layer_test recq_qcom_layer recq_fault_layer"
     regex=${2:-.}
     export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=0:fast_unwind_on_malloc=0:malloc_context_size=20"

@@ -95,9 +95,7 @@ class KhrCommandBufferRecording final : public RecordingBackend {
     } else {
       RECQ_ASSIGN_OR_RETURN(CommandBufferEntry entry, Record(queue, slot_mems));
       cache_.push_front(std::move(entry));
-      // An evicted buffer may still be pending: OpenCL keeps it (and the
-      // kernels it references) alive until it completes.
-      if (cache_.size() > kKhrCacheCapacity) cache_.pop_back();
+      EvictIdle();
     }
     CommandBufferEntry& entry = cache_.front();
 
@@ -139,6 +137,23 @@ class KhrCommandBufferRecording final : public RecordingBackend {
   }
 
  private:
+  // EvictIdle drops least recently used entries beyond the capacity once
+  // their last submission has completed: a driver need not keep a pending
+  // command buffer's kernels alive (PoCL 3.1 does not). A pending one is
+  // waited for; one that cannot be waited for stays until a later miss.
+  void EvictIdle() {
+    while (cache_.size() > kKhrCacheCapacity) {
+      CommandBufferEntry& victim = cache_.back();
+      absl::StatusOr<bool> pending = EventPending(victim.last.get());
+      if (!pending.ok()) return;
+      if (*pending) {
+        cl_event last = victim.last.get();
+        if (clWaitForEvents(1, &last) != CL_SUCCESS) return;
+      }
+      cache_.pop_back();
+    }
+  }
+
   static std::vector<cl_mem> ToVector(absl::Span<const cl_mem> mems) {
     return std::vector<cl_mem>(mems.begin(), mems.end());
   }

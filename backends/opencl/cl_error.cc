@@ -111,4 +111,17 @@ absl::Status CheckCl(cl_int code, absl::string_view call) {
   }
 }
 
+absl::Status DrainQueue(cl_command_queue queue) {
+  const absl::Status finish = CheckCl(clFinish(queue), "clFinish");
+  if (finish.ok()) return finish;
+  cl_event marker = nullptr;
+  cl_int err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker);
+  if (err == CL_SUCCESS) {
+    // clWaitForEvents flushes the marker's queue.
+    err = clWaitForEvents(1, &marker);
+    clReleaseEvent(marker);
+  }
+  return err == CL_SUCCESS ? absl::OkStatus() : finish;
+}
+
 }  // namespace recq::cl

@@ -20,6 +20,12 @@ const char* ErrorName(cl_int code);
 // InvalidArgument, everything else to Internal.
 absl::Status CheckCl(cl_int code, absl::string_view call);
 
+// DrainQueue waits until everything enqueued on `queue` so far has completed:
+// clFinish, or where that fails, a marker enqueued and waited on. Error paths
+// use it so that nothing they enqueued is left running on memory that is
+// about to be freed. The error (both ways failed) is clFinish's.
+absl::Status DrainQueue(cl_command_queue queue);
+
 }  // namespace recq::cl
 
 #endif  // RECQ_BACKENDS_OPENCL_CL_ERROR_H_

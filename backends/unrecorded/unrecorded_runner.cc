@@ -74,13 +74,19 @@ absl::StatusOr<std::vector<double>> ProfileDispatches(std::shared_ptr<const Engi
   const DispatchList& list = engine->list;
   std::vector<cl::UniqueKernel> kernels;
   std::vector<cl::UniqueEvent> events(list.dispatches.size());
-  for (size_t d = 0; d < list.dispatches.size(); ++d) {
-    RECQ_ASSIGN_OR_RETURN(cl::UniqueKernel kernel, res.CreateKernel(d, slot_mems));
-    RECQ_RETURN_IF_ERROR(
-        EnqueueDispatch(queue.get(), list.dispatches[d], kernel.get(), {}, events[d].out()));
-    kernels.push_back(std::move(kernel));
+  absl::Status enqueued;
+  for (size_t d = 0; d < list.dispatches.size() && enqueued.ok(); ++d) {
+    absl::StatusOr<cl::UniqueKernel> kernel = res.CreateKernel(d, slot_mems);
+    enqueued = kernel.status();
+    if (!enqueued.ok()) break;
+    enqueued = EnqueueDispatch(queue.get(), list.dispatches[d], kernel->get(), {}, events[d].out());
+    kernels.push_back(*std::move(kernel));
   }
-  RECQ_RETURN_IF_ERROR(cl::CheckCl(clFinish(queue.get()), "clFinish"));
+  // Waits for what was enqueued before returning, even after a failure: the
+  // dispatches use `res`'s memory and the caller's.
+  const absl::Status drained = cl::DrainQueue(queue.get());
+  RECQ_RETURN_IF_ERROR(enqueued);
+  RECQ_RETURN_IF_ERROR(drained);
   std::vector<double> ms;
   for (const cl::UniqueEvent& event : events) {
     cl_ulong start = 0, end = 0;

@@ -15,7 +15,10 @@
 // used from several threads (calls are serialized); two recordings of one
 // engine run concurrently. A recording retains the last queue it ran on (and
 // the last one it validated) until it is destroyed. A failed Enqueue (bad binding, wrong queue)
-// enqueues nothing and leaves the recording usable.
+// enqueues nothing and leaves the recording usable; one that fails in an
+// OpenCL call may leave the dispatches enqueued before it running. Destroying
+// a recording waits for its runs to complete (it drains the queues it last
+// ran on and validated, so other work there is waited for too).
 #ifndef RECQ_RECORDING_H_
 #define RECQ_RECORDING_H_
 
@@ -79,7 +82,9 @@ class Recording {
   // until that run's work completes on the device, because the run still
   // uses the recording's intermediate memory; the first call after it has
   // completed works as usual. A device that never finishes keeps the
-  // recording unusable; destroying it is still safe.
+  // recording unusable; destroying it is still safe: its memory and OpenCL
+  // objects are then kept (never freed while the device may use them).
+  // Any other failed Run returns only once nothing of it is in flight.
   [[nodiscard]] absl::Status Run(const Bindings& bindings, absl::Duration timeout);
 
   // The backend that records, and why it was chosen.

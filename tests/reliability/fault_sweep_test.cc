@@ -52,6 +52,9 @@ const std::map<std::string, std::string>& Fallbacks() {
        "submission before returning"},
       {"clGetDeviceInfo",
        "optional capabilities (khr mutable dispatch): the backend uses its non-mutable path"},
+      {"clFinish",
+       "draining a queue (a recording's teardown waits for its runs): a marker is enqueued and "
+       "waited for instead"},
   };
   return *fallbacks;
 }
@@ -241,10 +244,15 @@ TEST_F(FaultSweepTest, EveryCallOfTheScenarioFailsCleanly) {
   // RECQ_FAULT_SWEEP_ONLY=<spec prefix> (e.g. "clCreateBuffer:3:") runs the
   // matching pairs only: for reproducing one finding.
   const char* only = std::getenv("RECQ_FAULT_SWEEP_ONLY");
-  // RECQ_FAULT_SWEEP_FROM=<pair index> skips the pairs before it, and
-  // RECQ_FAULT_SWEEP_VERBOSE=1 prints each pair before it runs.
+  // RECQ_FAULT_SWEEP_FROM=<pair index> skips the pairs before it,
+  // RECQ_FAULT_SWEEP_TO=<pair index> the pairs from it on (shards of the full
+  // sweep run side by side), and RECQ_FAULT_SWEEP_VERBOSE=1 prints each pair
+  // before it runs.
   const size_t from = static_cast<size_t>(std::atoll(
       std::getenv("RECQ_FAULT_SWEEP_FROM") ? std::getenv("RECQ_FAULT_SWEEP_FROM") : "0"));
+  const size_t to = std::getenv("RECQ_FAULT_SWEEP_TO")
+                        ? static_cast<size_t>(std::atoll(std::getenv("RECQ_FAULT_SWEEP_TO")))
+                        : SIZE_MAX;
   const bool verbose = std::getenv("RECQ_FAULT_SWEEP_VERBOSE") != nullptr;
   const bool full = (mode != nullptr && std::string(mode) == "full") || only != nullptr;
   // Sample: call 1 and the last call of every entry point, plus every
@@ -262,7 +270,7 @@ TEST_F(FaultSweepTest, EveryCallOfTheScenarioFailsCleanly) {
       if (!full && n != 1 && n != calls && index % stride != 0) continue;
       const std::string spec = absl::StrCat(entry, ":", n, ":CL_OUT_OF_RESOURCES");
       if (only != nullptr && spec.rfind(only, 0) != 0) continue;
-      if (index < from) continue;
+      if (index < from || index >= to) continue;
       ++ran;
       if (verbose) std::fprintf(stderr, "sweep %zu %s\n", index, spec.c_str());
       const std::map<std::string, uint64_t> before = layer_.LiveObjects();

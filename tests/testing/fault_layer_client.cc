@@ -56,9 +56,11 @@ absl::StatusOr<FaultLayerClient> FaultLayerClient::Find() {
         reinterpret_cast<recqFaultLayerHoldEvents_fn>(dlsym(lib, "recqFaultLayerHoldEvents"));
     client.set_khr_mutable_ =
         reinterpret_cast<recqFaultLayerSetKhrMutable_fn>(dlsym(lib, "recqFaultLayerSetKhrMutable"));
+    client.set_device_memory_ = reinterpret_cast<recqFaultLayerSetDeviceMemory_fn>(
+        dlsym(lib, "recqFaultLayerSetDeviceMemory"));
     dlclose(lib);  // drops the NOLOAD reference; the loader keeps its own
     if (client.set_fault_ && client.reset_counts_ && client.call_counts_ && client.live_objects_ &&
-        client.hold_) {
+        client.hold_ && client.set_khr_mutable_ && client.set_device_memory_) {
       return client;
     }
   }
@@ -88,6 +90,11 @@ std::map<std::string, uint64_t> FaultLayerClient::LiveObjects() const {
 void FaultLayerClient::Hold(bool hold) const { hold_(hold ? 1 : 0); }
 
 void FaultLayerClient::SetKhrMutable(bool emulate) const { set_khr_mutable_(emulate ? 1 : 0); }
+
+void FaultLayerClient::SetDeviceMemory(uint64_t global_mem_size,
+                                       uint64_t max_mem_alloc_size) const {
+  set_device_memory_(global_mem_size, max_mem_alloc_size);
+}
 
 std::string LiveObjectsText(const std::map<std::string, uint64_t>& live) {
   std::string text = "{";

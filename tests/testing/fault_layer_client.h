@@ -35,6 +35,8 @@ class FaultLayerClient {
   void Hold(bool hold) const;
   // SetKhrMutable: see recqFaultLayerSetKhrMutable.
   void SetKhrMutable(bool emulate) const;
+  // SetDeviceMemory: see recqFaultLayerSetDeviceMemory (0, 0: the device's).
+  void SetDeviceMemory(uint64_t global_mem_size, uint64_t max_mem_alloc_size) const;
 
  private:
   recqFaultLayerSetFault_fn set_fault_ = nullptr;
@@ -43,6 +45,7 @@ class FaultLayerClient {
   recqFaultLayerLiveObjects_fn live_objects_ = nullptr;
   recqFaultLayerHoldEvents_fn hold_ = nullptr;
   recqFaultLayerSetKhrMutable_fn set_khr_mutable_ = nullptr;
+  recqFaultLayerSetDeviceMemory_fn set_device_memory_ = nullptr;
 };
 
 // LiveObjectsText formats LiveObjects() for failure messages ("{}" if none).

@@ -157,6 +157,13 @@ struct LayerState {
   // each extension lookup and device query.
   std::atomic<bool> emulate_mutable{false};
 
+  // RECQ_FAULT_LAYER_GLOBAL_MEM_SIZE / _MAX_MEM_ALLOC_SIZE or
+  // recqFaultLayerSetDeviceMemory: what CL_DEVICE_GLOBAL_MEM_SIZE and
+  // CL_DEVICE_MAX_MEM_ALLOC_SIZE report instead of the device's (0: the
+  // device's own). Only the reports change, not what can be allocated.
+  std::atomic<cl_ulong> global_mem_size{0};
+  std::atomic<cl_ulong> max_mem_alloc_size{0};
+
   std::mutex hold_mu;
   bool hold = false;
   cl_event gate = nullptr;  // user event gating held enqueues (layer-owned)
@@ -324,6 +331,17 @@ bool BelowHasCommandBuffer(cl_device_id device) {
 cl_int CL_API_CALL MutableDeviceInfo(cl_device_id device, cl_device_info name, size_t value_size,
                                      void* value, size_t* size_ret) {
   LayerState& s = State();
+  if (name == CL_DEVICE_GLOBAL_MEM_SIZE || name == CL_DEVICE_MAX_MEM_ALLOC_SIZE) {
+    const cl_ulong bytes =
+        name == CL_DEVICE_GLOBAL_MEM_SIZE ? s.global_mem_size.load() : s.max_mem_alloc_size.load();
+    if (bytes != 0) {
+      // Validates the device handle as the call below would.
+      cl_ulong real = 0;
+      const cl_int err = s.target.clGetDeviceInfo(device, name, sizeof(real), &real, nullptr);
+      if (err != CL_SUCCESS) return err;
+      return CopyOut(&bytes, sizeof(bytes), value_size, value, size_ret);
+    }
+  }
   if (!s.emulate_mutable || !BelowHasCommandBuffer(device)) {
     return s.target.clGetDeviceInfo(device, name, value_size, value, size_ret);
   }
@@ -591,6 +609,12 @@ clInitLayer(cl_uint num_entries, const cl_icd_dispatch* target_dispatch, cl_uint
   std::memcpy(static_cast<void*>(&s.target), target_dispatch, copied * sizeof(void*));
   const char* emulate = std::getenv("RECQ_FAULT_LAYER_KHR_MUTABLE");
   s.emulate_mutable.store(emulate != nullptr && *emulate != '\0' && std::strcmp(emulate, "0") != 0);
+  for (auto [var, size] :
+       {std::pair{"RECQ_FAULT_LAYER_GLOBAL_MEM_SIZE", &s.global_mem_size},
+        std::pair{"RECQ_FAULT_LAYER_MAX_MEM_ALLOC_SIZE", &s.max_mem_alloc_size}}) {
+    const char* text = std::getenv(var);
+    size->store(text == nullptr ? 0 : std::strtoull(text, nullptr, 10));
+  }
   std::string problem;
   if (!s.rules.Configure(std::getenv("RECQ_FAULT_LAYER_FAIL"), &problem)) {
     std::fprintf(stderr, "recq fault layer: ignoring RECQ_FAULT_LAYER_FAIL: %s\n", problem.c_str());
@@ -634,6 +658,13 @@ RECQ_LAYER_EXPORT int recqFaultLayerLiveObjects(char* buffer, size_t size, size_
 
 RECQ_LAYER_EXPORT int recqFaultLayerSetKhrMutable(int emulate) {
   State().emulate_mutable.store(emulate != 0);
+  return CL_SUCCESS;
+}
+
+RECQ_LAYER_EXPORT int recqFaultLayerSetDeviceMemory(unsigned long long global_mem_size,
+                                                    unsigned long long max_mem_alloc_size) {
+  State().global_mem_size.store(global_mem_size);
+  State().max_mem_alloc_size.store(max_mem_alloc_size);
   return CL_SUCCESS;
 }
 

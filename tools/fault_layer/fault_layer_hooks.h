@@ -37,6 +37,12 @@ typedef int (*recqFaultLayerHoldEvents_fn)(int hold);
 // clUpdateMutableCommandsKHR; applies to extension lookups and device
 // queries made from then on (recq looks both up at each Record).
 typedef int (*recqFaultLayerSetKhrMutable_fn)(int emulate);
+// Non-zero sizes: CL_DEVICE_GLOBAL_MEM_SIZE and CL_DEVICE_MAX_MEM_ALLOC_SIZE
+// report them instead of the device's values (0: the device's own), for
+// queries made from then on (recq reads both at Context::Create). Only the
+// reports change, not what can be allocated.
+typedef int (*recqFaultLayerSetDeviceMemory_fn)(unsigned long long global_mem_size,
+                                                unsigned long long max_mem_alloc_size);
 
 }  // extern "C"
 
