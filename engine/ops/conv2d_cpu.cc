@@ -60,6 +60,7 @@ absl::Status LowerPointwise(LoweringContext& ctx, const Node& node) {
   d.args = {ctx.Arg(node.inputs[0]), PackPointwiseWeights(ctx, node.inputs[1], out[1], x[1], ocb),
             ctx.Arg(Bias(node)), ctx.Arg(residual), ctx.Arg(y)};
   AddInts(d, {x[0], x[1], hw, out[1]});
+  SetConvWork(node, ctx, residual, d);
   return Finish(ctx, std::move(d), act);
 }
 
@@ -82,6 +83,7 @@ absl::Status LowerDepthwise3x3(LoweringContext& ctx, const Node& node) {
   SetRange(d, range, WorkGroupFor(range, std::clamp<size_t>(items / 128, 16, 256)));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(Bias(node)), ctx.Arg(y)};
   AddInts(d, {x[0], x[1], x[2], x[3], out[2], out[3], a.pads[0]});
+  SetConvWork(node, ctx, residual, d);
   return Finish(ctx, std::move(d), act);
 }
 
@@ -102,6 +104,7 @@ absl::Status LowerDense3x3(LoweringContext& ctx, const Node& node) {
   d.args = {ctx.Arg(node.inputs[0]), PackDense3x3Weights(ctx, node.inputs[1], out[1], x[1]),
             ctx.Arg(Bias(node)), ctx.Arg(y)};
   AddInts(d, {x[0], x[1], x[2], x[3], out[1], out[2], out[3], a.pads[0]});
+  SetConvWork(node, ctx, residual, d);
   return Finish(ctx, std::move(d), act);
 }
 
@@ -118,8 +121,9 @@ TiledParams ChooseTiled(int64_t ow, int64_t ocpg) {
   p.vw = CeilDiv(ow, 16) * 16 <= CeilDiv(ow, 8) * 8 ? 16 : 8;
   // Whole groups of up to 8 channels (ResNeXt's 4 per group), else 8.
   p.ocb = std::min<int64_t>(ocpg, 8);
-  // At least 8 independent accumulators to cover the FMA latency.
-  p.rb = std::clamp<int64_t>(8 / p.ocb, 1, 4);
+  // At least 128 accumulator lanes (16 AVX2 or 8 AVX-512 registers) to
+  // cover the FMA latency.
+  p.rb = std::clamp<int64_t>(int64_t(CeilDiv(128, p.vw * p.ocb)), 1, 4);
   return p;
 }
 
@@ -161,12 +165,14 @@ absl::Status LowerTiled(LoweringContext& ctx, const Node& node) {
   // About 1 MFLOP per work-group: PoCL's per-group cost stays small while
   // both cores get many groups.
   const int64_t item_flops = 2 * w[1] * w[2] * w[3] * p.ocb * p.vw * p.rb;
-  SetRange(d, range,
-           WorkGroupFor(range, std::clamp<size_t>(size_t(1'000'000 / item_flops), 1, 64)));
+  size_t wg = std::clamp<size_t>(size_t(1'000'000 / item_flops), 1, 64);
+  if (getenv("RECQ_CT_WG")) wg = atoi(getenv("RECQ_CT_WG"));
+  SetRange(d, range, WorkGroupFor(range, wg));
   d.args = {ctx.Arg(node.inputs[0]), PackTiledWeights(ctx, node.inputs[1], w, a.groups, p.ocb),
             ctx.Arg(Bias(node)), ctx.Arg(residual), ctx.Arg(y)};
   AddInts(d, {x[0], x[1], x[2], x[3], out[1], out[2], out[3], w[2], a.strides[0], a.dilations[0],
               a.pads[0], a.pads[1], a.groups});
+  SetConvWork(node, ctx, residual, d);
   return Finish(ctx, std::move(d), act);
 }
 
@@ -184,6 +190,7 @@ absl::Status LowerGeneric(LoweringContext& ctx, const Node& node) {
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(Bias(node)), ctx.Arg(y)};
   AddInts(d, {x[1], x[2], x[3], out[1], out[2], out[3], w[2], w[3], a.strides[0], a.strides[1],
               a.pads[0], a.pads[1], a.dilations[0], a.dilations[1], a.groups});
+  SetConvWork(node, ctx, residual, d);
   return Finish(ctx, std::move(d), act);
 }
 

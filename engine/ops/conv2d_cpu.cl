@@ -70,7 +70,8 @@
 
 // The KW taps of one input row for the tile whose lane 0 reads column q at
 // tap 0: taps[kw] lane i = row[q + kw*DW + i*SW], zero outside [0, W).
-inline void ct_taps(const __global float* row, int q, int W, bool inside, floatV* taps) {
+__attribute__((always_inline)) inline void ct_taps(const __global float* row, int q, int W,
+                                                   bool inside, floatV* taps) {
 #ifdef CT_DIRECT_SPAN
   if (inside) {
 #pragma unroll
@@ -90,8 +91,10 @@ inline void ct_taps(const __global float* row, int q, int W, bool inside, floatV
   float win[CT_WIN];
 #pragma unroll
   for (int i = 0; i < CT_WIN; ++i) {
+    // Branch-free: a clamped load, zeroed outside the row.
     const int col = q + i;
-    win[i] = (col >= 0 && col < W) ? row[col] : 0.0f;
+    const float v = row[clamp(col, 0, W - 1)];
+    win[i] = (col >= 0 && col < W) ? v : 0.0f;
   }
 #pragma unroll
   for (int kw = 0; kw < KW; ++kw) {
