@@ -70,8 +70,12 @@
 
 // The KW taps of one input row for the tile whose lane 0 reads column q at
 // tap 0: taps[kw] lane i = row[q + kw*DW + i*SW], zero outside [0, W).
-__attribute__((always_inline)) inline void ct_taps(const __global float* row, int q, int W,
-                                                   bool inside, floatV* taps) {
+// `wcol` and `wmask`: the window's columns clamped into the row, and an
+// all-ones mask where the column lies inside it (zero where it is padding),
+// computed once per tile so the edge path has no branches.
+__attribute__((always_inline)) inline void ct_taps(const __global float* row, int q, bool inside,
+                                                   const int* wcol, const int* wmask,
+                                                   floatV* taps) {
 #ifdef CT_DIRECT_SPAN
   if (inside) {
 #pragma unroll
@@ -91,10 +95,7 @@ __attribute__((always_inline)) inline void ct_taps(const __global float* row, in
   float win[CT_WIN];
 #pragma unroll
   for (int i = 0; i < CT_WIN; ++i) {
-    // Branch-free: a clamped load, zeroed outside the row.
-    const int col = q + i;
-    const float v = row[clamp(col, 0, W - 1)];
-    win[i] = (col >= 0 && col < W) ? v : 0.0f;
+    win[i] = as_float(as_int(row[wcol[i]]) & wmask[i]);
   }
 #pragma unroll
   for (int kw = 0; kw < KW; ++kw) {
@@ -134,6 +135,12 @@ __kernel void conv2d_tiled(__global const float* restrict x, __global const floa
 #endif
   const __global float* xg = x + ((size_t)n * C + (size_t)g * cpg) * H * W;
   const __global float* wg = wp + ((size_t)g * blocks + b) * cpg * KH * KW * OCB;
+  int wcol[CT_WIN], wmask[CT_WIN];
+#pragma unroll
+  for (int i = 0; i < CT_WIN; ++i) {
+    wcol[i] = clamp(q + i, 0, W - 1);
+    wmask[i] = (q + i >= 0 && q + i < W) ? -1 : 0;
+  }
   floatV acc[RB][OCB];
 #pragma unroll
   for (int rr = 0; rr < RB; ++rr) {
@@ -149,7 +156,7 @@ __kernel void conv2d_tiled(__global const float* restrict x, __global const floa
         const int ih = (oh0 + rr) * SH - PT + kh * DH;
         if (ih < 0 || ih >= H || oh0 + rr >= OH) continue;
         floatV taps[KW];
-        ct_taps(xc + (size_t)ih * W, q, W, inside, taps);
+        ct_taps(xc + (size_t)ih * W, q, inside, wcol, wmask, taps);
 #pragma unroll
         for (int kw = 0; kw < KW; ++kw) {
 #pragma unroll
