@@ -286,7 +286,8 @@ absl::StatusOr<std::vector<DispatchProfile>> Engine::Profile(const Bindings& bin
   RECQ_ASSIGN_OR_RETURN(std::vector<double> ms, internal::ProfileDispatches(state_, slot_mems));
   std::vector<DispatchProfile> profile;
   for (size_t d = 0; d < ms.size(); ++d) {
-    profile.push_back({state_->list.dispatches[d].label, ms[d]});
+    const internal::Dispatch& dispatch = state_->list.dispatches[d];
+    profile.push_back({dispatch.label, ms[d], dispatch.flops, dispatch.bytes});
   }
   return profile;
 }

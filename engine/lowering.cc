@@ -80,6 +80,13 @@ class Lowerer final : public LoweringContext {
 
   Dispatch& Emit(Dispatch dispatch) override {
     dispatch.label = absl::StrCat(current_->name, "/", dispatch.label);
+    if (dispatch.bytes == 0) {
+      for (ValueId id : current_->inputs) {
+        if (id != kNoValue) dispatch.bytes += double(graph_.value(id).desc.ByteSize());
+      }
+      for (ValueId id : current_->outputs)
+        dispatch.bytes += double(graph_.value(id).desc.ByteSize());
+    }
     list().dispatches.push_back(std::move(dispatch));
     return list().dispatches.back();
   }

@@ -19,6 +19,7 @@
 #include "recq/onnx.h"
 #include "recq/recq.h"
 #include "tools/random_input.h"
+#include "tools/roofline.h"
 
 namespace recq::tools {
 namespace {
@@ -78,23 +79,42 @@ absl::Status WriteBytes(const std::string& path, const std::vector<uint8_t>& dat
 
 }  // namespace
 
-// PrintProfile prints each kernel's total device time over one profiled run,
-// and the ten slowest dispatches.
+// PrintProfile prints every dispatch's device time, achieved GFLOP/s and
+// GB/s and fraction of the device's roofline (tools/roofline.h), each
+// kernel's totals, and the ten slowest dispatches.
 absl::Status PrintProfile(const Engine& engine, const Bindings& bindings) {
   RECQ_ASSIGN_OR_RETURN(std::vector<DispatchProfile> profile, engine.Profile(bindings));
-  double total = 0;
-  std::map<std::string, std::pair<double, int>> by_kernel;
+  RECQ_ASSIGN_OR_RETURN(tools::Roofline roof, tools::DeviceRoofline(engine.context()));
+  std::printf("roofline (%s%s): %.1f GFLOP/s, %.1f GB/s\n", roof.cached ? "cached in " : "measured",
+              roof.cached ? roof.cache_file.c_str() : "", roof.gflops, roof.gbps);
+  struct Sum {
+    double ms = 0, flops = 0, bytes = 0;
+    int count = 0;
+  };
+  auto line = [&](const char* name, double ms, double flops, double bytes) {
+    const double s = std::max(ms, 1e-9) * 1e-3;
+    std::printf("%9.3f ms %8.1f GFLOP/s %7.1f GB/s %5.1f%% roof  %s\n", ms, flops / s * 1e-9,
+                bytes / s * 1e-9, 100.0 * tools::RooflineFraction(roof, flops, bytes, ms), name);
+  };
+  Sum total;
+  std::map<std::string, Sum> by_kernel;
+  std::printf("dispatches in order:\n");
   for (const DispatchProfile& p : profile) {
-    total += p.device_ms;
+    line(p.label.c_str(), p.device_ms, p.flops, p.bytes);
     std::string kernel = p.label.substr(p.label.rfind('/') + 1);
-    by_kernel[kernel].first += p.device_ms;
-    by_kernel[kernel].second += 1;
+    for (Sum* sum : {&total, &by_kernel[kernel]}) {
+      sum->ms += p.device_ms;
+      sum->flops += p.flops;
+      sum->bytes += p.bytes;
+      sum->count += 1;
+    }
   }
-  std::printf("profile (one op-by-op run, device time): %.3f ms in %zu dispatches\n", total,
+  std::printf("profile (one op-by-op run, device time): %.3f ms in %zu dispatches\n", total.ms,
               profile.size());
   for (const auto& [kernel, t] : by_kernel) {
-    std::printf("  %-24s %8.3f ms  %5.1f%%  %3d dispatches\n", kernel.c_str(), t.first,
-                100.0 * t.first / std::max(total, 1e-9), t.second);
+    std::printf("  %-24s %8.3f ms  %5.1f%%  %3d dispatches  %8.1f GFLOP/s %7.1f GB/s\n",
+                kernel.c_str(), t.ms, 100.0 * t.ms / std::max(total.ms, 1e-9), t.count,
+                t.flops / std::max(t.ms, 1e-9) * 1e-6, t.bytes / std::max(t.ms, 1e-9) * 1e-6);
   }
   std::vector<DispatchProfile> slowest = profile;
   std::sort(slowest.begin(), slowest.end(), [](const DispatchProfile& a, const DispatchProfile& b) {
@@ -102,9 +122,7 @@ absl::Status PrintProfile(const Engine& engine, const Bindings& bindings) {
   });
   slowest.resize(std::min<size_t>(slowest.size(), 10));
   std::printf("  slowest dispatches:\n");
-  for (const DispatchProfile& p : slowest) {
-    std::printf("    %8.3f ms  %s\n", p.device_ms, p.label.c_str());
-  }
+  for (const DispatchProfile& p : slowest) line(p.label.c_str(), p.device_ms, p.flops, p.bytes);
   return absl::OkStatus();
 }
 

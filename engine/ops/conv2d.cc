@@ -129,6 +129,18 @@ ConvShape ConvShapeOf(const Node& node, const LoweringContext& ctx) {
   return s;
 }
 
+void SetConvWork(const Node& node, const LoweringContext& ctx, ValueId residual, Dispatch& d) {
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  d.flops = 2.0 * double(Product(out, 0, 4)) * double(w[1] * w[2] * w[3]);
+  d.bytes = 0;
+  for (ValueId id : node.inputs) {
+    if (id != kNoValue) d.bytes += double(ctx.graph().value(id).desc.ByteSize());
+  }
+  const double y = double(ctx.graph().value(node.outputs[0]).desc.ByteSize());
+  d.bytes += residual != kNoValue ? 2 * y : y;
+}
+
 DispatchArg PackPointwiseWeights(LoweringContext& ctx, ValueId w, int64_t oc, int64_t c,
                                  int64_t ocb) {
   absl::Span<const float> src = ctx.graph().value(w).floats();

@@ -21,6 +21,10 @@ struct ConvShape {
 };
 ConvShape ConvShapeOf(const Node& node, const LoweringContext& ctx);
 
+// SetConvWork sets `d`'s flops (2 per multiply-add) and bytes (input,
+// weights, bias, output, and the residual when `residual` is a value).
+void SetConvWork(const Node& node, const LoweringContext& ctx, ValueId residual, Dispatch& d);
+
 // PackPointwiseWeights returns [OC][C] weights repacked as
 // [ceil(OC/ocb)][C][ocb], zero past OC, stored in the original's place.
 DispatchArg PackPointwiseWeights(LoweringContext& ctx, ValueId w, int64_t oc, int64_t c,

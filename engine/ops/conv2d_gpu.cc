@@ -70,6 +70,7 @@ absl::Status LowerPointwiseGpu(LoweringContext& ctx, const Node& node) {
   d.args = {ctx.Arg(node.inputs[0]), PackPointwiseWeights(ctx, node.inputs[1], out[1], x[1], s.ocb),
             ctx.Arg(Bias(node)), ctx.Arg(residual), ctx.Arg(y)};
   AddInts(d, {x[0], x[1], hw, out[1]});
+  SetConvWork(node, ctx, residual, d);
   return Finish(ctx, std::move(d), act);
 }
 
@@ -96,6 +97,7 @@ absl::Status LowerFlatGpu(LoweringContext& ctx, const Node& node, const char* ke
   AddInts(d, {out[2], out[3], a.strides[0], a.strides[1], a.pads[0], a.pads[1], a.dilations[0],
               a.dilations[1]});
   if (!depthwise) AddInts(d, {a.groups});
+  SetConvWork(node, ctx, residual, d);
   return Finish(ctx, std::move(d), act);
 }
 

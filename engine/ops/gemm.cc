@@ -110,6 +110,7 @@ void SetGemmArgs(LoweringContext& ctx, const Node& node, const GemmShape& g,
             ctx.Arg(node.outputs[0])};
   AddInts(d, {g.m, g.n, g.k});
   AddInts(d, extra);
+  d.flops = 2.0 * double(g.m) * double(g.n) * double(g.k);
   d.args.push_back(DispatchArg::Scalar(a.alpha));
   d.args.push_back(DispatchArg::Scalar(a.beta));
   AddInts(d, {g.c_sm, g.c_sn});
@@ -160,6 +161,7 @@ absl::Status LowerMatMul(LoweringContext& ctx, const Node& node) {
       ctx, "gemm.cl", "matmul", {size_t(nn), size_t(m), size_t(Product(batch, 0, batch.size()))}));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(node.outputs[0])};
   AddInts(d, {m, nn, k});
+  d.flops = 2.0 * double(m) * double(nn) * double(k) * double(Product(batch, 0, batch.size()));
   d.args.push_back(DispatchArg::Scalar(Pad8(batch, 1)));
   d.args.push_back(DispatchArg::Scalar(sa));
   d.args.push_back(DispatchArg::Scalar(sb));

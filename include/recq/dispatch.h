@@ -55,6 +55,12 @@ struct Dispatch {
   std::array<size_t, 3> local = {0, 0, 0};  // all 0: the runtime chooses
   std::vector<DispatchArg> args;
   std::string label;  // "<node name>/<kernel variant>", for errors and profiles
+  // Work of one run, for profiles (achieved GFLOP/s and GB/s): floating-point
+  // operations (an FMA counts 2) and bytes of global memory the dispatch
+  // must move at least. The lowering fills bytes with the node's inputs and
+  // outputs when the op's lowering leaves it 0.
+  double flops = 0;
+  double bytes = 0;
 
   bool has_local() const { return local[0] != 0; }
 };

@@ -64,6 +64,8 @@ struct EngineStats {
 struct DispatchProfile {
   std::string label;  // "<node name>/<kernel>"
   double device_ms = 0;
+  double flops = 0;  // Dispatch::flops, Dispatch::bytes: 0 when unknown
+  double bytes = 0;
 };
 
 class Engine {

@@ -40,9 +40,10 @@ TEST(OpRegistryTest, ConvDeclaresBothFamiliesInOrderOfPreference) {
   ASSERT_NE(conv, nullptr);
   std::vector<std::string> names;
   for (const KernelVariant& v : conv->variants) names.push_back(v.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"conv2d_pointwise", "conv2d_depthwise3x3",
-                                             "conv2d_dense3x3", "conv2d", "conv2d_pointwise_gpu",
-                                             "conv2d_depthwise_gpu", "conv2d_direct_gpu"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"conv2d_pointwise", "conv2d_depthwise3x3", "conv2d_tiled",
+                                      "conv2d_dense3x3", "conv2d", "conv2d_pointwise_gpu",
+                                      "conv2d_depthwise_gpu", "conv2d_direct_gpu"}));
   EXPECT_TRUE(conv->absorbs_activation);
   EXPECT_TRUE(conv->fold_channel_affine);
   EXPECT_TRUE(FindOp(OpType::kAdd)->is_residual_add);
@@ -122,7 +123,7 @@ TEST(VariantChooserTest, PicksAmongFittingVariants) {
     return fitting.back();
   };
   RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), graph, options));
-  EXPECT_EQ(offered, (std::vector<std::string>{"conv2d_pointwise", "conv2d"}));
+  EXPECT_EQ(offered, (std::vector<std::string>{"conv2d_pointwise", "conv2d_tiled", "conv2d"}));
   EXPECT_EQ(engine.DispatchLabels(), (std::vector<std::string>{"Conv2D_0/conv2d"}));
 
   auto host = reference::RandomTensor({1, 8, 6, 6}, 8);

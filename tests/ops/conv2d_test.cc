@@ -9,6 +9,7 @@
 // 4 output channels per item, C split in 1-8 slices, fused residual Add),
 // depthwise and direct.
 #include <array>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <tuple>
@@ -258,6 +259,191 @@ INSTANTIATE_TEST_SUITE_P(
             Conv("dwgpu_k1x3", {2, 4, 5, 9}, 4, {1, 3}, Attrs({1, 1}, {0, 1, 0, 1}, 4))),
         kTargets),
     CaseName);
+
+// Every Conv2D kernel variant forced through EngineOptions::choose_variant
+// (the auto-tuner's hook) over shapes it fits, against the reference. The
+// conv2d_tiled cases reach, through its tile choice (conv2d_cpu.cc): 16- and
+// 8-column tiles, exact and shifted last tiles, rows narrower than a tile;
+// 1-8 output channels per item with tails past each group's channels;
+// 1-4 output rows per item with a shifted last row tile and fewer rows than
+// a tile; kernel widths 1-11 with strides 1-4 (2 takes the direct even-lane
+// loads, 3 and 4 the window) and column dilation; row strides and
+// dilations unlike the column ones; tiles inside the row and at either
+// edge; groups (ResNeXt's 4 channels per group, depthwise with other
+// kernels); bias or none; batches; fused activations.
+struct ForcedCase {
+  std::string variant;
+  KernelTarget target;
+  ConvCase conv;
+};
+
+void PrintTo(const ForcedCase& c, std::ostream* os) { *os << c.variant << "_" << c.conv.name; }
+
+// Force picks the variant named `name` wherever it fits a Conv2D node and
+// counts those nodes in `*forced`; other nodes get the first that fits.
+VariantChooser Force(const std::string& name, std::shared_ptr<int> forced) {
+  return [name, forced](const Node& node, const LoweringContext&,
+                        absl::Span<const size_t> fitting) -> size_t {
+    if (node.op != OpType::kConv2D) return fitting[0];
+    const OpDef* def = FindOp(node.op);
+    for (size_t i : fitting) {
+      if (def->variants[i].name == name) {
+        ++*forced;
+        return i;
+      }
+    }
+    return fitting[0];
+  };
+}
+
+class Conv2DForcedVariantTest : public ::testing::TestWithParam<ForcedCase> {};
+
+TEST_P(Conv2DForcedVariantTest, MatchesReference) {
+  const ForcedCase& f = GetParam();
+  const ConvCase& c = f.conv;
+  OpGraphBuilder b;
+  TensorRef x = b.Input("x", c.x);
+  TensorRef w =
+      b.Constant("w", {c.out_channels, c.x[1] / c.attrs.groups, c.kernel[0], c.kernel[1]});
+  TensorRef bias = c.bias ? b.Constant("b", {c.out_channels}) : TensorRef{};
+  TensorRef y = b.graph().Conv2D(x, w, bias, c.attrs);
+  if (c.fused.kind != ActivationKind::kNone) b.graph().SetFusedActivation(y, c.fused);
+  CheckOptions options = For(f.target);
+  auto forced = std::make_shared<int>(0);
+  options.choose_variant = Force(f.variant, forced);
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), options);
+  EXPECT_GT(*forced, 0) << f.variant << " does not fit " << c.name;
+}
+
+std::vector<ForcedCase> ForcedCases() {
+  const KernelTarget cpu = KernelTarget::kCpu;
+  const KernelTarget gpu = KernelTarget::kGpu;
+  const std::string tiled = "conv2d_tiled";
+  return {
+      // conv2d_tiled.
+      {tiled, cpu,
+       Conv("k3_vw16_ocb8_rb1", {1, 16, 9, 32}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
+            kRelu)},
+      {tiled, cpu, Conv("k3_vw16_shifted", {1, 5, 7, 30}, 12, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}))},
+      {tiled, cpu,
+       Conv("k3_vw8_rb2_oc_tail", {2, 6, 9, 21}, 13, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), false,
+            kRelu6)},
+      {tiled, cpu, Conv("k3_w7_lanes", {1, 32, 7, 7}, 24, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}))},
+      {tiled, cpu,
+       Conv("k3_oh1_w3_lanes", {1, 4, 1, 3}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
+            kSigmoid)},
+      {tiled, cpu,
+       Conv("k3_s2_vw16", {1, 8, 20, 66}, 8, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}), true,
+            kHardSwish)},
+      {tiled, cpu, Conv("k3_s2_vw8_w15", {1, 3, 15, 15}, 9, {3, 3}, Attrs({2, 2}, {0, 0, 1, 1}))},
+      {tiled, cpu,
+       Conv("k7_s2_stem", {1, 3, 40, 70}, 16, {7, 7}, Attrs({2, 2}, {3, 3, 3, 3}), true, kRelu)},
+      {tiled, cpu,
+       Conv("k11_s4_alexnet_stem", {1, 3, 43, 67}, 8, {11, 11}, Attrs({4, 4}, {2, 2, 2, 2}))},
+      {tiled, cpu, Conv("k5_s1_pad2", {1, 6, 12, 19}, 10, {5, 5}, Attrs({1, 1}, {2, 2, 2, 2}))},
+      {tiled, cpu,
+       Conv("k5_s3_nobias", {1, 4, 17, 52}, 5, {5, 5}, Attrs({3, 3}, {1, 2, 0, 1}), false, kLeaky)},
+      {tiled, cpu, Conv("k1x7_inception", {1, 8, 9, 17}, 8, {1, 7}, Attrs({1, 1}, {0, 3, 0, 3}))},
+      {tiled, cpu, Conv("k7x1_inception", {1, 8, 17, 9}, 12, {7, 1}, Attrs({1, 1}, {3, 0, 3, 0}))},
+      {tiled, cpu,
+       Conv("k1_s2_downsample", {1, 16, 14, 14}, 32, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0}), false)},
+      {tiled, cpu, Conv("k1_s2_vw16_w56", {2, 8, 5, 56}, 8, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0}))},
+      {tiled, cpu,
+       Conv("k1_s1_pointwise_shape", {1, 12, 6, 20}, 20, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
+            kRelu6)},
+      {tiled, cpu,
+       Conv("k3_dil2", {1, 4, 13, 24}, 8, {3, 3}, Attrs({1, 1}, {2, 2, 2, 2}, 1, {2, 2}))},
+      {tiled, cpu,
+       Conv("k3_dil2x1_s2x1", {1, 3, 14, 20}, 4, {3, 3}, Attrs({2, 1}, {1, 0, 2, 1}, 1, {2, 1}))},
+      {tiled, cpu,
+       Conv("k3_s1x2_dil1x3", {1, 3, 11, 40}, 6, {3, 3}, Attrs({1, 2}, {1, 3, 0, 2}, 1, {1, 3}))},
+      {tiled, cpu, Conv("k2x2_valid", {1, 5, 8, 9}, 7, {2, 2}, Attrs({1, 1}, {0, 0, 0, 0}))},
+      {tiled, cpu,
+       Conv("groups32_ocpg4_resnext", {1, 128, 10, 18}, 128, {3, 3},
+            Attrs({1, 1}, {1, 1, 1, 1}, 32), true, kRelu)},
+      {tiled, cpu,
+       Conv("groups32_ocpg4_s2", {2, 64, 9, 9}, 64, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 32))},
+      {tiled, cpu,
+       Conv("groups3_ocpg5_ocb5", {1, 6, 8, 17}, 15, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 3))},
+      {tiled, cpu,
+       Conv("groups2_ocpg12_tail", {1, 8, 6, 10}, 24, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 2),
+            false)},
+      {tiled, cpu,
+       Conv("depthwise_k5_s2_rb4", {1, 12, 15, 33}, 12, {5, 5}, Attrs({2, 2}, {2, 2, 2, 2}, 12),
+            true, kHardSigmoid)},
+      {tiled, cpu,
+       Conv("depthwise_k3_s1", {1, 10, 10, 10}, 10, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 10), true,
+            kRelu6)},
+      {tiled, cpu,
+       Conv("depthwise_multiplier2", {1, 4, 7, 9}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 4))},
+      {tiled, cpu, Conv("deep_sum_c200", {1, 200, 6, 8}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}))},
+      // The other CPU variants, each forced where an earlier one would win.
+      {"conv2d", cpu,
+       Conv("generic_groups2_dil", {1, 4, 9, 9}, 6, {3, 3}, Attrs({1, 2}, {2, 1, 2, 1}, 2, {2, 1}),
+            true, kRelu)},
+      {"conv2d", cpu, Conv("generic_k1_s2", {2, 6, 7, 8}, 5, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0}))},
+      {"conv2d_dense3x3", cpu,
+       Conv("dense3x3_s1", {1, 6, 9, 20}, 10, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu)},
+      {"conv2d_dense3x3", cpu,
+       Conv("dense3x3_s2", {2, 3, 11, 17}, 8, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}), false)},
+      {"conv2d_pointwise", cpu,
+       Conv("pointwise", {1, 9, 5, 7}, 11, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true, kRelu6)},
+      {"conv2d_depthwise3x3", cpu,
+       Conv("depthwise3x3", {1, 5, 9, 18}, 5, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 5))},
+      // The GPU variants (run on PoCL in CI).
+      {"conv2d_pointwise_gpu", gpu,
+       Conv("pointwise_gpu", {1, 9, 5, 7}, 11, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true, kRelu)},
+      {"conv2d_depthwise_gpu", gpu,
+       Conv("depthwise_gpu", {1, 6, 9, 9}, 6, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 6))},
+      {"conv2d_direct_gpu", gpu,
+       Conv("direct_gpu_k1", {1, 8, 6, 6}, 8, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}))},
+      {"conv2d_direct_gpu", gpu,
+       Conv("direct_gpu_depthwise", {1, 6, 9, 9}, 6, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 6),
+            false)},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, Conv2DForcedVariantTest, ::testing::ValuesIn(ForcedCases()),
+                         [](const ::testing::TestParamInfo<ForcedCase>& info) {
+                           return info.param.variant + "_" + info.param.conv.name;
+                         });
+
+// conv2d_tiled absorbs the residual Add after it (and the Add's Relu), as
+// ResNet's blocks need: one dispatch, matching the reference.
+class TiledResidualTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(TiledResidualTest, FusedAndMatchesReference) {
+  const ConvCase& c = GetParam();
+  auto build = [&] {
+    OpGraphBuilder b;
+    TensorRef x = b.Input("x", c.x);
+    TensorRef w =
+        b.Constant("w", {c.out_channels, c.x[1] / c.attrs.groups, c.kernel[0], c.kernel[1]});
+    TensorRef y =
+        b.graph().Conv2D(x, w, c.bias ? b.Constant("b", {c.out_channels}) : TensorRef{}, c.attrs);
+    const auto& ys = b.graph().desc(y).shape;
+    TensorRef r = b.Input("r", {ys.begin(), ys.end()});
+    TensorRef z = b.graph().Add(r, y);
+    if (c.fused.kind == ActivationKind::kRelu) z = b.graph().Relu(z);
+    return std::move(b).Build(z);
+  };
+  absl::StatusOr<std::vector<std::string>> labels =
+      DispatchLabels(build(), KernelTarget::kCpu, /*optimize=*/true);
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  ASSERT_EQ(labels->size(), 1u);
+  EXPECT_TRUE(EndsWith(labels->front(), "/conv2d_tiled")) << labels->front();
+  RECQ_EXPECT_MATCHES_REFERENCE(build(), For(KernelTarget::kCpu));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, TiledResidualTest,
+    ::testing::Values(
+        Conv("k3_vw8_relu", {1, 8, 6, 13}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu),
+        Conv("k3_vw16_batch2", {2, 4, 5, 32}, 12, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), false),
+        Conv("k3_lanes_w5_relu", {1, 6, 4, 5}, 6, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu),
+        Conv("k1_s2", {1, 8, 10, 34}, 16, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0})),
+        Conv("groups4_k3", {1, 16, 7, 9}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 4), true, kRelu)),
+    [](const ::testing::TestParamInfo<ConvCase>& info) { return info.param.name; });
 
 class Conv2DPassesTest : public ::testing::TestWithParam<KernelTarget> {};
 

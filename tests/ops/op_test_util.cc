@@ -221,6 +221,7 @@ absl::Status CheckAgainstReference(const OpGraph& op, const CheckOptions& option
       EngineOptions engine_options;
       engine_options.optimize = optimize;
       engine_options.kernel_target = target;
+      engine_options.choose_variant = options.choose_variant;
       const std::string compiled = absl::StrCat("kernels=", KernelTargetName(target),
                                                 ", optimize=", optimize ? "true" : "false");
       absl::StatusOr<Engine> engine = Engine::Compile(*context, op.graph, engine_options);

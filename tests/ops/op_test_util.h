@@ -93,6 +93,9 @@ struct CheckOptions {
   // to the reference on whatever device runs the tests (PoCL in CI).
   std::vector<EngineOptions::KernelTarget> kernel_targets = {EngineOptions::KernelTarget::kCpu,
                                                              EngineOptions::KernelTarget::kGpu};
+  // EngineOptions::choose_variant for every compile: how tests force one
+  // kernel variant (empty: the first that fits).
+  VariantChooser choose_variant;
   // Runs of the recorded path; each run after the first uses fresh inputs
   // in newly allocated tensors, so stale arguments in a replay show up.
   int recorded_runs = 2;

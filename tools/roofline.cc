@@ -1,0 +1,195 @@
+#include "tools/roofline.h"
+
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/binary_cache.h"
+
+namespace recq::tools {
+namespace {
+
+constexpr const char* kSource = R"CL(
+// 8 independent float16 FMA chains per item, `iters` times: 256 FLOPs/iter.
+__kernel void roof_fma(__global float* out, int iters, float a, float b) {
+  const float s = (float)get_global_id(0);
+  float16 v0 = (float16)(s), v1 = v0 + 1.0f, v2 = v0 + 2.0f, v3 = v0 + 3.0f;
+  float16 v4 = v0 + 4.0f, v5 = v0 + 5.0f, v6 = v0 + 6.0f, v7 = v0 + 7.0f;
+  for (int i = 0; i < iters; ++i) {
+    v0 = fma(v0, a, b); v1 = fma(v1, a, b); v2 = fma(v2, a, b); v3 = fma(v3, a, b);
+    v4 = fma(v4, a, b); v5 = fma(v5, a, b); v6 = fma(v6, a, b); v7 = fma(v7, a, b);
+  }
+  const float16 t = v0 + v1 + v2 + v3 + v4 + v5 + v6 + v7;
+  out[get_global_id(0)] = t.s0 + t.s5 + t.sa + t.sf;
+}
+// Each item copies `n` consecutive float16s.
+__kernel void roof_copy(__global const float16* restrict x, __global float16* restrict y, int n) {
+  const size_t at = get_global_id(0) * (size_t)n;
+  for (int i = 0; i < n; ++i) y[at + i] = x[at + i];
+}
+)CL";
+
+// A 64-bit FNV-1a of the strings that identify the device and driver.
+std::string DeviceKey(const DeviceInfo& d) {
+  uint64_t h = 1469598103934665603ull;
+  for (const std::string* s :
+       {&d.name, &d.vendor, &d.version, &d.driver_version, &d.platform_name, &d.platform_version}) {
+    for (char c : *s + '\n') {
+      h ^= static_cast<unsigned char>(c);
+      h *= 1099511628211ull;
+    }
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+struct Cl {
+  cl_program program = nullptr;
+  cl_kernel fma = nullptr, copy = nullptr;
+  cl_mem a = nullptr, b = nullptr, out = nullptr;
+  ~Cl() {
+    for (cl_mem m : {a, b, out}) {
+      if (m) clReleaseMemObject(m);
+    }
+    if (fma) clReleaseKernel(fma);
+    if (copy) clReleaseKernel(copy);
+    if (program) clReleaseProgram(program);
+  }
+};
+
+absl::Status ClError(const char* what, cl_int err) {
+  return absl::InternalError(absl::StrCat("roofline: ", what, " failed (OpenCL error ", err, ")"));
+}
+
+// Best wall time in ms of `runs` runs of `kernel` over `global` items.
+absl::StatusOr<double> BestMs(cl_command_queue q, cl_kernel kernel, size_t global, int runs) {
+  double best = 1e30;
+  for (int r = 0; r < runs; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    cl_int err =
+        clEnqueueNDRangeKernel(q, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
+    if (err != CL_SUCCESS) return ClError("clEnqueueNDRangeKernel", err);
+    if ((err = clFinish(q)) != CL_SUCCESS) return ClError("clFinish", err);
+    best = std::min(
+        best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                  .count());
+  }
+  return best;
+}
+
+absl::StatusOr<Roofline> Measure(const Context& context) {
+  Cl cl;
+  cl_int err = CL_SUCCESS;
+  const char* src = kSource;
+  cl.program = clCreateProgramWithSource(context.context(), 1, &src, nullptr, &err);
+  if (err != CL_SUCCESS) return ClError("clCreateProgramWithSource", err);
+  cl_device_id device = context.device();
+  if ((err = clBuildProgram(cl.program, 1, &device, "", nullptr, nullptr)) != CL_SUCCESS) {
+    return ClError("clBuildProgram", err);
+  }
+  cl.fma = clCreateKernel(cl.program, "roof_fma", &err);
+  if (err != CL_SUCCESS) return ClError("clCreateKernel(roof_fma)", err);
+  cl.copy = clCreateKernel(cl.program, "roof_copy", &err);
+  if (err != CL_SUCCESS) return ClError("clCreateKernel(roof_copy)", err);
+  const DeviceInfo& info = context.device_info();
+  const bool gpu = (info.type & CL_DEVICE_TYPE_GPU) != 0;
+  const size_t items = std::max<size_t>(1, info.compute_units) * (gpu ? 4096 : 64);
+  // 64 MiB per copy buffer (less where the device allows less): far above
+  // caches of CPUs and GPUs alike.
+  const size_t bytes =
+      std::min<size_t>(size_t{64} << 20, info.max_alloc_bytes / 2) / (64 * 1024) * (64 * 1024);
+  cl.out =
+      clCreateBuffer(context.context(), CL_MEM_READ_WRITE, items * sizeof(float), nullptr, &err);
+  if (err != CL_SUCCESS) return ClError("clCreateBuffer", err);
+  cl.a = clCreateBuffer(context.context(), CL_MEM_READ_WRITE, bytes, nullptr, &err);
+  if (err != CL_SUCCESS) return ClError("clCreateBuffer", err);
+  cl.b = clCreateBuffer(context.context(), CL_MEM_READ_WRITE, bytes, nullptr, &err);
+  if (err != CL_SUCCESS) return ClError("clCreateBuffer", err);
+  const float zero = 0.0f;
+  if ((err = clEnqueueFillBuffer(context.queue(), cl.a, &zero, sizeof(zero), 0, bytes, 0, nullptr,
+                                 nullptr)) != CL_SUCCESS) {
+    return ClError("clEnqueueFillBuffer", err);
+  }
+  const float fa = 0.999f, fb = 0.001f;
+  clSetKernelArg(cl.fma, 0, sizeof(cl_mem), &cl.out);
+  clSetKernelArg(cl.fma, 2, sizeof(float), &fa);
+  clSetKernelArg(cl.fma, 3, sizeof(float), &fb);
+  clSetKernelArg(cl.copy, 0, sizeof(cl_mem), &cl.a);
+  clSetKernelArg(cl.copy, 1, sizeof(cl_mem), &cl.b);
+  // Grow the iterations until one run takes 20 ms.
+  cl_int iters = 64;
+  double ms = 0;
+  for (;;) {
+    clSetKernelArg(cl.fma, 1, sizeof(cl_int), &iters);
+    auto t = BestMs(context.queue(), cl.fma, items, 1);
+    if (!t.ok()) return t.status();
+    ms = *t;
+    if (ms >= 20 || iters >= (1 << 24)) break;
+    iters *= 2;
+  }
+  auto fma_ms = BestMs(context.queue(), cl.fma, items, 5);
+  if (!fma_ms.ok()) return fma_ms.status();
+  // GPUs: one float16 per item; CPUs: 1024 items of consecutive float16s.
+  const size_t copy_items = gpu ? bytes / 64 : 1024;
+  const cl_int per_item = static_cast<cl_int>(bytes / 64 / copy_items);
+  clSetKernelArg(cl.copy, 2, sizeof(cl_int), &per_item);
+  auto copy_ms = BestMs(context.queue(), cl.copy, copy_items, 7);
+  if (!copy_ms.ok()) return copy_ms.status();
+  Roofline roof;
+  roof.gflops = 256.0 * double(iters) * double(items) / (*fma_ms * 1e6);
+  roof.gbps = 2.0 * double(copy_items * size_t(per_item) * 64) / (*copy_ms * 1e6);
+  return roof;
+}
+
+}  // namespace
+
+absl::StatusOr<Roofline> DeviceRoofline(const Context& context) {
+  std::string file;
+  if (std::optional<std::string> dir = internal::ResolveBinaryCacheDir("")) {
+    file = (std::filesystem::path(*dir) /
+            absl::StrCat("roofline-", DeviceKey(context.device_info()), ".txt"))
+               .string();
+    std::ifstream in(file);
+    std::string magic;
+    Roofline roof;
+    if (in >> magic >> roof.gflops >> roof.gbps && magic == "recq-roofline-v1" && roof.gflops > 0 &&
+        roof.gbps > 0 && roof.gflops < 1e9 && roof.gbps < 1e8) {
+      roof.cached = true;
+      roof.cache_file = file;
+      return roof;
+    }
+  }
+  absl::StatusOr<Roofline> roof = Measure(context);
+  if (!roof.ok() || file.empty()) return roof;
+  roof->cache_file = file;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ec);
+  const std::string tmp = absl::StrCat(file, ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << "recq-roofline-v1 " << roof->gflops << " " << roof->gbps << "\n";
+  }
+  std::filesystem::rename(tmp, file, ec);  // a failed write only means measuring again
+  return roof;
+}
+
+double RooflineFraction(const Roofline& roof, double flops, double bytes, double ms) {
+  if (ms <= 0 || roof.gflops <= 0 || roof.gbps <= 0) return 0;
+  if (flops > 0) {
+    const double attainable =
+        bytes > 0 ? std::min(roof.gflops, flops / bytes * roof.gbps) : roof.gflops;
+    return flops / (ms * 1e6) / attainable;
+  }
+  return bytes / (ms * 1e6) / roof.gbps;
+}
+
+}  // namespace recq::tools
