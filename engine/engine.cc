@@ -206,6 +206,9 @@ absl::Status FinishEngineState(const std::shared_ptr<EngineState>& state, bool w
     Log(LogLevel::kInfo, absl::StrCat("warm-up: ", state->list.dispatches.size(), " dispatches"));
     RECQ_RETURN_IF_ERROR(WarmUp(state));
   }
+  // After the warm-up, so that the disk cache's binaries hold what the
+  // driver built lazily for it.
+  state->context->programs.FlushPendingBinaries();
   return absl::OkStatus();
 }
 

@@ -162,9 +162,10 @@ absl::StatusOr<SharedProgram> ProgramCache::GetOrLoad(absl::string_view source,
   if (!program) {
     RECQ_ASSIGN_OR_RETURN(program, BuildFromSource(context_, device_, source, option_string));
     if (disk_key.has_value()) {
-      absl::StatusOr<std::vector<uint8_t>> binary = ProgramBinary(program.get(), device_);
-      // A failed store is counted by the cache and otherwise ignored.
-      if (binary.ok()) disk_->Store(*disk_key, *binary).IgnoreError();
+      // Stored by FlushPendingBinaries, after the engine's warm-up.
+      entry->pending_store = disk_key;
+      std::lock_guard<std::mutex> pending_lock(mu_);
+      pending_.push_back(entry);
     }
   }
   entry->program = std::make_shared<const cl::UniqueProgram>(std::move(program));
@@ -194,6 +195,22 @@ absl::Status ProgramCache::GetOrBuildAll(absl::Span<ProgramRequest> requests, un
   for (std::thread& t : pool) t.join();
   for (const absl::Status& s : status) RECQ_RETURN_IF_ERROR(s);
   return absl::OkStatus();
+}
+
+void ProgramCache::FlushPendingBinaries() {
+  std::vector<std::shared_ptr<Entry>> pending;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending.swap(pending_);
+  }
+  for (const std::shared_ptr<Entry>& entry : pending) {
+    std::lock_guard<std::mutex> lock(entry->mu);
+    if (!entry->pending_store.has_value() || entry->program == nullptr) continue;
+    absl::StatusOr<std::vector<uint8_t>> binary = ProgramBinary(entry->program->get(), device_);
+    // A failed store is counted by the cache and otherwise ignored.
+    if (binary.ok()) disk_->Store(*entry->pending_store, *binary).IgnoreError();
+    entry->pending_store.reset();
+  }
 }
 
 size_t ProgramCache::size() const {

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 #include "absl/strings/string_view.h"
@@ -78,6 +79,14 @@ class ProgramCache {
   [[nodiscard]] absl::Status GetOrBuildAll(absl::Span<ProgramRequest> requests,
                                            unsigned threads = 0);
 
+  // FlushPendingBinaries stores in the disk cache the binaries of the
+  // programs built from source since the last flush. Engines call it after
+  // their warm-up: a driver that adds code to a program lazily at the first
+  // enqueue (PoCL's work-group functions) includes it in the binary it
+  // serializes at the first binary query, and keeps that serialization.
+  // Disk errors are counted by the BinaryCache and otherwise ignored.
+  void FlushPendingBinaries();
+
   size_t size() const;
 
  private:
@@ -85,7 +94,8 @@ class ProgramCache {
   // different keys build concurrently.
   struct Entry {
     std::mutex mu;
-    SharedProgram program;  // null until built
+    SharedProgram program;                        // null until built
+    std::optional<BinaryCacheKey> pending_store;  // built from source, not yet stored
   };
   std::shared_ptr<Entry> EntryFor(const std::string& key);
 
@@ -95,6 +105,7 @@ class ProgramCache {
   BinaryCache* disk_;
   mutable std::mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Entry>> programs_;
+  std::vector<std::shared_ptr<Entry>> pending_;  // entries with a pending_store
 };
 
 // ProgramBinary returns the binary of a built `program` for `device`

@@ -134,23 +134,32 @@ TEST_F(EngineFileTest, LoadsAsStoredInAFreshContextWithoutCompiling) {
   EXPECT_EQ(RunOnce(*loaded, 102).second, RunOnce(*engine_, 102).second);
 }
 
+// Program binaries are what the driver returns; PoCL's hold the work-group
+// functions built so far for the program (in this process or its cache), so
+// byte-identity is checked from equal starting points: fresh contexts
+// without the disk cache.
 TEST_F(EngineFileTest, BytesAreReproducible) {
   auto again = engine_->Serialize();
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_TRUE(*again == bytes_) << "two Serialize calls differ";
-  // Another compile of the same graph in another context gives the same bytes.
-  Context context = FreshContext();
-  auto other = Engine::Compile(context, graph_);
-  ASSERT_TRUE(other.ok()) << other.status();
-  auto other_bytes = other->Serialize();
-  ASSERT_TRUE(other_bytes.ok()) << other_bytes.status();
-  EXPECT_TRUE(*other_bytes == bytes_) << "a second compile serializes differently";
+  std::string first;
+  for (int i = 0; i < 2; ++i) {
+    auto engine = Engine::Compile(FreshContext(), graph_);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    auto bytes = engine->Serialize();
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    if (i == 0) {
+      first = *std::move(bytes);
+    } else {
+      EXPECT_TRUE(*bytes == first) << "a second compile serializes differently";
+    }
+  }
   // A loaded engine serializes to the file it was loaded from.
-  auto loaded = LoadEngineFromBytes(FreshContext(), bytes_);
+  auto loaded = LoadEngineFromBytes(FreshContext(), first);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   auto loaded_bytes = loaded->Serialize();
   ASSERT_TRUE(loaded_bytes.ok()) << loaded_bytes.status();
-  EXPECT_TRUE(*loaded_bytes == bytes_) << "a loaded engine serializes differently";
+  EXPECT_TRUE(*loaded_bytes == first) << "a loaded engine serializes differently";
 }
 
 TEST_F(EngineFileTest, AnotherDriverRebuildsProgramsFromTheStoredSources) {
