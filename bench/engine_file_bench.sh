@@ -19,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${RECQ_BUILD_DIR:-build}
-recq="$build/tools/recq"
+recq=${RECQ_BIN:-$build/tools/recq}
 reps=3
 runs=20
 out="$build/bench/engine_file.json"

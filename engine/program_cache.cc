@@ -214,9 +214,14 @@ void ProgramCache::FlushPendingBinaries() {
 }
 
 size_t ProgramCache::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  // Entries are copied first: GetOrLoad takes an entry's mutex, then mu_.
+  std::vector<std::shared_ptr<Entry>> entries;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, entry] : programs_) entries.push_back(entry);
+  }
   size_t built = 0;
-  for (const auto& [key, entry] : programs_) {
+  for (const std::shared_ptr<Entry>& entry : entries) {
     std::lock_guard<std::mutex> entry_lock(entry->mu);
     built += entry->program != nullptr;
   }

@@ -103,6 +103,8 @@ class ProgramCache {
   cl_device_id device_;
   const DeviceInfo* device_info_;
   BinaryCache* disk_;
+  // Guards programs_ and pending_. Lock order: an Entry::mu before mu_,
+  // never the other way round.
   mutable std::mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Entry>> programs_;
   std::vector<std::shared_ptr<Entry>> pending_;  // entries with a pending_store
