@@ -128,9 +128,12 @@ class Engine {
 
   // Serialize writes the engine as an engine file (recq/engine_file.h): the
   // graph given to Compile, the dispatch list, bindings, memory plan,
-  // weights, kernel sources and this device's program binaries. The same
-  // model, options, device and driver give the same bytes. Unimplemented if
-  // the driver cannot return program binaries.
+  // weights, kernel sources and this device's program binaries, taken now
+  // (after the warm-up). The same model, options, device, driver and cache
+  // state give the same bytes (a driver's binary may carry code it built
+  // lazily: PoCL's holds the work-group functions built so far, so build
+  // from empty caches for byte-identical files). Unimplemented if the
+  // driver cannot return program binaries.
   [[nodiscard]] absl::StatusOr<std::string> Serialize() const;
   // SerializeToFile writes Serialize()'s bytes to `path` (replacing it).
   [[nodiscard]] absl::Status SerializeToFile(const std::string& path) const;
