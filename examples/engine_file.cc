@@ -89,7 +89,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   // One run on inputs of 0.25 * ((i % 9) - 4), outputs poisoned with NaN.
+  // Bindings hold the tensors' cl_mems: the tensors must outlive the run.
   recq::Bindings bindings;
+  std::vector<recq::Tensor> input_tensors;
   std::vector<recq::Tensor> outputs;
   std::vector<std::vector<float>> inputs;
   for (const recq::BindingInfo& in : engine->inputs()) {
@@ -98,6 +100,7 @@ int main(int argc, char** argv) {
     absl::StatusOr<recq::Tensor> t = recq::Tensor::Allocate(*ctx, in.desc);
     if (!t.ok() || !t->Upload(data).ok()) return 1;
     bindings.Set(in.name, *t);
+    input_tensors.push_back(*t);
     inputs.push_back(std::move(data));
   }
   for (const recq::BindingInfo& out : engine->outputs()) {
