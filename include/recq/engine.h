@@ -42,10 +42,12 @@ struct EngineOptions {
   // the same for the same node and device.
   VariantChooser choose_variant;
 
-  // Run every dispatch once on scratch memory before Compile returns, so
-  // that drivers that build kernel code lazily at the first enqueue (PoCL
-  // builds each kernel's work-group function then) have nothing left to
-  // build at the first real run. Counted in EngineStats::warmup_ms.
+  // Enqueue each kernel once per launch shape, on zero-filled scratch
+  // memory, before Compile returns, so that drivers that build kernel code
+  // lazily at the first enqueue (PoCL builds a work-group function per
+  // kernel and local size then) have nothing left to build at the first
+  // real run. A dispatch with an explicit local size runs as one work-group.
+  // Counted in EngineStats::warmup_ms and warmup_dispatches.
   bool warm_up = true;
 };
 
@@ -85,9 +87,9 @@ struct EngineStats {
   size_t unplanned_bytes = 0;     // sum of all intermediate tensors
   size_t lower_bound_bytes = 0;   // most intermediate bytes alive at one step
   size_t weight_bytes = 0;
-  double compile_ms = 0;  // Compile or LoadEngine in all, warm-up included
-  double warmup_ms = 0;   // of which the warm-up run (EngineOptions::warm_up)
-  size_t warmup_dispatches = 0;
+  double compile_ms = 0;          // Compile or LoadEngine in all, warm-up included
+  double warmup_ms = 0;           // of which the warm-up run (EngineOptions::warm_up)
+  size_t warmup_dispatches = 0;   // distinct launch shapes the warm-up enqueued
   size_t programs_from_file = 0;  // programs created from an engine file's binaries
   EngineOrigin origin = EngineOrigin::kCompiled;
   std::string origin_reason;  // for a loaded engine: why its origin is what it is
