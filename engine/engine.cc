@@ -20,9 +20,8 @@
 
 namespace recq {
 
+namespace internal {
 namespace {
-
-using internal::EngineState;
 
 std::string ProgramKey(const internal::KernelRef& ref) {
   std::string key = ref.program;
@@ -30,31 +29,33 @@ std::string ProgramKey(const internal::KernelRef& ref) {
   return key;
 }
 
+// BuildPrograms gets the program of every kernel of the dispatch list from
+// the context's program cache, building the distinct programs in parallel.
 absl::Status BuildPrograms(EngineState& state) {
-  absl::flat_hash_map<std::string, internal::SharedProgram> by_program;
-  size_t total = 0;  // distinct programs, for the progress messages
-  if (LogEnabled(LogLevel::kInfo)) {
-    absl::flat_hash_set<std::string> keys;
-    for (const internal::KernelRef& ref : state.list.kernels) keys.insert(ProgramKey(ref));
-    total = keys.size();
-  }
+  absl::flat_hash_map<std::string, size_t> request_of;
+  std::vector<internal::ProgramRequest> requests;
+  std::vector<size_t> kernel_request;
   for (const internal::KernelRef& ref : state.list.kernels) {
-    std::string key = ProgramKey(ref);
-    auto it = by_program.find(key);
-    if (it == by_program.end()) {
-      if (total > 0) {
-        Log(LogLevel::kInfo, absl::StrCat("compile: program ", by_program.size() + 1, "/", total,
-                                          " (", ref.program, ")"));
-      }
-      RECQ_ASSIGN_OR_RETURN(std::string source, internal::KernelProgramSource(ref.program));
-      internal::ProgramOrigin origin = internal::ProgramOrigin::kMemory;
-      RECQ_ASSIGN_OR_RETURN(internal::SharedProgram program,
-                            state.context->programs.GetOrBuild(source, ref.options, &origin));
-      if (origin == internal::ProgramOrigin::kSource) ++state.stats.kernels_built;
-      if (origin == internal::ProgramOrigin::kDisk) ++state.stats.programs_from_disk;
-      it = by_program.emplace(key, std::move(program)).first;
+    auto [it, inserted] = request_of.try_emplace(ProgramKey(ref), requests.size());
+    if (inserted) {
+      internal::ProgramRequest request;
+      RECQ_ASSIGN_OR_RETURN(request.source, internal::KernelProgramSource(ref.program));
+      request.options = ref.options;
+      requests.push_back(std::move(request));
     }
-    state.programs.push_back(it->second);
+    kernel_request.push_back(it->second);
+  }
+  Log(LogLevel::kInfo, absl::StrCat("compile: ", requests.size(), " programs"));
+  RECQ_RETURN_IF_ERROR(state.context->programs.GetOrBuildAll(absl::MakeSpan(requests)));
+  std::vector<std::shared_ptr<const std::string>> sources;
+  for (internal::ProgramRequest& r : requests) {
+    if (r.origin == internal::ProgramOrigin::kSource) ++state.stats.kernels_built;
+    if (r.origin == internal::ProgramOrigin::kDisk) ++state.stats.programs_from_disk;
+    sources.push_back(std::make_shared<const std::string>(std::move(r.source)));
+  }
+  for (size_t r : kernel_request) {
+    state.programs.push_back(requests[r].program);
+    state.kernel_sources.push_back(sources[r]);
   }
   return absl::OkStatus();
 }
@@ -149,11 +150,18 @@ absl::Status CheckTensorsFit(const Graph& graph, const DeviceInfo& device) {
   return absl::OkStatus();
 }
 
-// CheckPlanFits fails with ResourceExhausted when a planned buffer exceeds
-// CL_DEVICE_MAX_MEM_ALLOC_SIZE or one recording's intermediates plus the
-// weights exceed CL_DEVICE_GLOBAL_MEM_SIZE.
+}  // namespace
+
 absl::Status CheckPlanFits(const internal::DispatchList& list, const DeviceInfo& device) {
   uint64_t total = 0;
+  for (const internal::Slot& slot : list.slots) {
+    if (slot.desc.ByteSize() > device.max_alloc_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("binding '", slot.name, "' needs ", slot.desc.ByteSize(),
+                       " bytes; the device allows at most ", device.max_alloc_bytes,
+                       " bytes per buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE)"));
+    }
+  }
   for (size_t bytes : list.internal_buffer_bytes) {
     if (bytes > device.max_alloc_bytes) {
       return absl::ResourceExhaustedError(
@@ -171,45 +179,151 @@ absl::Status CheckPlanFits(const internal::DispatchList& list, const DeviceInfo&
   return absl::OkStatus();
 }
 
-}  // namespace
+// WarmUp enqueues each kernel once per launch shape that makes a driver
+// build code lazily (PoCL builds a work-group function per kernel and local
+// size at the first enqueue) on zero-filled scratch memory, and waits. A
+// dispatch with an explicit local size runs as a single work-group of it;
+// one whose local size the runtime picks runs whole (the pick depends on
+// the global size). Repeated shapes run once.
+absl::Status WarmUp(const std::shared_ptr<EngineState>& state) {
+  auto start = std::chrono::steady_clock::now();
+  const ContextState& ctx = *state->context;
+  RECQ_ASSIGN_OR_RETURN(RecordingResources res, RecordingResources::Create(state));
+  std::vector<cl::UniqueMem> scratch;
+  std::vector<cl_mem> slot_mems;
+  for (const internal::Slot& slot : state->list.slots) {
+    const size_t bytes = std::max<size_t>(slot.desc.ByteSize(), sizeof(float));
+    cl_int err = CL_SUCCESS;
+    scratch.emplace_back(
+        clCreateBuffer(ctx.context.get(), CL_MEM_READ_WRITE, bytes, nullptr, &err));
+    RECQ_RETURN_IF_ERROR(cl::CheckCl(
+        err, absl::StrCat("clCreateBuffer(warm-up '", slot.name, "', ", bytes, " bytes)")));
+    slot_mems.push_back(scratch.back().get());
+  }
+  // Zeros, not garbage: valid data for every kernel (indices included).
+  std::vector<std::pair<cl_mem, size_t>> fills;
+  for (size_t i = 0; i < slot_mems.size(); ++i) {
+    fills.push_back({slot_mems[i], std::max<size_t>(state->list.slots[i].desc.ByteSize(), 4)});
+  }
+  for (size_t i = 0; i < state->list.internal_buffer_bytes.size(); ++i) {
+    fills.push_back({res.MemFor(DispatchArg::Internal(static_cast<int32_t>(i)), {}),
+                     state->list.internal_buffer_bytes[i]});
+  }
+  const cl_uchar zero = 0;
+  for (const auto& [mem, bytes] : fills) {
+    if (mem == nullptr || bytes == 0) continue;
+    RECQ_RETURN_IF_ERROR(cl::CheckCl(
+        clEnqueueFillBuffer(ctx.queue.get(), mem, &zero, 1, 0, bytes, 0, nullptr, nullptr),
+        "clEnqueueFillBuffer(warm-up)"));
+  }
+  absl::flat_hash_set<std::string> shapes;
+  std::vector<cl::UniqueKernel> kernels;  // alive until the queue is done
+  for (size_t d = 0; d < state->list.dispatches.size(); ++d) {
+    Dispatch dispatch = state->list.dispatches[d];
+    if (dispatch.has_local()) {
+      for (cl_uint i = 0; i < dispatch.work_dim; ++i) dispatch.global[i] = dispatch.local[i];
+    }
+    const std::string shape =
+        absl::StrCat(dispatch.kernel, ":", dispatch.work_dim, ":", dispatch.global[0], ",",
+                     dispatch.global[1], ",", dispatch.global[2], ":", dispatch.local[0], ",",
+                     dispatch.local[1], ",", dispatch.local[2]);
+    if (!shapes.insert(shape).second) continue;
+    RECQ_ASSIGN_OR_RETURN(cl::UniqueKernel kernel, res.CreateKernel(d, slot_mems));
+    RECQ_RETURN_IF_ERROR(EnqueueDispatch(ctx.queue.get(), dispatch, kernel.get(), {}, nullptr));
+    kernels.push_back(std::move(kernel));
+  }
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(clFinish(ctx.queue.get()), "clFinish(warm-up)"));
+  state->stats.warmup_dispatches = kernels.size();
+  state->stats.warmup_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return absl::OkStatus();
+}
 
-absl::StatusOr<Engine> Engine::Compile(const Context& context, const Graph& graph,
-                                       const EngineOptions& options) {
+absl::Status FinishEngineState(const std::shared_ptr<EngineState>& state, bool warm_up) {
+  RECQ_RETURN_IF_ERROR(UploadConstants(*state));
+  IndexSlotUses(*state);
+  state->stats.dispatches = state->list.dispatches.size();
+  state->stats.unplanned_bytes = state->list.unplanned_bytes;
+  if (warm_up) {
+    Log(LogLevel::kInfo, absl::StrCat("warm-up: ", state->list.dispatches.size(), " dispatches"));
+    RECQ_RETURN_IF_ERROR(WarmUp(state));
+  }
+  // After the warm-up, so that the disk cache's binaries hold what the
+  // driver built lazily for it.
+  state->context->programs.FlushPendingBinaries();
+  return absl::OkStatus();
+}
+
+DeviceFacts LoweringFactsFor(const DeviceInfo& device, EngineOptions::KernelTarget kernel_target) {
+  DeviceFacts facts;
+  switch (kernel_target) {
+    case EngineOptions::KernelTarget::kAuto:
+      facts.gpu = (device.type & CL_DEVICE_TYPE_GPU) != 0;
+      break;
+    case EngineOptions::KernelTarget::kCpu:
+      facts.gpu = false;
+      break;
+    case EngineOptions::KernelTarget::kGpu:
+      facts.gpu = true;
+      break;
+  }
+  facts.max_work_group_size = device.max_work_group_size;
+  facts.compute_units = device.compute_units;
+  return facts;
+}
+
+absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(const Context& context,
+                                                                const Graph& graph,
+                                                                const EngineOptions& options) {
   auto start = std::chrono::steady_clock::now();
   RECQ_RETURN_IF_ERROR(CheckTensorsFit(graph, context.device_info()));
   auto state = std::make_shared<EngineState>(context);
+  state->options = options;
+  state->source_graph = graph;
   Graph optimized = graph;
   if (options.optimize) {
     RECQ_ASSIGN_OR_RETURN(optimized, internal::Optimize(graph, context));
   }
   const DeviceInfo& device = context.device_info();
   internal::LoweringTarget target;
-  switch (options.kernel_target) {
-    case EngineOptions::KernelTarget::kAuto:
-      target.gpu = (device.type & CL_DEVICE_TYPE_GPU) != 0;
-      break;
-    case EngineOptions::KernelTarget::kCpu:
-      target.gpu = false;
-      break;
-    case EngineOptions::KernelTarget::kGpu:
-      target.gpu = true;
-      break;
-  }
-  target.max_work_group_size = device.max_work_group_size;
-  target.compute_units = device.compute_units;
+  static_cast<DeviceFacts&>(target) = LoweringFactsFor(device, options.kernel_target);
+  state->lowered_for = target;
   target.choose_variant = options.choose_variant;
   RECQ_ASSIGN_OR_RETURN(internal::Lowered lowered, internal::Lower(optimized, target));
   RECQ_RETURN_IF_ERROR(CheckPlanFits(lowered.list, device));
   state->list = std::move(lowered.list);
-  RECQ_RETURN_IF_ERROR(BuildPrograms(*state));
-  RECQ_RETURN_IF_ERROR(UploadConstants(*state));
-  IndexSlotUses(*state);
-  state->stats.dispatches = state->list.dispatches.size();
   state->stats.intermediate_bytes = lowered.plan.total_bytes;
-  state->stats.unplanned_bytes = state->list.unplanned_bytes;
   state->stats.lower_bound_bytes = lowered.plan.lower_bound_bytes;
+  RECQ_RETURN_IF_ERROR(BuildPrograms(*state));
+  RECQ_RETURN_IF_ERROR(FinishEngineState(state, options.warm_up));
   state->stats.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return state;
+}
+
+}  // namespace internal
+
+using internal::ChooseAutoBackend;
+using internal::EngineState;
+
+const char* EngineOriginName(EngineOrigin origin) {
+  switch (origin) {
+    case EngineOrigin::kCompiled:
+      return "compiled";
+    case EngineOrigin::kFileAsStored:
+      return "file: as stored";
+    case EngineOrigin::kFileRebuiltPrograms:
+      return "file: programs rebuilt";
+    case EngineOrigin::kFileRelowered:
+      return "file: re-lowered";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<Engine> Engine::Compile(const Context& context, const Graph& graph,
+                                       const EngineOptions& options) {
+  RECQ_ASSIGN_OR_RETURN(std::shared_ptr<EngineState> state,
+                        internal::CompileEngineState(context, graph, options));
   return Engine(std::move(state));
 }
 

@@ -3,6 +3,7 @@
 #define RECQ_ENGINE_ENGINE_STATE_H_
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "engine/dispatch_list.h"
 #include "engine/program_cache.h"
 #include "recq/engine.h"
+#include "recq/graph.h"
+#include "recq/op_registry.h"
 
 namespace recq::internal {
 
@@ -26,13 +29,46 @@ struct EngineState {
   std::shared_ptr<ContextState> context;
   Context public_context;
   DispatchList list;
-  std::vector<SharedProgram> programs;         // per DispatchList::kernels entry
+  std::vector<SharedProgram> programs;  // per DispatchList::kernels entry
+  // The full source each kernel's program was built from (shared between
+  // the kernels of one program), for Engine::Serialize.
+  std::vector<std::shared_ptr<const std::string>> kernel_sources;
   std::vector<cl::UniqueMem> constants;        // per DispatchList::constants entry, read-only
   std::vector<std::vector<ArgUse>> slot_uses;  // per slot
   std::vector<BindingInfo> inputs;
   std::vector<BindingInfo> outputs;
   EngineStats stats;
+
+  // What Engine::Serialize needs beyond the above: the options, the device
+  // facts the lowering read, the memory plan's totals, and the graph given
+  // to Compile (or, for an engine loaded from a file, that file's ONNX form
+  // of it, or why it has none).
+  EngineOptions options;
+  DeviceFacts lowered_for;
+  Graph source_graph;
+  std::shared_ptr<const std::string> graph_onnx;  // null: export source_graph
+  std::string graph_missing_reason;
 };
+
+// CompileEngineState is Engine::Compile's work: passes, lowering, programs
+// (built in parallel), weights, and the warm-up run.
+[[nodiscard]] absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(
+    const Context& context, const Graph& graph, const EngineOptions& options);
+
+// FinishEngineState uploads the weights, indexes the slots, fills the
+// stats that follow from the dispatch list and, when `warm_up`, runs every
+// dispatch once on zero-filled scratch bindings. `state->programs` must be
+// built.
+[[nodiscard]] absl::Status FinishEngineState(const std::shared_ptr<EngineState>& state,
+                                             bool warm_up);
+
+// CheckPlanFits fails with ResourceExhausted when a binding or planned
+// buffer exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE or one recording's
+// intermediates plus the weights exceed CL_DEVICE_GLOBAL_MEM_SIZE.
+[[nodiscard]] absl::Status CheckPlanFits(const DispatchList& list, const DeviceInfo& device);
+
+// LoweringFactsFor returns the device facts lowering reads on `device`.
+DeviceFacts LoweringFactsFor(const DeviceInfo& device, EngineOptions::KernelTarget kernel_target);
 
 }  // namespace recq::internal
 

@@ -124,6 +124,7 @@ absl::StatusOr<Graph> FoldConstants(const Graph& graph, const Context& context) 
     RECQ_ASSIGN_OR_RETURN(Graph one, Graph::Create(std::move(values), {single}, {}, {out_id}));
     EngineOptions options;
     options.optimize = false;
+    options.warm_up = false;  // run once right below
     RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, one, options));
     RECQ_ASSIGN_OR_RETURN(Tensor result, Tensor::Allocate(context, out.desc));
     Bindings bindings;

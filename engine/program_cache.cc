@@ -1,7 +1,9 @@
 #include "engine/program_cache.h"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -61,6 +63,8 @@ absl::StatusOr<cl::UniqueProgram> BuildFromBinary(cl_context context, cl_device_
   return program;
 }
 
+}  // namespace
+
 // ProgramBinary returns the binary of a built `program` for `device`.
 absl::StatusOr<std::vector<uint8_t>> ProgramBinary(cl_program program, cl_device_id device) {
   cl_uint num_devices = 0;
@@ -96,30 +100,53 @@ absl::StatusOr<std::vector<uint8_t>> ProgramBinary(cl_program program, cl_device
   return binary;
 }
 
-}  // namespace
-
 absl::StatusOr<SharedProgram> ProgramCache::GetOrBuild(absl::string_view source,
                                                        absl::Span<const std::string> options,
                                                        ProgramOrigin* origin) {
+  return GetOrLoad(source, options, absl::string_view(), origin);
+}
+
+std::shared_ptr<ProgramCache::Entry> ProgramCache::EntryFor(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<Entry>& entry = programs_[key];
+  if (entry == nullptr) entry = std::make_shared<Entry>();
+  return entry;
+}
+
+absl::StatusOr<SharedProgram> ProgramCache::GetOrLoad(absl::string_view source,
+                                                      absl::Span<const std::string> options,
+                                                      absl::string_view given_binary,
+                                                      ProgramOrigin* origin) {
   std::vector<std::string> sorted(options.begin(), options.end());
   std::sort(sorted.begin(), sorted.end());
   std::string option_string = absl::StrJoin(sorted, " ");
   std::string key = absl::StrCat(option_string, "\n", source);
   if (origin != nullptr) *origin = ProgramOrigin::kMemory;
 
-  // Builds are serialized: two engines compiling at once share one build.
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = programs_.find(key); it != programs_.end()) return it->second;
+  // Builds of one key are serialized (two engines compiling at once share
+  // one build); different keys build concurrently.
+  std::shared_ptr<Entry> entry = EntryFor(key);
+  std::lock_guard<std::mutex> lock(entry->mu);
+  if (entry->program != nullptr) return entry->program;
 
+  cl::UniqueProgram program;
+  ProgramOrigin from = ProgramOrigin::kSource;
+  if (!given_binary.empty()) {
+    std::vector<uint8_t> binary(given_binary.begin(), given_binary.end());
+    absl::StatusOr<cl::UniqueProgram> loaded =
+        BuildFromBinary(context_, device_, binary, option_string);
+    if (loaded.ok()) {
+      program = *std::move(loaded);
+      from = ProgramOrigin::kBinary;
+    }
+  }
   // The disk cache is an optimization: failing to hash, read, or write it
   // only means building from source.
   std::optional<BinaryCacheKey> disk_key;
-  if (disk_ != nullptr) {
+  if (!program && disk_ != nullptr) {
     absl::StatusOr<BinaryCacheKey> k = MakeBinaryCacheKey(source, sorted, *device_info_);
     if (k.ok()) disk_key = *k;
   }
-  cl::UniqueProgram program;
-  ProgramOrigin from = ProgramOrigin::kSource;
   if (disk_key.has_value()) {
     if (std::optional<std::vector<uint8_t>> binary = disk_->Load(*disk_key)) {
       absl::StatusOr<cl::UniqueProgram> loaded =
@@ -135,20 +162,70 @@ absl::StatusOr<SharedProgram> ProgramCache::GetOrBuild(absl::string_view source,
   if (!program) {
     RECQ_ASSIGN_OR_RETURN(program, BuildFromSource(context_, device_, source, option_string));
     if (disk_key.has_value()) {
-      absl::StatusOr<std::vector<uint8_t>> binary = ProgramBinary(program.get(), device_);
-      // A failed store is counted by the cache and otherwise ignored.
-      if (binary.ok()) disk_->Store(*disk_key, *binary).IgnoreError();
+      // Stored by FlushPendingBinaries, after the engine's warm-up.
+      entry->pending_store = disk_key;
+      std::lock_guard<std::mutex> pending_lock(mu_);
+      pending_.push_back(entry);
     }
   }
-  auto shared = std::make_shared<const cl::UniqueProgram>(std::move(program));
-  programs_.emplace(std::move(key), shared);
+  entry->program = std::make_shared<const cl::UniqueProgram>(std::move(program));
   if (origin != nullptr) *origin = from;
-  return shared;
+  return entry->program;
+}
+
+absl::Status ProgramCache::GetOrBuildAll(absl::Span<ProgramRequest> requests, unsigned threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, static_cast<unsigned>(requests.size()));
+  std::atomic<size_t> next{0};
+  std::vector<absl::Status> status(requests.size());
+  auto work = [&] {
+    for (size_t i = next++; i < requests.size(); i = next++) {
+      ProgramRequest& r = requests[i];
+      absl::StatusOr<SharedProgram> p = GetOrLoad(r.source, r.options, r.binary, &r.origin);
+      if (p.ok()) {
+        r.program = *std::move(p);
+      } else {
+        status[i] = p.status();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const absl::Status& s : status) RECQ_RETURN_IF_ERROR(s);
+  return absl::OkStatus();
+}
+
+void ProgramCache::FlushPendingBinaries() {
+  std::vector<std::shared_ptr<Entry>> pending;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending.swap(pending_);
+  }
+  for (const std::shared_ptr<Entry>& entry : pending) {
+    std::lock_guard<std::mutex> lock(entry->mu);
+    if (!entry->pending_store.has_value() || entry->program == nullptr) continue;
+    absl::StatusOr<std::vector<uint8_t>> binary = ProgramBinary(entry->program->get(), device_);
+    // A failed store is counted by the cache and otherwise ignored.
+    if (binary.ok()) disk_->Store(*entry->pending_store, *binary).IgnoreError();
+    entry->pending_store.reset();
+  }
 }
 
 size_t ProgramCache::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return programs_.size();
+  // Entries are copied first: GetOrLoad takes an entry's mutex, then mu_.
+  std::vector<std::shared_ptr<Entry>> entries;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, entry] : programs_) entries.push_back(entry);
+  }
+  size_t built = 0;
+  for (const std::shared_ptr<Entry>& entry : entries) {
+    std::lock_guard<std::mutex> entry_lock(entry->mu);
+    built += entry->program != nullptr;
+  }
+  return built;
 }
 
 }  // namespace recq::internal

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 #include "absl/strings/string_view.h"
@@ -30,6 +31,18 @@ enum class ProgramOrigin {
   kMemory,  // built earlier in this context
   kDisk,    // created from a binary in the BinaryCache
   kSource,  // compiled from source by this call
+  kBinary,  // created from a binary the caller gave (an engine file's)
+};
+
+// One program to get from a ProgramCache: its full source and build
+// options, and optionally a binary for the cache's device to try first.
+struct ProgramRequest {
+  std::string source;
+  std::vector<std::string> options;
+  absl::string_view binary;  // not owned; empty: none
+  // Filled by GetOrBuildAll:
+  SharedProgram program;
+  ProgramOrigin origin = ProgramOrigin::kMemory;
 };
 
 class ProgramCache {
@@ -51,16 +64,56 @@ class ProgramCache {
                                                          absl::Span<const std::string> options,
                                                          ProgramOrigin* origin = nullptr);
 
+  // GetOrLoad is GetOrBuild trying `binary` (for this cache's device) before
+  // the disk cache and the source; a binary the driver rejects is ignored.
+  // `*origin` is kBinary when the binary was used. Thread-safe.
+  [[nodiscard]] absl::StatusOr<SharedProgram> GetOrLoad(absl::string_view source,
+                                                        absl::Span<const std::string> options,
+                                                        absl::string_view binary,
+                                                        ProgramOrigin* origin = nullptr);
+
+  // GetOrBuildAll gets every request's program (GetOrLoad when it has a
+  // binary, else GetOrBuild), on up to `threads` threads (0: one per
+  // hardware thread). Different programs build concurrently; the first
+  // failure is returned.
+  [[nodiscard]] absl::Status GetOrBuildAll(absl::Span<ProgramRequest> requests,
+                                           unsigned threads = 0);
+
+  // FlushPendingBinaries stores in the disk cache the binaries of the
+  // programs built from source since the last flush. Engines call it after
+  // their warm-up: a driver that adds code to a program lazily at the first
+  // enqueue (PoCL's work-group functions) includes it in the binary it
+  // serializes at the first binary query, and keeps that serialization.
+  // Disk errors are counted by the BinaryCache and otherwise ignored.
+  void FlushPendingBinaries();
+
   size_t size() const;
 
  private:
+  // One cached program; its mutex serializes the builds of one key, so that
+  // different keys build concurrently.
+  struct Entry {
+    std::mutex mu;
+    SharedProgram program;                        // null until built
+    std::optional<BinaryCacheKey> pending_store;  // built from source, not yet stored
+  };
+  std::shared_ptr<Entry> EntryFor(const std::string& key);
+
   cl_context context_;
   cl_device_id device_;
   const DeviceInfo* device_info_;
   BinaryCache* disk_;
+  // Guards programs_ and pending_. Lock order: an Entry::mu before mu_,
+  // never the other way round.
   mutable std::mutex mu_;
-  absl::flat_hash_map<std::string, SharedProgram> programs_;
+  absl::flat_hash_map<std::string, std::shared_ptr<Entry>> programs_;
+  std::vector<std::shared_ptr<Entry>> pending_;  // entries with a pending_store
 };
+
+// ProgramBinary returns the binary of a built `program` for `device`
+// (Unimplemented when the driver has none).
+[[nodiscard]] absl::StatusOr<std::vector<uint8_t>> ProgramBinary(cl_program program,
+                                                                 cl_device_id device);
 
 }  // namespace recq::internal
 

@@ -17,10 +17,10 @@ if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=cc
 CC=$cc CXX=$cxx cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DRECQ_FUZZ=ON -DRECQ_SANITIZE=address,undefined -DRECQ_BUILD_TESTS=OFF \
   -DRECQ_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null
-cmake --build "$build_dir" -j"${RECQ_JOBS:-$(nproc)}" --target onnx_fuzzer
+cmake --build "$build_dir" -j"${RECQ_JOBS:-$(nproc)}" --target onnx_fuzzer engine_file_fuzzer
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-for target in onnx_fuzzer; do
+for target in onnx_fuzzer engine_file_fuzzer; do
   corpus=$build_dir/corpus/$target
   mkdir -p "$corpus"
   seeds=tests/fuzz/corpus/${target%_fuzzer}

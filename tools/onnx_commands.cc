@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "engine/status_macros.h"
+#include "recq/engine_file.h"
 #include "recq/onnx.h"
 #include "recq/recq.h"
 #include "tools/random_input.h"
@@ -77,7 +78,94 @@ absl::Status WriteBytes(const std::string& path, const std::vector<uint8_t>& dat
   return absl::OkStatus();
 }
 
+// A model from an ONNX file (imported and compiled) or an engine file (loaded).
+struct LoadedModel {
+  Engine engine;
+  std::string what;  // "ONNX, 103 graph nodes" / "engine file"
+};
+
+// `shapes` (ParseShapes) applies to ONNX files; an engine file has its shapes.
+absl::StatusOr<LoadedModel> LoadModel(const Context& context, const std::string& path,
+                                      const std::string& shapes) {
+  RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
+  if (LooksLikeEngineFile(bytes)) {
+    if (!shapes.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--shapes applies to ONNX models; the engine file ", path, " was built for its shapes"));
+    }
+    RECQ_ASSIGN_OR_RETURN(Engine engine, LoadEngineFromBytes(context, bytes));
+    return LoadedModel{std::move(engine), "engine file"};
+  }
+  OnnxOptions load;
+  RECQ_ASSIGN_OR_RETURN(load.input_shapes, ParseShapes(shapes));
+  // From the path, so that external data files are found beside the model.
+  RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(path, load));
+  RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, graph));
+  return LoadedModel{std::move(engine),
+                     absl::StrCat("ONNX, ", graph.nodes().size(), " graph nodes")};
+}
+
 }  // namespace
+
+absl::Status BuildEngineCommand(const std::string& model_path, const std::string& engine_path,
+                                const std::string& device_spec) {
+  if (engine_path.empty()) {
+    return absl::InvalidArgumentError("recq build: name the engine file with -o FILE.recq");
+  }
+  ContextOptions context_options;
+  context_options.device = device_spec;
+  RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(context_options));
+  const Clock::time_point start = Clock::now();
+  RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(model_path));
+  RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, graph));
+  RECQ_RETURN_IF_ERROR(engine.SerializeToFile(engine_path));
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(engine_path));
+  const EngineStats& stats = engine.stats();
+  std::printf(
+      "built %s from %s for %s (%s, driver %s): %zu dispatches, %zu bytes, %.1f ms "
+      "(compile %.1f ms, warm-up %.1f ms)\n",
+      engine_path.c_str(), model_path.c_str(), context.device_info().name.c_str(),
+      context.device_info().platform_name.c_str(), context.device_info().driver_version.c_str(),
+      stats.dispatches, bytes.size(), ms, stats.compile_ms, stats.warmup_ms);
+  return absl::OkStatus();
+}
+
+absl::Status InfoEngineFile(const std::string& path, absl::string_view bytes) {
+  RECQ_ASSIGN_OR_RETURN(EngineFileSummary s, SummarizeEngineFile(bytes));
+  std::printf("engine file: %s\n  format version %u, producer '%s', %zu bytes\n", path.c_str(),
+              s.format_version, s.producer.c_str(), bytes.size());
+  const DeviceInfo& d = s.built_for;
+  std::printf("built for: %s (%s), %s %s, driver %s, %s\n", d.name.c_str(), DeviceTypeName(d.type),
+              d.platform_name.c_str(), d.platform_version.c_str(), d.driver_version.c_str(),
+              d.version.c_str());
+  std::printf("  lowering: %s kernels, max work-group %zu, %u compute units\n",
+              s.gpu_kernels ? "GPU" : "CPU", d.max_work_group_size, d.compute_units);
+  const char* target = s.kernel_target == EngineOptions::KernelTarget::kCpu   ? "cpu"
+                       : s.kernel_target == EngineOptions::KernelTarget::kGpu ? "gpu"
+                                                                              : "auto";
+  std::printf("options: optimize %s, kernel_target %s%s\n", s.optimize ? "on" : "off", target,
+              s.had_variant_chooser ? ", variants chosen by a hook" : "");
+  std::printf("inputs:\n");
+  for (const BindingInfo& b : s.inputs) {
+    std::printf("  %s: %s\n", b.name.c_str(), b.desc.ToString().c_str());
+  }
+  std::printf("outputs:\n");
+  for (const BindingInfo& b : s.outputs) {
+    std::printf("  %s: %s\n", b.name.c_str(), b.desc.ToString().c_str());
+  }
+  std::printf(
+      "programs: %zu (%zu with a binary for the build device); weights %zu bytes; "
+      "intermediates %zu bytes per recording\n",
+      s.programs, s.programs_with_binary, s.weight_bytes, s.intermediate_bytes);
+  std::printf("graph: %s\n", s.has_graph ? "stored (re-lowerable on another device type)"
+                                         : ("none: " + s.graph_missing_reason).c_str());
+  std::printf("dispatches (%zu, node/kernel variant):\n", s.dispatches.size());
+  for (size_t i = 0; i < s.dispatches.size(); ++i) {
+    std::printf("  %4zu  %s\n", i, s.dispatches[i].c_str());
+  }
+  return absl::OkStatus();
+}
 
 // PrintProfile prints every dispatch's device time, achieved GFLOP/s and
 // GB/s and fraction of the device's roofline (tools/roofline.h), each
@@ -133,20 +221,30 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
   RECQ_ASSIGN_OR_RETURN(auto input_files, ParsePairs(options.inputs, "input"));
   RECQ_ASSIGN_OR_RETURN(auto output_files, ParsePairs(options.outputs, "output"));
   RECQ_ASSIGN_OR_RETURN(Backend backend, ParseBackend(options.backend));
-  OnnxOptions load;
-  RECQ_ASSIGN_OR_RETURN(load.input_shapes, ParseShapes(options.shapes));
-  RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(options.model_path, load));
+  const Clock::time_point begin = Clock::now();
   ContextOptions context_options;
   context_options.device = options.device;
   RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(context_options));
   const DeviceInfo& device = context.device_info();
   std::printf("device: %s (%s, %s)\n", device.name.c_str(), device.platform_name.c_str(),
               device.version.c_str());
-  RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, graph));
+  RECQ_ASSIGN_OR_RETURN(LoadedModel model, LoadModel(context, options.model_path, options.shapes));
+  const Engine& engine = model.engine;
   const EngineStats& stats = engine.stats();
-  std::printf("model: %s, %zu graph nodes; %zu dispatches after passes, compile %.1f ms\n",
-              options.model_path.c_str(), graph.nodes().size(), stats.dispatches, stats.compile_ms);
+  std::printf(
+      "model: %s, %s; %zu dispatches, %s %.1f ms (warm-up %.1f ms of it; %zu programs "
+      "compiled, %zu from the binary cache, %zu from the engine file)\n",
+      options.model_path.c_str(), model.what.c_str(), stats.dispatches,
+      stats.origin == EngineOrigin::kCompiled ? "compile" : "load", stats.compile_ms,
+      stats.warmup_ms, stats.kernels_built, stats.programs_from_disk, stats.programs_from_file);
+  if (stats.origin != EngineOrigin::kCompiled) {
+    std::printf("engine file: %s (%s)\n", EngineOriginName(stats.origin),
+                stats.origin_reason.c_str());
+  }
+  const Clock::time_point record_start = Clock::now();
   RECQ_ASSIGN_OR_RETURN(Recording recording, engine.Record({backend}));
+  const double record_ms =
+      std::chrono::duration<double, std::milli>(Clock::now() - record_start).count();
   std::printf("backend: %s (%s), %zu recorded dispatches\n", BackendName(recording.backend()),
               recording.backend_reason().c_str(), recording.dispatch_count());
 
@@ -191,8 +289,13 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
     outputs.push_back(t);
   }
 
-  // One untimed warm-up run: some drivers build kernels lazily on first use.
+  // The first run is the first result: Compile / LoadEngine left nothing to
+  // build, so it should cost about what a steady run does.
+  const Clock::time_point first_start = Clock::now();
   RECQ_RETURN_IF_ERROR(recording.Run(bindings));
+  const Clock::time_point first_end = Clock::now();
+  const double first_ms =
+      std::chrono::duration<double, std::milli>(first_end - first_start).count();
   std::vector<double> ms;
   for (int i = 0; i < options.runs; ++i) {
     Clock::time_point start = Clock::now();
@@ -203,8 +306,14 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
   auto at = [&](double q) {
     return ms[std::min(ms.size() - 1, static_cast<size_t>(q * (ms.size() - 1) + 0.5))];
   };
-  std::printf("latency over %d runs (after 1 warm-up): min %.3f ms, median %.3f ms, p90 %.3f ms\n",
+  std::printf("latency over %d runs (after the first): min %.3f ms, median %.3f ms, p90 %.3f ms\n",
               options.runs, ms.front(), at(0.5), at(0.9));
+  std::printf(
+      "time to first result: %.1f ms (context, %s, record %.1f ms, inputs, first run %.3f ms = "
+      "%.2fx the median)\n",
+      std::chrono::duration<double, std::milli>(first_end - begin).count(),
+      stats.origin == EngineOrigin::kCompiled ? "import + compile" : "engine-file load", record_ms,
+      first_ms, first_ms / std::max(at(0.5), 1e-9));
 
   for (size_t i = 0; i < outputs.size(); ++i) {
     const BindingInfo& out = engine.outputs()[i];
@@ -224,6 +333,8 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
 }
 
 absl::Status InfoModelCommand(const std::string& path, const std::string& shapes) {
+  RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
+  if (LooksLikeEngineFile(bytes)) return InfoEngineFile(path, bytes);
   RECQ_ASSIGN_OR_RETURN(OnnxModelSummary s, SummarizeOnnx(path));
   std::printf("model: %s\n  ir_version %lld, opset %lld, producer '%s', %lld initializers\n",
               path.c_str(), static_cast<long long>(s.ir_version), static_cast<long long>(s.opset),

@@ -1,8 +1,9 @@
 // The ONNX subcommands of the recq tool:
 //
-//   recq run MODEL.onnx [--input NAME=FILE]... [--output NAME=FILE]...
+//   recq run MODEL.onnx|MODEL.recq [--input NAME=FILE]... [--output NAME=FILE]...
 //                       [--shapes NAME:DxD...] [--runs N] [--backend auto] [--device ...]
-//   recq info MODEL.onnx [--shapes NAME:DxD...]
+//   recq info MODEL.onnx|MODEL.recq [--shapes NAME:DxD...]
+//   recq build MODEL.onnx -o MODEL.recq
 #ifndef RECQ_TOOLS_ONNX_COMMANDS_H_
 #define RECQ_TOOLS_ONNX_COMMANDS_H_
 
@@ -30,18 +31,28 @@ struct RunModelOptions {
   std::string shapes;
 };
 
-// RunModelCommand loads the model, compiles and records it once, runs the
-// recording once untimed and then `runs` times, writes the requested outputs, and prints the
-// device, the backend and why it was chosen, the dispatch count after the
-// graph passes, and min/median/p90 latency.
+// RunModelCommand loads the model (ONNX, or an engine file: LoadEngine), compiles and records it
+// once, runs the recording once untimed and then `runs` times, writes the requested outputs, and
+// prints the device, the backend and why it was chosen, the dispatch count after the graph passes,
+// and min/median/p90 latency.
 [[nodiscard]] absl::Status RunModelCommand(const RunModelOptions& options);
 
 // InfoModelCommand prints the model's inputs and outputs with shapes, its op
 // counts, and the ops recq does not support (if any); when the model loads it
 // also prints the inferred input and output shapes and element types.
 // `shapes` sets symbolic input dimensions as RunModelOptions::shapes does.
+// An engine file instead shows its bindings, the device and driver it was
+// built for, its options, format version and dispatches with their kernel
+// variants.
 [[nodiscard]] absl::Status InfoModelCommand(const std::string& path,
                                             const std::string& shapes = "");
+
+// BuildEngineCommand imports and compiles the ONNX model on the device
+// `device_spec` names (ContextOptions::device) and writes the engine file
+// (Engine::SerializeToFile), like trtexec --saveEngine.
+[[nodiscard]] absl::Status BuildEngineCommand(const std::string& model_path,
+                                              const std::string& engine_path,
+                                              const std::string& device_spec);
 
 }  // namespace recq::tools
 

@@ -1,11 +1,12 @@
 // The recq command-line tool.
 //
 //   recq demo [--model=v1|v2] [--resolution=224] [--runs=5] [--backend=auto] [--device=...]
-//   recq run MODEL.onnx [--runs=N] [--input=...] [--output=...] [--profile]
+//   recq run MODEL.onnx|MODEL.recq [--runs=N] [--input=...] [--output=...] [--profile]
 //   recq bench MODEL.onnx [--devices=0,1|all] [--streams=N] [--warmup=S]
 //                         [--duration=S | --iterations=N] [--json=FILE] [--profile]
 //   recq devices
-//   recq info MODEL.onnx
+//   recq info MODEL.onnx|MODEL.recq
+//   recq build MODEL.onnx -o MODEL.recq
 //   recq export-mobilenet OUT.onnx
 #include <cstdio>
 #include <fstream>
@@ -62,6 +63,7 @@ ABSL_FLAG(double, warmup, 1.0, "bench: seconds of untimed runs before measuring"
 ABSL_FLAG(double, duration, 3.0, "bench: seconds to measure (ignored with --iterations)");
 ABSL_FLAG(int64_t, iterations, 0,
           "bench: measure exactly this many inferences over all streams instead of --duration");
+ABSL_FLAG(std::string, o, "", "build: the engine file to write (MODEL.recq)");
 ABSL_FLAG(std::string, json, "",
           "bench: write the full report (device, driver, options, every statistic) as JSON here");
 
@@ -110,7 +112,10 @@ int main(int argc, char** argv) {
       "  recq bench MODEL.onnx throughput and latency percentiles over devices x streams "
       "(--devices, --streams, --warmup, --duration or --iterations, --json, --profile)\n"
       "  recq devices          OpenCL platforms and devices, with the indices --device takes\n"
-      "  recq info MODEL.onnx  inputs, outputs, shapes, op counts, unsupported ops\n"
+      "  recq info MODEL.onnx  inputs, outputs, shapes, op counts, unsupported ops (an engine "
+      "file: bindings, device, options, dispatches)\n"
+      "  recq build MODEL.onnx -o MODEL.recq  compile once and save an engine file that run, "
+      "info and LoadEngine accept\n"
       "  recq export-mobilenet OUT.onnx  write the demo's MobileNet (--model, --resolution) as "
       "ONNX");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
@@ -133,7 +138,7 @@ int main(int argc, char** argv) {
   } else if (command == "devices") {
     status = recq::tools::DevicesCommand();
   } else if ((command == "run" || command == "bench" || command == "info" ||
-              command == "export-mobilenet") &&
+              command == "export-mobilenet" || command == "build") &&
              args.size() != 3) {
     status = absl::InvalidArgumentError(absl::StrCat("usage: recq ", command, " MODEL.onnx"));
   } else if (command == "run") {
@@ -166,6 +171,8 @@ int main(int argc, char** argv) {
     status = recq::tools::BenchCommand(bench);
   } else if (command == "export-mobilenet") {
     status = ExportMobileNet(absl::GetFlag(FLAGS_model), absl::GetFlag(FLAGS_resolution), args[2]);
+  } else if (command == "build") {
+    status = recq::tools::BuildEngineCommand(args[2], absl::GetFlag(FLAGS_o), common.device);
   } else if (command == "info") {
     status = recq::tools::InfoModelCommand(args[2], absl::GetFlag(FLAGS_shapes));
   } else {

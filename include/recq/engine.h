@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "recq/bindings.h"
 #include "recq/context.h"
 #include "recq/graph.h"
@@ -40,7 +41,36 @@ struct EngineOptions {
   // empty takes the first that fits. The auto-tuner's hook: it must answer
   // the same for the same node and device.
   VariantChooser choose_variant;
+
+  // Enqueue each kernel once per launch shape, on zero-filled scratch
+  // memory, before Compile returns, so that drivers that build kernel code
+  // lazily at the first enqueue (PoCL builds a work-group function per
+  // kernel and local size then) have nothing left to build at the first
+  // real run. A dispatch with an explicit local size runs as one work-group.
+  // Counted in EngineStats::warmup_ms and warmup_dispatches.
+  bool warm_up = true;
 };
+
+// How LoadEngine treats an engine file made for another device or driver.
+struct EngineLoadOptions {
+  // Strict: an engine file whose programs or lowering cannot be used as
+  // stored (another driver, another device type) is FailedPrecondition
+  // instead of being rebuilt or re-lowered.
+  bool strict = false;
+  // As EngineOptions::warm_up.
+  bool warm_up = true;
+};
+
+// Where an engine's dispatch list and programs came from.
+enum class EngineOrigin {
+  kCompiled,             // Engine::Compile
+  kFileAsStored,         // an engine file, its lowering and program binaries used as stored
+  kFileRebuiltPrograms,  // an engine file for another driver: programs rebuilt from its sources
+  kFileRelowered,        // an engine file for another device type: re-lowered from its graph
+};
+// EngineOriginName: "compiled", "file: as stored", "file: programs rebuilt",
+// "file: re-lowered".
+const char* EngineOriginName(EngineOrigin origin);
 
 // A named tensor that a recording binds per run.
 struct BindingInfo {
@@ -57,7 +87,12 @@ struct EngineStats {
   size_t unplanned_bytes = 0;     // sum of all intermediate tensors
   size_t lower_bound_bytes = 0;   // most intermediate bytes alive at one step
   size_t weight_bytes = 0;
-  double compile_ms = 0;
+  double compile_ms = 0;          // Compile or LoadEngine in all, warm-up included
+  double warmup_ms = 0;           // of which the warm-up run (EngineOptions::warm_up)
+  size_t warmup_dispatches = 0;   // distinct launch shapes the warm-up enqueued
+  size_t programs_from_file = 0;  // programs created from an engine file's binaries
+  EngineOrigin origin = EngineOrigin::kCompiled;
+  std::string origin_reason;  // for a loaded engine: why its origin is what it is
 };
 
 // Device time of one dispatch, from OpenCL profiling events.
@@ -94,6 +129,24 @@ class Engine {
   // device time in order. Bindings are validated as for a recording.
   [[nodiscard]] absl::StatusOr<std::vector<DispatchProfile>> Profile(
       const Bindings& bindings) const;
+
+  // Serialize writes the engine as an engine file (recq/engine_file.h): the
+  // graph given to Compile, the dispatch list, bindings, memory plan,
+  // weights, kernel sources and this device's program binaries, taken now
+  // (after the warm-up). The same model, options, device, driver and cache
+  // state give the same bytes (a driver's binary may carry code it built
+  // lazily: PoCL's holds the work-group functions built so far, so build
+  // from empty caches for byte-identical files). Unimplemented if the
+  // driver cannot return program binaries.
+  [[nodiscard]] absl::StatusOr<std::string> Serialize() const;
+  // SerializeToFile writes Serialize()'s bytes to `path` (replacing it).
+  [[nodiscard]] absl::Status SerializeToFile(const std::string& path) const;
+
+  // Deserialize loads an engine file's bytes into `context`; LoadEngine and
+  // LoadEngineFromBytes (recq/engine_file.h) are the documented entry points.
+  [[nodiscard]] static absl::StatusOr<Engine> Deserialize(const Context& context,
+                                                          absl::string_view bytes,
+                                                          const EngineLoadOptions& options = {});
 
   const std::shared_ptr<const internal::EngineState>& state() const { return state_; }
 

@@ -6,6 +6,7 @@
 #include "recq/bindings.h"
 #include "recq/context.h"
 #include "recq/engine.h"
+#include "recq/engine_file.h"
 #include "recq/graph.h"
 #include "recq/recording.h"
 #include "recq/tensor.h"

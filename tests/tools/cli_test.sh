@@ -47,6 +47,27 @@ PY
 "$recq" demo --model=v2 --resolution=32 --runs=2 --timing_runs=2 >"$tmp/demo.txt"
 grep -q "2/2 replays bit-identical to an unrecorded run" "$tmp/demo.txt" || fail "recq demo: $(cat "$tmp/demo.txt")"
 
+grep -q "time to first result: " "$tmp/demo.txt" || fail "recq demo: no time to first result"
+
+# Engine files: build, info, run (same outputs as from the ONNX file), and a
+# damaged file is a clear error.
+"$recq" build "$tmp/m.onnx" -o "$tmp/m.recq" >"$tmp/build.txt"
+grep -q "built $tmp/m.recq" "$tmp/build.txt" || fail "recq build: $(cat "$tmp/build.txt")"
+"$recq" info "$tmp/m.recq" >"$tmp/info.txt"
+for want in "format version 1" "built for: " "driver " "options: optimize on" "inputs:" \
+  "  input: 1x3x32x32 float32" "prob: 1x1000 float32" "/conv2d_"; do
+  grep -qF -- "$want" "$tmp/info.txt" || fail "recq info (engine file) lacks '$want'"
+done
+python3 -c "import random, struct, sys; sys.stdout.buffer.write(struct.pack('3072f', *[random.uniform(-1, 1) for _ in range(3072)]))" >"$tmp/in.f32"
+"$recq" run "$tmp/m.onnx" --runs=2 --input=input="$tmp/in.f32" --output=prob="$tmp/a.f32" >"$tmp/run_onnx.txt"
+"$recq" run "$tmp/m.recq" --runs=2 --input=input="$tmp/in.f32" --output=prob="$tmp/b.f32" >"$tmp/run_file.txt"
+grep -q "engine file: file: as stored" "$tmp/run_file.txt" || fail "recq run (engine file): $(cat "$tmp/run_file.txt")"
+grep -q "time to first result: " "$tmp/run_file.txt" || fail "recq run: no time to first result"
+cmp -s "$tmp/a.f32" "$tmp/b.f32" || fail "recq run: the engine file's output differs from the ONNX file's"
+head -c 5000 "$tmp/m.recq" >"$tmp/cut.recq"
+if "$recq" run "$tmp/cut.recq" 2>"$tmp/err.txt"; then fail "a truncated engine file ran"; fi
+grep -qE "INVALID_ARGUMENT|DATA_LOSS" "$tmp/err.txt" || fail "truncated engine file: $(cat "$tmp/err.txt")"
+
 if "$recq" bench "$tmp/m.onnx" --streams=0 2>"$tmp/err.txt"; then fail "--streams=0 accepted"; fi
 grep -q -- "--streams must be at least 1" "$tmp/err.txt" || fail "no --streams message"
 echo "cli ok"

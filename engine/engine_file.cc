@@ -1,0 +1,679 @@
+// Engine files: Engine::Serialize, Engine::Deserialize and the public
+// functions of recq/engine_file.h.
+#include "engine/engine_file.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/status_macros.h"
+#include "recq/log.h"
+#include "recq/onnx.h"
+
+namespace recq {
+namespace internal {
+namespace {
+
+namespace pb = ::recq::engine_file;
+
+// Limits that keep a consistent-looking but absurd file from asking for
+// absurd amounts of host or device memory before the device says no.
+constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
+constexpr size_t kMaxScalarBytes = 128;
+constexpr uint64_t kMaxLocalBytes = uint64_t{1} << 30;
+
+absl::StatusOr<std::string> Sha256(absl::string_view data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (EVP_Digest(data.data(), data.size(), digest, &size, EVP_sha256(), nullptr) != 1 ||
+      size != 32) {
+    return absl::InternalError("SHA-256 through OpenSSL EVP failed");
+  }
+  return std::string(reinterpret_cast<const char*>(digest), size);
+}
+
+pb::ElementType ElementTypeOf(DataType dtype) {
+  if (dtype == DataType::kFloat32) return pb::FLOAT32;
+  return pb::ELEMENT_TYPE_UNSPECIFIED;
+}
+
+absl::StatusOr<DataType> DataTypeOf(int element_type, absl::string_view what) {
+  if (element_type == pb::FLOAT32) return DataType::kFloat32;
+  const std::string name = pb::ElementType_IsValid(element_type)
+                               ? pb::ElementType_Name(static_cast<pb::ElementType>(element_type))
+                               : absl::StrCat(element_type);
+  return absl::InvalidArgumentError(absl::StrCat("engine file: ", what, " has element type ", name,
+                                                 "; this build of recq reads FLOAT32"));
+}
+
+void SetDesc(pb::TensorDesc* out, const TensorDesc& desc) {
+  for (int64_t d : desc.shape) out->add_shape(d);
+  out->set_element_type(ElementTypeOf(desc.dtype));
+}
+
+absl::StatusOr<TensorDesc> DescOf(const pb::TensorDesc& in, absl::string_view what) {
+  TensorDesc desc;
+  RECQ_ASSIGN_OR_RETURN(desc.dtype, DataTypeOf(in.element_type(), what));
+  uint64_t bytes = 4;
+  for (int64_t d : in.shape()) {
+    if (d <= 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) ||
+        bytes > kMaxTensorBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "engine file: ", what, " has shape ", ShapeToString(in.shape()),
+          "; expected positive dimensions of at most ", kMaxTensorBytes, " bytes in all"));
+    }
+    desc.shape.push_back(d);
+  }
+  return desc;
+}
+
+std::string SortedOptions(const std::vector<std::string>& options) {
+  std::vector<std::string> sorted = options;
+  std::sort(sorted.begin(), sorted.end());
+  return absl::StrJoin(sorted, " ");
+}
+
+absl::Status Invalid(absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("engine file: ", what));
+}
+
+// Validate checks everything Deserialize relies on without a device.
+absl::Status Validate(const pb::EngineFile& f) {
+  absl::flat_hash_set<std::string> names;
+  bool outputs_started = false;
+  size_t inputs = 0;
+  for (int i = 0; i < f.bindings_size(); ++i) {
+    const pb::Binding& b = f.bindings(i);
+    if (b.name().empty() || !names.insert(b.name()).second) {
+      return Invalid(absl::StrCat("binding ", i, " has an empty or repeated name '", b.name(),
+                                  "'; expected unique names"));
+    }
+    RECQ_RETURN_IF_ERROR(DescOf(b.desc(), absl::StrCat("binding '", b.name(), "'")).status());
+    if (b.is_input()) {
+      if (outputs_started) {
+        return Invalid(absl::StrCat("input binding '", b.name(),
+                                    "' follows an output; expected inputs first"));
+      }
+      ++inputs;
+    } else {
+      outputs_started = true;
+    }
+  }
+  if (inputs == static_cast<size_t>(f.bindings_size())) {
+    return Invalid("no output binding; expected at least one");
+  }
+  for (uint64_t bytes : f.memory_plan().buffer_bytes()) {
+    if (bytes > kMaxTensorBytes) {
+      return Invalid(absl::StrCat("an intermediate buffer of ", bytes, " bytes; expected at most ",
+                                  kMaxTensorBytes));
+    }
+  }
+  for (int i = 0; i < f.constants_size(); ++i) {
+    const pb::Constant& c = f.constants(i);
+    RECQ_RETURN_IF_ERROR(DataTypeOf(c.element_type(), absl::StrCat("constant ", i)).status());
+    if (c.elements() > kMaxTensorBytes / 4 || c.data().size() != c.elements() * 4) {
+      return Invalid(absl::StrCat("constant ", i, " has ", c.data().size(), " bytes for ",
+                                  c.elements(), " float32 elements"));
+    }
+  }
+  for (int i = 0; i < f.programs_size(); ++i) {
+    if (f.programs(i).name().empty() || f.programs(i).source().empty()) {
+      return Invalid(absl::StrCat("program ", i, " has no name or no source"));
+    }
+  }
+  for (int i = 0; i < f.kernels_size(); ++i) {
+    const pb::Kernel& k = f.kernels(i);
+    if (k.program() >= static_cast<uint32_t>(f.programs_size()) || k.entry_point().empty()) {
+      return Invalid(absl::StrCat("kernel ", i, " names program ", k.program(), " of ",
+                                  f.programs_size(), " or has no entry point"));
+    }
+    const pb::Program& p = f.programs(k.program());
+    std::vector<std::string> options(k.options().begin(), k.options().end());
+    if (SortedOptions(options) != absl::StrJoin(p.options(), " ")) {
+      return Invalid(absl::StrCat("kernel ", i, "'s build options differ from its program's"));
+    }
+  }
+  if (f.dispatches_size() == 0) return Invalid("no dispatches; expected at least one");
+  const int64_t buffers = f.memory_plan().buffer_bytes_size();
+  for (int d = 0; d < f.dispatches_size(); ++d) {
+    const pb::Dispatch& dispatch = f.dispatches(d);
+    const std::string where = absl::StrCat("dispatch ", d, " ('", dispatch.label(), "')");
+    if (dispatch.kernel() >= static_cast<uint32_t>(f.kernels_size())) {
+      return Invalid(
+          absl::StrCat(where, " names kernel ", dispatch.kernel(), " of ", f.kernels_size()));
+    }
+    if (dispatch.work_dim() < 1 || dispatch.work_dim() > 3 || dispatch.global_size() != 3 ||
+        (dispatch.local_size() != 0 && dispatch.local_size() != 3)) {
+      return Invalid(absl::StrCat(where, " has work_dim ", dispatch.work_dim(), " with ",
+                                  dispatch.global_size(), " global and ", dispatch.local_size(),
+                                  " local sizes; expected 1 to 3 dimensions, 3 sizes each"));
+    }
+    uint64_t items = 1;
+    for (int i = 0; i < 3; ++i) {
+      const uint64_t g = dispatch.global(i);
+      const uint64_t l = dispatch.local_size() ? dispatch.local(i) : 1;
+      if (g == 0 || l == 0 || g % l != 0 || __builtin_mul_overflow(items, g, &items) ||
+          items > (uint64_t{1} << 40)) {
+        return Invalid(absl::StrCat(where, " has global size ", g, " and local size ", l,
+                                    " in dimension ", i,
+                                    "; expected positive sizes, the local dividing the global"));
+      }
+    }
+    for (int a = 0; a < dispatch.args_size(); ++a) {
+      const pb::DispatchArg& arg = dispatch.args(a);
+      const int32_t index = arg.index();
+      bool ok = true;
+      switch (arg.kind()) {
+        case pb::DispatchArg::INTERNAL:
+          ok = index >= 0 && index < buffers;
+          break;
+        case pb::DispatchArg::SLOT:
+          ok = index >= 0 && index < f.bindings_size();
+          break;
+        case pb::DispatchArg::CONSTANT:
+          ok = index >= 0 && index < f.constants_size();
+          break;
+        case pb::DispatchArg::SCALAR:
+          ok = !arg.scalar().empty() && arg.scalar().size() <= kMaxScalarBytes;
+          break;
+        case pb::DispatchArg::LOCAL:
+          ok = arg.local_bytes() > 0 && arg.local_bytes() <= kMaxLocalBytes;
+          break;
+        case pb::DispatchArg::NULL_BUFFER:
+          break;
+        default:
+          ok = false;
+      }
+      if (!ok) {
+        return Invalid(absl::StrCat(where, " argument ", a, " (kind ", arg.kind(), ", index ",
+                                    index, ") is out of range"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ListOf turns a validated file into the dispatch list.
+absl::StatusOr<DispatchList> ListOf(const pb::EngineFile& f) {
+  DispatchList list;
+  for (const pb::Kernel& k : f.kernels()) {
+    list.kernels.push_back({f.programs(k.program()).name(),
+                            std::vector<std::string>(k.options().begin(), k.options().end()),
+                            k.entry_point()});
+  }
+  for (const pb::Binding& b : f.bindings()) {
+    RECQ_ASSIGN_OR_RETURN(TensorDesc desc, DescOf(b.desc(), b.name()));
+    list.slots.push_back({b.name(), std::move(desc), b.is_input()});
+  }
+  list.internal_buffer_bytes.assign(f.memory_plan().buffer_bytes().begin(),
+                                    f.memory_plan().buffer_bytes().end());
+  list.unplanned_bytes = f.memory_plan().unplanned_bytes();
+  for (const pb::Constant& c : f.constants()) {
+    auto data = std::make_shared<std::vector<float>>(c.elements());
+    if (!c.data().empty()) std::memcpy(data->data(), c.data().data(), c.data().size());
+    list.constants.push_back(std::move(data));
+  }
+  for (const pb::Dispatch& in : f.dispatches()) {
+    Dispatch d;
+    d.kernel = static_cast<int32_t>(in.kernel());
+    d.work_dim = in.work_dim();
+    for (int i = 0; i < 3; ++i) {
+      d.global[i] = in.global(i);
+      d.local[i] = in.local_size() ? in.local(i) : 0;
+    }
+    d.label = in.label();
+    for (const pb::DispatchArg& a : in.args()) {
+      DispatchArg arg;
+      switch (a.kind()) {
+        case pb::DispatchArg::INTERNAL:
+          arg = DispatchArg::Internal(a.index());
+          break;
+        case pb::DispatchArg::SLOT:
+          arg = DispatchArg::Slot(a.index());
+          break;
+        case pb::DispatchArg::CONSTANT:
+          arg = DispatchArg::Constant(a.index());
+          break;
+        case pb::DispatchArg::SCALAR:
+          arg.kind = DispatchArg::Kind::kScalar;
+          arg.bytes.assign(a.scalar().begin(), a.scalar().end());
+          break;
+        case pb::DispatchArg::LOCAL:
+          arg = DispatchArg::Local(a.local_bytes());
+          break;
+        default:
+          arg = DispatchArg::Null();
+      }
+      d.args.push_back(std::move(arg));
+    }
+    list.dispatches.push_back(std::move(d));
+  }
+  return list;
+}
+
+bool SameDriver(const pb::Device& a, const DeviceInfo& b) {
+  return a.name() == b.name && a.vendor() == b.vendor && a.version() == b.version &&
+         a.driver_version() == b.driver_version && a.platform_name() == b.platform_name &&
+         a.platform_version() == b.platform_version;
+}
+
+std::string DescribeDevice(const pb::Device& d) {
+  return absl::StrCat("'", d.name(), "' (", d.platform_name(), ", driver ", d.driver_version(),
+                      "; ", d.gpu_kernels() ? "GPU" : "CPU", " kernels, max work-group ",
+                      d.max_work_group_size(), ", ", d.compute_units(), " compute units)");
+}
+
+std::string DescribeDevice(const DeviceInfo& d, const DeviceFacts& facts) {
+  return absl::StrCat("'", d.name, "' (", d.platform_name, ", driver ", d.driver_version, "; ",
+                      facts.gpu ? "GPU" : "CPU", " kernels, max work-group ",
+                      facts.max_work_group_size, ", ", facts.compute_units, " compute units)");
+}
+
+EngineOptions::KernelTarget KernelTargetOf(int target) {
+  switch (target) {
+    case pb::Options::CPU:
+      return EngineOptions::KernelTarget::kCpu;
+    case pb::Options::GPU:
+      return EngineOptions::KernelTarget::kGpu;
+    default:
+      return EngineOptions::KernelTarget::kAuto;
+  }
+}
+
+}  // namespace
+
+std::string WrapEngineFilePayload(absl::string_view payload, uint32_t format_version) {
+  pb::EngineFileEnvelope envelope;
+  envelope.set_magic(kEngineFileMagic);
+  envelope.set_format_version(format_version);
+  envelope.set_payload(std::string(payload));
+  absl::StatusOr<std::string> digest = Sha256(payload);
+  if (digest.ok()) envelope.set_payload_sha256(*digest);
+  return envelope.SerializeAsString();
+}
+
+absl::StatusOr<std::string> SerializeEngineState(const EngineState& state) {
+  pb::EngineFile f;
+  f.set_producer("recq");
+  const DeviceInfo& info = state.context->info;
+  pb::Device* device = f.mutable_built_for();
+  device->set_name(info.name);
+  device->set_vendor(info.vendor);
+  device->set_version(info.version);
+  device->set_driver_version(info.driver_version);
+  device->set_platform_name(info.platform_name);
+  device->set_platform_version(info.platform_version);
+  device->set_device_type(info.type);
+  device->set_gpu_kernels(state.lowered_for.gpu);
+  device->set_max_work_group_size(state.lowered_for.max_work_group_size);
+  device->set_compute_units(state.lowered_for.compute_units);
+  pb::Options* options = f.mutable_options();
+  options->set_optimize(state.options.optimize);
+  switch (state.options.kernel_target) {
+    case EngineOptions::KernelTarget::kAuto:
+      options->set_kernel_target(pb::Options::AUTO);
+      break;
+    case EngineOptions::KernelTarget::kCpu:
+      options->set_kernel_target(pb::Options::CPU);
+      break;
+    case EngineOptions::KernelTarget::kGpu:
+      options->set_kernel_target(pb::Options::GPU);
+      break;
+  }
+  options->set_had_variant_chooser(static_cast<bool>(state.options.choose_variant));
+  const DispatchList& list = state.list;
+  for (const Slot& slot : list.slots) {
+    pb::Binding* b = f.add_bindings();
+    b->set_name(slot.name);
+    SetDesc(b->mutable_desc(), slot.desc);
+    b->set_is_input(slot.is_input);
+  }
+  pb::MemoryPlan* plan = f.mutable_memory_plan();
+  for (size_t bytes : list.internal_buffer_bytes) plan->add_buffer_bytes(bytes);
+  plan->set_total_bytes(state.stats.intermediate_bytes);
+  plan->set_unplanned_bytes(list.unplanned_bytes);
+  plan->set_lower_bound_bytes(state.stats.lower_bound_bytes);
+  for (const auto& data : list.constants) {
+    pb::Constant* c = f.add_constants();
+    c->set_element_type(pb::FLOAT32);
+    c->set_elements(data->size());
+    c->set_data(std::string(reinterpret_cast<const char*>(data->data()),
+                            data->size() * sizeof(float)));  // little-endian hosts
+  }
+  // One Program per distinct (sorted options, source); its binary is taken
+  // now, after the warm-up, so that drivers that add code lazily (PoCL's
+  // work-group functions) store it too.
+  absl::flat_hash_map<std::string, uint32_t> program_of;
+  for (size_t k = 0; k < list.kernels.size(); ++k) {
+    const KernelRef& ref = list.kernels[k];
+    const std::string sorted = SortedOptions(ref.options);
+    auto [it, inserted] = program_of.try_emplace(
+        absl::StrCat(sorted, "\n", ref.program, "\n", *state.kernel_sources[k]),
+        static_cast<uint32_t>(f.programs_size()));
+    if (inserted) {
+      pb::Program* p = f.add_programs();
+      p->set_name(ref.program);
+      std::vector<std::string> options_sorted = ref.options;
+      std::sort(options_sorted.begin(), options_sorted.end());
+      for (const std::string& o : options_sorted) p->add_options(o);
+      p->set_source(*state.kernel_sources[k]);
+      RECQ_ASSIGN_OR_RETURN(std::vector<uint8_t> binary,
+                            ProgramBinary(state.programs[k]->get(), state.context->device));
+      p->set_binary(std::string(binary.begin(), binary.end()));
+    }
+    pb::Kernel* kernel = f.add_kernels();
+    kernel->set_program(it->second);
+    kernel->set_entry_point(ref.name);
+    for (const std::string& o : ref.options) kernel->add_options(o);
+  }
+  for (const Dispatch& d : list.dispatches) {
+    pb::Dispatch* out = f.add_dispatches();
+    out->set_kernel(static_cast<uint32_t>(d.kernel));
+    out->set_work_dim(d.work_dim);
+    for (size_t g : d.global) out->add_global(g);
+    if (d.has_local()) {
+      for (size_t l : d.local) out->add_local(l);
+    }
+    out->set_label(d.label);
+    for (const DispatchArg& a : d.args) {
+      pb::DispatchArg* arg = out->add_args();
+      arg->set_index(a.index);
+      switch (a.kind) {
+        case DispatchArg::Kind::kInternal:
+          arg->set_kind(pb::DispatchArg::INTERNAL);
+          break;
+        case DispatchArg::Kind::kSlot:
+          arg->set_kind(pb::DispatchArg::SLOT);
+          break;
+        case DispatchArg::Kind::kConstant:
+          arg->set_kind(pb::DispatchArg::CONSTANT);
+          break;
+        case DispatchArg::Kind::kScalar:
+          arg->set_kind(pb::DispatchArg::SCALAR);
+          arg->set_scalar(std::string(a.bytes.begin(), a.bytes.end()));
+          break;
+        case DispatchArg::Kind::kLocal:
+          arg->set_kind(pb::DispatchArg::LOCAL);
+          arg->set_local_bytes(a.local_bytes);
+          break;
+        case DispatchArg::Kind::kNull:
+          arg->set_kind(pb::DispatchArg::NULL_BUFFER);
+          break;
+      }
+    }
+  }
+  if (state.graph_onnx != nullptr) {
+    f.set_graph_onnx(*state.graph_onnx);
+  } else if (!state.graph_missing_reason.empty()) {
+    f.set_graph_missing_reason(state.graph_missing_reason);
+  } else {
+    absl::StatusOr<std::string> onnx = SaveOnnxToBytes(state.source_graph, "recq-engine");
+    if (onnx.ok()) {
+      f.set_graph_onnx(*std::move(onnx));
+    } else {
+      f.set_graph_missing_reason(std::string(onnx.status().message()));
+    }
+  }
+  std::string payload;
+  if (f.ByteSizeLong() > static_cast<size_t>(INT_MAX) || !f.SerializeToString(&payload)) {
+    return absl::UnimplementedError(absl::StrCat("Engine::Serialize: the engine file would need ",
+                                                 f.ByteSizeLong(),
+                                                 " bytes; protobuf messages are limited to 2 GiB"));
+  }
+  pb::EngineFileEnvelope envelope;
+  envelope.set_magic(kEngineFileMagic);
+  envelope.set_format_version(kEngineFileFormatVersion);
+  RECQ_ASSIGN_OR_RETURN(std::string digest, Sha256(payload));
+  envelope.set_payload_sha256(std::move(digest));
+  envelope.set_payload(std::move(payload));
+  std::string bytes;
+  if (!envelope.SerializeToString(&bytes)) {
+    return absl::InternalError("Engine::Serialize: the envelope does not serialize");
+  }
+  return bytes;
+}
+
+absl::StatusOr<pb::EngineFile> ParseEngineFile(absl::string_view bytes) {
+  pb::EngineFileEnvelope envelope;
+  if (bytes.size() > static_cast<size_t>(INT_MAX) ||
+      !envelope.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a recq engine file: ", bytes.size(),
+                     " bytes that do not parse as an engine-file envelope (truncated, corrupt, "
+                     "or another kind of file)"));
+  }
+  if (envelope.magic() != kEngineFileMagic) {
+    return absl::InvalidArgumentError(
+        "not a recq engine file: the envelope lacks the magic 'recq-engine'");
+  }
+  if (envelope.format_version() != kEngineFileFormatVersion) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("engine file format version ", envelope.format_version(),
+                     "; this build of recq reads "
+                     "version ",
+                     kEngineFileFormatVersion, ": rebuild the engine (recq build MODEL.onnx)"));
+  }
+  RECQ_ASSIGN_OR_RETURN(std::string digest, Sha256(envelope.payload()));
+  if (envelope.payload_sha256() != digest) {
+    return absl::DataLossError(
+        absl::StrCat("engine file: the SHA-256 of its ", envelope.payload().size(),
+                     "-byte payload does not match the stored one (corrupt, truncated or "
+                     "modified file)"));
+  }
+  pb::EngineFile f;
+  if (!f.ParseFromString(envelope.payload())) {
+    return absl::DataLossError(
+        "engine file: the payload passes its checksum but does not parse (written by a "
+        "broken writer?)");
+  }
+  RECQ_RETURN_IF_ERROR(Validate(f));
+  return f;
+}
+
+}  // namespace internal
+
+namespace {
+namespace pb = ::recq::engine_file;
+}  // namespace
+
+absl::StatusOr<std::string> Engine::Serialize() const {
+  return internal::SerializeEngineState(*state_);
+}
+
+absl::Status Engine::SerializeToFile(const std::string& path) const {
+  RECQ_ASSIGN_OR_RETURN(std::string bytes, Serialize());
+  const std::string temp = absl::StrCat(path, ".tmp");
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      std::remove(temp.c_str());
+      return absl::UnavailableError(absl::StrCat("cannot write engine file '", temp, "'"));
+    }
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::remove(temp.c_str());
+    return absl::UnavailableError(absl::StrCat("cannot rename '", temp, "' to '", path, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_view bytes,
+                                           const EngineLoadOptions& load) {
+  auto start = std::chrono::steady_clock::now();
+  RECQ_ASSIGN_OR_RETURN(pb::EngineFile f, internal::ParseEngineFile(bytes));
+  EngineOptions options;
+  options.optimize = f.options().optimize();
+  options.kernel_target = internal::KernelTargetOf(f.options().kernel_target());
+  options.warm_up = load.warm_up;
+  const DeviceInfo& device = context.device_info();
+  const DeviceFacts here = internal::LoweringFactsFor(device, options.kernel_target);
+  const pb::Device& built = f.built_for();
+  const bool same_lowering = here.gpu == built.gpu_kernels() &&
+                             here.max_work_group_size == built.max_work_group_size() &&
+                             here.compute_units == built.compute_units();
+  const bool same_driver = internal::SameDriver(built, device);
+  const std::string mismatch =
+      absl::StrCat("the engine file was built for ", internal::DescribeDevice(built),
+                   "; this device is ", internal::DescribeDevice(device, here));
+
+  if (!same_lowering) {
+    if (load.strict) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(mismatch, ": its lowering does not apply (strict load)"));
+    }
+    if (f.graph_onnx().empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(mismatch, ", and the file holds no graph to lower afresh (",
+                       f.graph_missing_reason(), ")"));
+    }
+    absl::StatusOr<Graph> graph = LoadOnnxFromBytes(f.graph_onnx());
+    if (!graph.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("engine file: its graph does not load: ", graph.status().message()));
+    }
+    RECQ_ASSIGN_OR_RETURN(std::shared_ptr<internal::EngineState> state,
+                          internal::CompileEngineState(context, *graph, options));
+    state->graph_onnx = std::make_shared<const std::string>(f.graph_onnx());
+    state->stats.origin = EngineOrigin::kFileRelowered;
+    state->stats.origin_reason = absl::StrCat(mismatch, ": re-lowered from the stored graph");
+    state->stats.compile_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return Engine(std::move(state));
+  }
+  if (!same_driver && load.strict) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(mismatch, ": its program binaries do not apply (strict load)"));
+  }
+
+  auto state = std::make_shared<internal::EngineState>(context);
+  state->options = options;
+  state->lowered_for = here;
+  RECQ_ASSIGN_OR_RETURN(state->list, internal::ListOf(f));
+  RECQ_RETURN_IF_ERROR(internal::CheckPlanFits(state->list, device));
+  state->stats.intermediate_bytes = f.memory_plan().total_bytes();
+  state->stats.lower_bound_bytes = f.memory_plan().lower_bound_bytes();
+  if (f.graph_onnx().empty()) {
+    state->graph_missing_reason = f.graph_missing_reason().empty()
+                                      ? std::string("the engine file held no graph")
+                                      : f.graph_missing_reason();
+  } else {
+    state->graph_onnx = std::make_shared<const std::string>(f.graph_onnx());
+  }
+
+  std::vector<internal::ProgramRequest> requests(f.programs_size());
+  for (int p = 0; p < f.programs_size(); ++p) {
+    const pb::Program& program = f.programs(p);
+    requests[p].source = program.source();
+    requests[p].options.assign(program.options().begin(), program.options().end());
+    if (same_driver) requests[p].binary = program.binary();
+  }
+  RECQ_RETURN_IF_ERROR(state->context->programs.GetOrBuildAll(absl::MakeSpan(requests)));
+  std::vector<std::shared_ptr<const std::string>> sources;
+  for (internal::ProgramRequest& r : requests) {
+    if (r.origin == internal::ProgramOrigin::kSource) ++state->stats.kernels_built;
+    if (r.origin == internal::ProgramOrigin::kDisk) ++state->stats.programs_from_disk;
+    if (r.origin == internal::ProgramOrigin::kBinary) ++state->stats.programs_from_file;
+    sources.push_back(std::make_shared<const std::string>(std::move(r.source)));
+  }
+  for (const pb::Kernel& k : f.kernels()) {
+    state->programs.push_back(requests[k.program()].program);
+    state->kernel_sources.push_back(sources[k.program()]);
+  }
+  RECQ_RETURN_IF_ERROR(internal::FinishEngineState(state, load.warm_up));
+  if (same_driver) {
+    state->stats.origin = EngineOrigin::kFileAsStored;
+    state->stats.origin_reason =
+        state->stats.kernels_built == 0
+            ? "same device and driver: stored lowering and program binaries"
+            : absl::StrCat("same device and driver: stored lowering; ", state->stats.kernels_built,
+                           " program binaries were rejected by the driver and rebuilt");
+  } else {
+    state->stats.origin = EngineOrigin::kFileRebuiltPrograms;
+    state->stats.origin_reason =
+        absl::StrCat(mismatch, ": stored lowering, programs rebuilt from the stored sources");
+  }
+  state->stats.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return Engine(std::move(state));
+}
+
+absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read '", path, "'"));
+  return bytes;
+}
+
+absl::StatusOr<Engine> LoadEngine(const Context& context, const std::string& path,
+                                  const EngineLoadOptions& options) {
+  RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
+  absl::StatusOr<Engine> engine = LoadEngineFromBytes(context, bytes, options);
+  if (!engine.ok()) {
+    return absl::Status(engine.status().code(),
+                        absl::StrCat("'", path, "': ", engine.status().message()));
+  }
+  return engine;
+}
+
+absl::StatusOr<Engine> LoadEngineFromBytes(const Context& context, absl::string_view bytes,
+                                           const EngineLoadOptions& options) {
+  return Engine::Deserialize(context, bytes, options);
+}
+
+bool LooksLikeEngineFile(absl::string_view bytes) {
+  // The envelope's first field is the magic: tag 0x0a, length, "recq-engine".
+  const std::string magic = internal::kEngineFileMagic;
+  return bytes.size() >= magic.size() + 2 && bytes[0] == 0x0a &&
+         static_cast<size_t>(bytes[1]) == magic.size() && bytes.substr(2, magic.size()) == magic;
+}
+
+absl::StatusOr<EngineFileSummary> SummarizeEngineFile(absl::string_view bytes) {
+  RECQ_ASSIGN_OR_RETURN(pb::EngineFile f, internal::ParseEngineFile(bytes));
+  EngineFileSummary s;
+  s.format_version = kEngineFileFormatVersion;
+  s.producer = f.producer();
+  const pb::Device& d = f.built_for();
+  s.built_for.name = d.name();
+  s.built_for.vendor = d.vendor();
+  s.built_for.version = d.version();
+  s.built_for.driver_version = d.driver_version();
+  s.built_for.platform_name = d.platform_name();
+  s.built_for.platform_version = d.platform_version();
+  s.built_for.type = d.device_type();
+  s.built_for.max_work_group_size = d.max_work_group_size();
+  s.built_for.compute_units = d.compute_units();
+  s.gpu_kernels = d.gpu_kernels();
+  s.kernel_target = internal::KernelTargetOf(f.options().kernel_target());
+  s.optimize = f.options().optimize();
+  s.had_variant_chooser = f.options().had_variant_chooser();
+  for (const pb::Binding& b : f.bindings()) {
+    RECQ_ASSIGN_OR_RETURN(TensorDesc desc, internal::DescOf(b.desc(), b.name()));
+    (b.is_input() ? s.inputs : s.outputs).push_back({b.name(), std::move(desc)});
+  }
+  for (const pb::Dispatch& dispatch : f.dispatches()) s.dispatches.push_back(dispatch.label());
+  s.programs = f.programs_size();
+  for (const pb::Program& p : f.programs()) s.programs_with_binary += !p.binary().empty();
+  for (const pb::Constant& c : f.constants()) s.weight_bytes += c.data().size();
+  s.intermediate_bytes = f.memory_plan().total_bytes();
+  s.has_graph = !f.graph_onnx().empty();
+  s.graph_missing_reason = f.graph_missing_reason();
+  return s;
+}
+
+}  // namespace recq

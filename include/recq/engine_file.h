@@ -1,0 +1,90 @@
+// Engine files: build once, load many times (TensorRT's serialize /
+// deserialize flow).
+//
+//   absl::StatusOr<Engine> engine = LoadEngine(ctx, "model.recq");
+//   if (!engine.ok()) {                       // no file yet (or a bad one)
+//     engine = Engine::Compile(ctx, LoadOnnx("model.onnx").value());
+//     engine->SerializeToFile("model.recq").IgnoreError();
+//   }
+//
+// An engine file holds the graph given to Compile (as ONNX), the lowered
+// dispatch list with each dispatch's kernel variant, the bindings, the memory
+// plan, the weights, every kernel's source and its program binary for the
+// build device, and the device, driver and options it was built with. It is
+// versioned (kEngineFileFormatVersion) and its contents are checked against
+// a SHA-256 before anything is parsed.
+//
+// Loading into a context whose device and driver match the file uses the
+// stored lowering and binaries (no kernel compiler). Another driver of the
+// same device type rebuilds the programs from the stored sources; another
+// device type (kernel family, work-group limit, compute units) re-lowers
+// from the stored graph. EngineStats::origin says which happened;
+// EngineLoadOptions::strict makes the last two FailedPrecondition.
+//
+// Errors: NotFound / PermissionDenied for a file that cannot be read;
+// InvalidArgument for bytes that are not a recq engine file (foreign,
+// truncated before the header parses, another format version, inconsistent
+// contents); DataLoss for a file whose contents fail the checksum (corrupt,
+// truncated or tampered). Nothing here aborts on malformed input. The
+// checksum detects accidents, not attackers: a file's program binaries are
+// native code, so load engine files only from sources you trust, as you
+// would a shared library.
+#ifndef RECQ_ENGINE_FILE_H_
+#define RECQ_ENGINE_FILE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "recq/context.h"
+#include "recq/engine.h"
+
+namespace recq {
+
+// The format version this build reads and writes.
+inline constexpr uint32_t kEngineFileFormatVersion = 1;
+
+// LoadEngine reads the engine file at `path` and loads it into `context`.
+[[nodiscard]] absl::StatusOr<Engine> LoadEngine(const Context& context, const std::string& path,
+                                                const EngineLoadOptions& options = {});
+
+// LoadEngineFromBytes loads an engine file's bytes into `context`.
+[[nodiscard]] absl::StatusOr<Engine> LoadEngineFromBytes(const Context& context,
+                                                         absl::string_view bytes,
+                                                         const EngineLoadOptions& options = {});
+
+// LooksLikeEngineFile tells (cheaply, without checking the contents) whether
+// `bytes` begin like a recq engine file rather than, say, an ONNX model.
+bool LooksLikeEngineFile(absl::string_view bytes);
+
+// What an engine file holds, read without a device (for `recq info`).
+struct EngineFileSummary {
+  uint32_t format_version = 0;
+  std::string producer;
+  DeviceInfo built_for;  // name, vendor, version, driver, platform, type
+  bool gpu_kernels = false;
+  EngineOptions::KernelTarget kernel_target = EngineOptions::KernelTarget::kAuto;
+  bool optimize = true;
+  bool had_variant_chooser = false;
+  std::vector<BindingInfo> inputs;
+  std::vector<BindingInfo> outputs;
+  std::vector<std::string> dispatches;  // "<node>/<kernel variant>"
+  size_t programs = 0;
+  size_t programs_with_binary = 0;
+  size_t weight_bytes = 0;
+  size_t intermediate_bytes = 0;
+  bool has_graph = false;
+  std::string graph_missing_reason;
+};
+
+// SummarizeEngineFile checks and summarizes an engine file's bytes.
+[[nodiscard]] absl::StatusOr<EngineFileSummary> SummarizeEngineFile(absl::string_view bytes);
+
+// ReadFileBytes reads a whole file (NotFound / PermissionDenied / DataLoss).
+[[nodiscard]] absl::StatusOr<std::string> ReadFileBytes(const std::string& path);
+
+}  // namespace recq
+
+#endif  // RECQ_ENGINE_FILE_H_
