@@ -45,18 +45,18 @@ absl::StatusOr<std::string> Sha256(absl::string_view data) {
   return std::string(reinterpret_cast<const char*>(digest), size);
 }
 
+// pb::ElementType lists recq's DataType values in order, from 1.
 pb::ElementType ElementTypeOf(DataType dtype) {
-  if (dtype == DataType::kFloat32) return pb::FLOAT32;
-  return pb::ELEMENT_TYPE_UNSPECIFIED;
+  return static_cast<pb::ElementType>(static_cast<int>(dtype) + 1);
 }
 
 absl::StatusOr<DataType> DataTypeOf(int element_type, absl::string_view what) {
-  if (element_type == pb::FLOAT32) return DataType::kFloat32;
-  const std::string name = pb::ElementType_IsValid(element_type)
-                               ? pb::ElementType_Name(static_cast<pb::ElementType>(element_type))
-                               : absl::StrCat(element_type);
-  return absl::InvalidArgumentError(absl::StrCat("engine file: ", what, " has element type ", name,
-                                                 "; this build of recq reads FLOAT32"));
+  if (element_type >= pb::FLOAT32 && element_type <= pb::BOOL) {
+    return static_cast<DataType>(element_type - 1);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("engine file: ", what, " has element type ",
+                                                 element_type,
+                                                 "; expected 1 to 7 (FLOAT32 to BOOL)"));
 }
 
 void SetDesc(pb::TensorDesc* out, const TensorDesc& desc) {
@@ -123,10 +123,12 @@ absl::Status Validate(const pb::EngineFile& f) {
   }
   for (int i = 0; i < f.constants_size(); ++i) {
     const pb::Constant& c = f.constants(i);
-    RECQ_RETURN_IF_ERROR(DataTypeOf(c.element_type(), absl::StrCat("constant ", i)).status());
-    if (c.elements() > kMaxTensorBytes / 4 || c.data().size() != c.elements() * 4) {
+    RECQ_ASSIGN_OR_RETURN(DataType dtype,
+                          DataTypeOf(c.element_type(), absl::StrCat("constant ", i)));
+    const uint64_t size = DataTypeSize(dtype);
+    if (c.elements() > kMaxTensorBytes / size || c.data().size() != c.elements() * size) {
       return Invalid(absl::StrCat("constant ", i, " has ", c.data().size(), " bytes for ",
-                                  c.elements(), " float32 elements"));
+                                  c.elements(), " ", DataTypeName(dtype), " elements"));
     }
   }
   for (int i = 0; i < f.programs_size(); ++i) {
@@ -222,9 +224,13 @@ absl::StatusOr<DispatchList> ListOf(const pb::EngineFile& f) {
                                     f.memory_plan().buffer_bytes().end());
   list.unplanned_bytes = f.memory_plan().unplanned_bytes();
   for (const pb::Constant& c : f.constants()) {
-    auto data = std::make_shared<std::vector<float>>(c.elements());
-    if (!c.data().empty()) std::memcpy(data->data(), c.data().data(), c.data().size());
-    list.constants.push_back(std::move(data));
+    RECQ_ASSIGN_OR_RETURN(DataType dtype, DataTypeOf(c.element_type(), "a constant"));
+    RECQ_ASSIGN_OR_RETURN(
+        HostData data,
+        HostData::FromBytes(dtype,
+                            absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(c.data().data()),
+                                                c.data().size())));
+    list.constants.push_back(std::make_shared<const HostData>(std::move(data)));
   }
   for (const pb::Dispatch& in : f.dispatches()) {
     Dispatch d;
@@ -348,10 +354,10 @@ absl::StatusOr<std::string> SerializeEngineState(const EngineState& state) {
   plan->set_lower_bound_bytes(state.stats.lower_bound_bytes);
   for (const auto& data : list.constants) {
     pb::Constant* c = f.add_constants();
-    c->set_element_type(pb::FLOAT32);
+    c->set_element_type(ElementTypeOf(data->dtype()));
     c->set_elements(data->size());
-    c->set_data(std::string(reinterpret_cast<const char*>(data->data()),
-                            data->size() * sizeof(float)));  // little-endian hosts
+    c->set_data(std::string(static_cast<const char*>(data->bytes()),
+                            data->byte_size()));  // little-endian hosts
   }
   // One Program per distinct (sorted options, source); its binary is taken
   // now, after the warm-up, so that drivers that add code lazily (PoCL's
