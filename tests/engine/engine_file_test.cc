@@ -387,7 +387,10 @@ TEST_F(EngineFileTest, InconsistentContentsBehindAValidChecksumAreInvalidArgumen
          for (int i = 0; i < 8; ++i) f.mutable_bindings(0)->mutable_desc()->add_shape(1 << 20);
        }},
       {"element type",
-       [](F& f) { f.mutable_bindings(0)->mutable_desc()->set_element_type(static_cast<engine_file::ElementType>(42)); }},
+       [](F& f) {
+         f.mutable_bindings(0)->mutable_desc()->set_element_type(
+             static_cast<engine_file::ElementType>(42));
+       }},
       {"duplicate binding", [](F& f) { *f.add_bindings() = f.bindings(0); }},
       {"no outputs",
        [](F& f) {
