@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -37,9 +38,16 @@ std::vector<T> Convert(absl::Span<const double> values, T (*cast)(double)) {
   return out;
 }
 
+// Truncates toward zero and saturates (NaN is 0), as typed.cl's
+// convert_<T>_sat_rtz does; a plain cast of an out-of-range double is
+// undefined.
 template <typename T>
 T ToInteger(double v) {
   if (std::isnan(v)) return 0;
+  if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) {
+    return std::numeric_limits<T>::lowest();
+  }
+  if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
   return static_cast<T>(std::trunc(v));
 }
 
@@ -64,16 +72,19 @@ absl::StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type) {
   for (const TypeInfo& t : kTypes) {
     if (t.onnx == onnx_type) return t.dtype;
   }
+  return absl::UnimplementedError(
+      absl::StrCat("element type ", OnnxTypeName(onnx_type),
+                   " is not supported; recq supports float32, float16, int64, int32, int8, uint8 "
+                   "and bool"));
+}
+
+std::string OnnxTypeName(int32_t onnx_type) {
   static constexpr const char* kOnnxNames[] = {
       "undefined", "float32", "uint8",     "int8",       "uint16",  "int16",
       "int32",     "int64",   "string",    "bool",       "float16", "float64",
       "uint32",    "uint64",  "complex64", "complex128", "bfloat16"};
-  const std::string name = onnx_type >= 0 && onnx_type < 17 ? std::string(kOnnxNames[onnx_type])
-                                                            : absl::StrCat("data type ", onnx_type);
-  return absl::UnimplementedError(
-      absl::StrCat("element type ", name,
-                   " is not supported; recq supports float32, float16, int64, int32, int8, uint8 "
-                   "and bool"));
+  return onnx_type >= 0 && onnx_type < 17 ? std::string(kOnnxNames[onnx_type])
+                                          : absl::StrCat("data type ", onnx_type);
 }
 
 int32_t DataTypeToOnnx(DataType dtype) { return Info(dtype).onnx; }

@@ -57,10 +57,8 @@ std::string Names(const std::vector<BindingInfo>& list) {
 // ReadInput reads a raw file of the binding's element type (little-endian,
 // row-major), as `recq run --input` takes it.
 absl::StatusOr<std::vector<uint8_t>> ReadInput(const std::string& path, const BindingInfo& b) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return absl::NotFoundError(absl::StrCat("cannot open input file '", path, "'"));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
-                             std::istreambuf_iterator<char>());
+  RECQ_ASSIGN_OR_RETURN(std::string file, ReadFileBytes(path));
+  std::vector<uint8_t> bytes(file.begin(), file.end());
   if (bytes.size() != b.desc.ByteSize()) {
     return absl::InvalidArgumentError(
         absl::StrCat("input file '", path, "' has ", bytes.size(), " bytes; input '", b.name, "' (",

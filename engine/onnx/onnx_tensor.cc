@@ -16,42 +16,7 @@ int64_t HostTensorData::size() const {
   return is_float() ? static_cast<int64_t>(floats.size()) : static_cast<int64_t>(ints.size());
 }
 
-std::string DataTypeName(int32_t data_type) {
-  switch (data_type) {
-    case onnx::TensorProto::FLOAT:
-      return "float32";
-    case onnx::TensorProto::UINT8:
-      return "uint8";
-    case onnx::TensorProto::INT8:
-      return "int8";
-    case onnx::TensorProto::UINT16:
-      return "uint16";
-    case onnx::TensorProto::INT16:
-      return "int16";
-    case onnx::TensorProto::INT32:
-      return "int32";
-    case onnx::TensorProto::INT64:
-      return "int64";
-    case onnx::TensorProto::STRING:
-      return "string";
-    case onnx::TensorProto::BOOL:
-      return "bool";
-    case onnx::TensorProto::FLOAT16:
-      return "float16";
-    case onnx::TensorProto::DOUBLE:
-      return "float64";
-    case onnx::TensorProto::UINT32:
-      return "uint32";
-    case onnx::TensorProto::UINT64:
-      return "uint64";
-    case onnx::TensorProto::BFLOAT16:
-      return "bfloat16";
-    case onnx::TensorProto::UNDEFINED:
-      return "undefined";
-    default:
-      return absl::StrCat("data type ", data_type);
-  }
-}
+std::string DataTypeName(int32_t data_type) { return OnnxTypeName(data_type); }
 
 absl::StatusOr<DataType> FromOnnxType(int32_t data_type, absl::string_view what) {
   absl::StatusOr<DataType> t = DataTypeFromOnnx(data_type);

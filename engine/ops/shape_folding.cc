@@ -362,14 +362,14 @@ absl::Status ImportCast(OnnxNodeContext& n) {
     out.dims = in.dims;
     out.dtype = *to;
     out.is_float = IsFloatingPoint(*to);
-    for (int64_t i = 0; i < in.size(); ++i) {
-      const double v = ElementAsDouble(in, i);
-      if (*to == DataType::kFloat16) {
-        out.floats.push_back(HalfToFloat(FloatToHalf(static_cast<float>(v))));
-      } else if (out.is_float) {
-        out.floats.push_back(static_cast<float>(v));
+    std::vector<double> values(in.size());
+    for (int64_t i = 0; i < in.size(); ++i) values[i] = ElementAsDouble(in, i);
+    const HostData converted = HostData::FromDoubles(*to, values);
+    for (size_t i = 0; i < converted.size(); ++i) {
+      if (out.is_float) {
+        out.floats.push_back(static_cast<float>(converted.at(i)));
       } else {
-        out.ints.push_back(static_cast<int64_t>(HostData::FromDoubles(*to, {v}).at(0)));
+        out.ints.push_back(static_cast<int64_t>(converted.at(i)));
       }
     }
     return n.DefineConstant(std::move(out));

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -42,6 +43,9 @@ absl::StatusOr<DataType> ParseDataType(absl::string_view name);
 absl::StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type);
 // DataTypeToOnnx maps back.
 int32_t DataTypeToOnnx(DataType dtype);
+// OnnxTypeName renders any ONNX TensorProto.DataType number ("float32",
+// "float64", "string"...; "data type N" for an unknown one).
+std::string OnnxTypeName(int32_t onnx_type);
 
 // IsFloatingPoint: kFloat32 and kFloat16.
 bool IsFloatingPoint(DataType dtype);
@@ -104,8 +108,8 @@ class HostData {
   // must be a multiple of the element size.
   [[nodiscard]] static absl::StatusOr<HostData> FromBytes(DataType dtype,
                                                           absl::Span<const uint8_t> bytes);
-  // FromDoubles converts each value to `dtype` (rounding toward zero for the
-  // integers, != 0 for bool, nearest for the floats).
+  // FromDoubles converts each value to `dtype` (toward zero and saturating
+  // for the integers, NaN to 0; != 0 for bool; nearest for the floats).
   static HostData FromDoubles(DataType dtype, absl::Span<const double> values);
 
   DataType dtype() const { return dtype_; }
