@@ -43,7 +43,7 @@ VENV_DIR = ".venv-ort"
 PACKAGES = ["onnxruntime", "numpy"]
 MODELS_VENV_DIR = ".venv-models"
 LATENCY_RE = re.compile(
-    r"latency over (\d+) runs \(after 1 warm-up\): min ([\d.]+) ms, median ([\d.]+) ms, "
+    r"latency over (\d+) runs \(after [^)]*\): min ([\d.]+) ms, median ([\d.]+) ms, "
     r"p90 ([\d.]+) ms")
 MAX_REL_L2 = 1e-4
 

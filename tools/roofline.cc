@@ -21,14 +21,19 @@ constexpr const char* kSource = R"CL(
 // 8 independent float16 FMA chains per item, `iters` times: 256 FLOPs/iter.
 __kernel void roof_fma(__global float* out, int iters, float a, float b) {
   const float s = (float)get_global_id(0);
-  float16 v0 = (float16)(s), v1 = v0 + 1.0f, v2 = v0 + 2.0f, v3 = v0 + 3.0f;
+  // Distinct lanes: a splat would let the compiler keep one lane per chain.
+  float16 v0 = (float16)(s) + (float16)(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f,
+                                        10.0f, 11.0f, 12.0f, 13.0f, 14.0f, 15.0f) * 0.01f;
+  float16 v1 = v0 + 1.0f, v2 = v0 + 2.0f, v3 = v0 + 3.0f;
   float16 v4 = v0 + 4.0f, v5 = v0 + 5.0f, v6 = v0 + 6.0f, v7 = v0 + 7.0f;
   for (int i = 0; i < iters; ++i) {
     v0 = fma(v0, a, b); v1 = fma(v1, a, b); v2 = fma(v2, a, b); v3 = fma(v3, a, b);
     v4 = fma(v4, a, b); v5 = fma(v5, a, b); v6 = fma(v6, a, b); v7 = fma(v7, a, b);
   }
   const float16 t = v0 + v1 + v2 + v3 + v4 + v5 + v6 + v7;
-  out[get_global_id(0)] = t.s0 + t.s5 + t.sa + t.sf;
+  const float8 h = t.lo + t.hi;
+  const float4 q = h.lo + h.hi;
+  out[get_global_id(0)] = q.x + q.y + q.z + q.w;
 }
 // Each item copies `n` consecutive float16s.
 __kernel void roof_copy(__global const float16* restrict x, __global float16* restrict y, int n) {
@@ -161,7 +166,7 @@ absl::StatusOr<Roofline> DeviceRoofline(const Context& context) {
     std::ifstream in(file);
     std::string magic;
     Roofline roof;
-    if (in >> magic >> roof.gflops >> roof.gbps && magic == "recq-roofline-v1" && roof.gflops > 0 &&
+    if (in >> magic >> roof.gflops >> roof.gbps && magic == "recq-roofline-v2" && roof.gflops > 0 &&
         roof.gbps > 0 && roof.gflops < 1e9 && roof.gbps < 1e8) {
       roof.cached = true;
       roof.cache_file = file;
@@ -176,7 +181,7 @@ absl::StatusOr<Roofline> DeviceRoofline(const Context& context) {
   const std::string tmp = absl::StrCat(file, ".tmp");
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << "recq-roofline-v1 " << roof->gflops << " " << roof->gbps << "\n";
+    out << "recq-roofline-v2 " << roof->gflops << " " << roof->gbps << "\n";
   }
   std::filesystem::rename(tmp, file, ec);  // a failed write only means measuring again
   return roof;

@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.join(REPO, "bench", "models"))
 import export_models as em  # noqa: E402
 
 LATENCY_RE = re.compile(
-    r"latency over (\d+) runs \(after 1 warm-up\): min ([\d.]+) ms, median ([\d.]+) ms, "
+    r"latency over (\d+) runs \(after [^)]*\): min ([\d.]+) ms, median ([\d.]+) ms, "
     r"p90 ([\d.]+) ms")
 
 
