@@ -36,7 +36,7 @@ class Lowerer final : public LoweringContext {
     AssignSlotsAndConstants();
     AliasThroughViews();
     RECQ_RETURN_IF_ERROR(PairResidualAdds());
-    PlaceTensors();
+    RECQ_RETURN_IF_ERROR(PlaceTensors());
     for (size_t n = 0; n < graph_.nodes().size(); ++n) {
       RECQ_RETURN_IF_ERROR(LowerNode(static_cast<int>(n)));
     }
@@ -49,6 +49,12 @@ class Lowerer final : public LoweringContext {
 
   const Graph& graph() const override { return graph_; }
   const DeviceFacts& device() const override { return target_; }
+
+  DispatchArg Scratch() const override {
+    const int n = current_ != nullptr ? static_cast<int>(current_ - graph_.nodes().data()) : -1;
+    if (n < 0 || scratch_of_[n] < 0) return DispatchArg::Null();
+    return DispatchArg::Internal(scratch_of_[n]);
+  }
 
   DispatchArg Arg(ValueId id) const override {
     if (id == kNoValue) return DispatchArg::Null();
@@ -266,9 +272,10 @@ class Lowerer final : public LoweringContext {
     return absl::OkStatus();
   }
 
-  void PlaceTensors() {
+  absl::Status PlaceTensors() {
     const auto& values = graph_.values();
     const auto& nodes = graph_.nodes();
+    scratch_of_.assign(nodes.size(), -1);
     // One planned tensor per unpinned class of intermediates.
     absl::flat_hash_map<int, int> tensor_of_root;
     std::vector<TensorLifetime> lifetimes;
@@ -295,6 +302,15 @@ class Lowerer final : public LoweringContext {
       } else if (!fused_away_[nodes[n].outputs[0]]) {
         touch(nodes[n].outputs[0], static_cast<int>(n));
       }
+      // The variant's scratch lives during its node only.
+      if (alias_node_[n] || fused_into_previous_[n]) continue;
+      RECQ_ASSIGN_OR_RETURN(const KernelVariant* variant, VariantOf(static_cast<int>(n)));
+      const size_t scratch = variant->scratch_bytes ? variant->scratch_bytes(nodes[n], *this) : 0;
+      if (scratch > 0) {
+        scratch_of_[n] = static_cast<int>(lifetimes.size());
+        lifetimes.push_back({scratch, static_cast<int>(n), static_cast<int>(n)});
+        unplanned_bytes_ += scratch;
+      }
     }
     out_.plan = PlanMemory(lifetimes);
     list().internal_buffer_bytes = out_.plan.buffer_bytes;
@@ -307,6 +323,10 @@ class Lowerer final : public LoweringContext {
         storage_[id] = {Storage::Kind::kTensor, out_.plan.buffer_of[it->second]};
       }
     }
+    for (int& lifetime : scratch_of_) {
+      if (lifetime >= 0) lifetime = out_.plan.buffer_of[lifetime];
+    }
+    return absl::OkStatus();
   }
 
   // --- dispatches ---
@@ -351,6 +371,7 @@ class Lowerer final : public LoweringContext {
   std::vector<bool> fused_into_previous_;
   std::vector<bool> fused_away_;
   std::vector<std::pair<ValueId, Storage>> pinned_outputs_;
+  std::vector<int> scratch_of_;  // per node: its scratch's planned tensor, -1 none
   size_t unplanned_bytes_ = 0;
   const Node* current_ = nullptr;
   bool activation_applied_ = false;

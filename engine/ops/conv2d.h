@@ -34,6 +34,8 @@ DispatchArg PackPointwiseWeights(LoweringContext& ctx, ValueId w, int64_t oc, in
 // family (conv2d_gpu.cl), in order of preference within each.
 std::vector<KernelVariant> ConvCpuVariants();
 std::vector<KernelVariant> ConvGpuVariants();
+// The implicit-GEMM GPU variants (conv2d_igemm.cc), part of ConvGpuVariants.
+std::vector<KernelVariant> ConvIgemmGpuVariants();
 
 }  // namespace recq::internal
 

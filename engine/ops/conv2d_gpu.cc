@@ -1,6 +1,7 @@
 // Conv2D's GPU kernel family (conv2d_gpu.cl): one or a few outputs per
 // work-item, consecutive work-items along pixels. In order of preference:
-// pointwise with split-K local reduction, depthwise, and direct.
+// pointwise with split-K local reduction, depthwise, the implicit GEMMs
+// (conv2d_igemm.cc), and direct.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -123,7 +124,7 @@ absl::Status LowerDirectGpu(LoweringContext& ctx, const Node& node) {
 }  // namespace
 
 std::vector<KernelVariant> ConvGpuVariants() {
-  return {
+  std::vector<KernelVariant> variants = {
       {"conv2d_pointwise_gpu",
        [](const Node& n, const LoweringContext& ctx) {
          return Gpu(ctx) && ConvShapeOf(n, ctx).pointwise;
@@ -134,9 +135,12 @@ std::vector<KernelVariant> ConvGpuVariants() {
          return Gpu(ctx) && ConvShapeOf(n, ctx).depthwise;
        },
        LowerDepthwiseGpu},
-      {"conv2d_direct_gpu", [](const Node&, const LoweringContext& ctx) { return Gpu(ctx); },
-       LowerDirectGpu},
   };
+  for (KernelVariant& v : ConvIgemmGpuVariants()) variants.push_back(std::move(v));
+  variants.push_back({"conv2d_direct_gpu",
+                      [](const Node&, const LoweringContext& ctx) { return Gpu(ctx); },
+                      LowerDirectGpu});
+  return variants;
 }
 
 }  // namespace recq::internal

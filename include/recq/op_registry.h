@@ -192,6 +192,10 @@ struct KernelVariant {
   // It can add a residual operand and apply the residual Add's activation
   // (LoweringContext::ResidualOf) when the pass pairs it with the Add after.
   bool absorbs_residual_add = false;
+  // Bytes of scratch memory its dispatches need for `node` (null or 0:
+  // none). It is planned with the intermediates, alive during the node
+  // only, and read through LoweringContext::Scratch. Reads shapes only.
+  std::function<size_t(const Node& node, const LoweringContext& ctx)> scratch_bytes = nullptr;
 };
 
 // VariantChooser picks one of `fitting` (indices into the op's variants, in
@@ -213,6 +217,9 @@ class LoweringContext {
   // Arg returns the argument that reads or writes value `id` (kNoValue gives
   // a null buffer).
   virtual DispatchArg Arg(ValueId id) const = 0;
+  // Scratch returns the current node's scratch memory
+  // (KernelVariant::scratch_bytes), or a null buffer when it has none.
+  virtual DispatchArg Scratch() const = 0;
   // Kernel returns the index of a kernel, adding it once per (program,
   // options, name). `program` is a kernel-library file ("conv2d.cl") or a
   // name given to RegisterKernelSource.

@@ -395,6 +395,27 @@ std::vector<ForcedCase> ForcedCases() {
        Conv("pointwise_gpu", {1, 9, 5, 7}, 11, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true, kRelu)},
       {"conv2d_depthwise_gpu", gpu,
        Conv("depthwise_gpu", {1, 6, 9, 9}, 6, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 6))},
+      // The implicit GEMMs (conv2d_igemm.cc): every tile shape, K split in
+      // slices (a second, reducing dispatch) or not, groups, strides,
+      // dilations, asymmetric kernels and pads, column tails, batches.
+      {"conv2d_igemm_gpu_64x64", gpu,
+       Conv("igemm64_k3", {1, 8, 16, 16}, 64, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu)},
+      {"conv2d_igemm_gpu_64x64", gpu,
+       Conv("igemm64_stem_k7s2_oc_tail", {2, 3, 23, 25}, 70, {7, 7}, Attrs({2, 2}, {3, 3, 3, 3}),
+            false)},
+      {"conv2d_igemm_gpu_32x64", gpu,
+       Conv("igemm32x64_splitk", {1, 16, 8, 8}, 24, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
+            kRelu6)},
+      {"conv2d_igemm_gpu_32x64", gpu,
+       Conv("igemm32x64_k1_s2", {2, 24, 14, 15}, 40, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0}))},
+      {"conv2d_igemm_gpu_32x32", gpu,
+       Conv("igemm32_groups2_splitk", {1, 32, 5, 7}, 20, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 2),
+            true, kRelu)},
+      {"conv2d_igemm_gpu_32x32", gpu,
+       Conv("igemm32_k1x7_dil", {1, 6, 9, 17}, 8, {1, 7}, Attrs({1, 2}, {0, 3, 0, 2}, 1, {1, 2}),
+            true, kSigmoid)},
+      {"conv2d_igemm_gpu_32x32", gpu,
+       Conv("igemm32_resnext_groups", {1, 64, 6, 6}, 64, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 8))},
       {"conv2d_direct_gpu", gpu,
        Conv("direct_gpu_k1", {1, 8, 6, 6}, 8, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}))},
       {"conv2d_direct_gpu", gpu,
@@ -444,6 +465,52 @@ INSTANTIATE_TEST_SUITE_P(
         Conv("k1_s2", {1, 8, 10, 34}, 16, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0})),
         Conv("groups4_k3", {1, 16, 7, 9}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 4), true, kRelu)),
     [](const ::testing::TestParamInfo<ConvCase>& info) { return info.param.name; });
+
+// The implicit GEMMs absorb the residual Add (and its Relu) too: in their
+// own kernel, or in the reduction when K is split.
+struct IgemmResidualCase {
+  ConvCase conv;
+  std::string variant;
+  size_t dispatches;
+};
+
+class IgemmResidualTest : public ::testing::TestWithParam<IgemmResidualCase> {};
+
+TEST_P(IgemmResidualTest, FusedAndMatchesReference) {
+  const ConvCase& c = GetParam().conv;
+  auto build = [&] {
+    OpGraphBuilder b;
+    TensorRef x = b.Input("x", c.x);
+    TensorRef w =
+        b.Constant("w", {c.out_channels, c.x[1] / c.attrs.groups, c.kernel[0], c.kernel[1]});
+    TensorRef y =
+        b.graph().Conv2D(x, w, c.bias ? b.Constant("b", {c.out_channels}) : TensorRef{}, c.attrs);
+    const auto& ys = b.graph().desc(y).shape;
+    TensorRef r = b.Input("r", {ys.begin(), ys.end()});
+    TensorRef z = b.graph().Add(y, r);
+    if (c.fused.kind == ActivationKind::kRelu) z = b.graph().Relu(z);
+    return std::move(b).Build(z);
+  };
+  absl::StatusOr<std::vector<std::string>> labels =
+      DispatchLabels(build(), KernelTarget::kGpu, /*optimize=*/true);
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  ASSERT_EQ(labels->size(), GetParam().dispatches);
+  EXPECT_TRUE(EndsWith(labels->front(), "/" + GetParam().variant)) << labels->front();
+  RECQ_EXPECT_MATCHES_REFERENCE(build(), For(KernelTarget::kGpu));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, IgemmResidualTest,
+    ::testing::Values(IgemmResidualCase{Conv("k3_64x64_relu", {1, 8, 16, 16}, 64, {3, 3},
+                                             Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu),
+                                        "conv2d_igemm_gpu_64x64", 1},
+                      IgemmResidualCase{Conv("k3_splitk_relu", {1, 16, 8, 8}, 24, {3, 3},
+                                             Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu),
+                                        "conv2d_igemm_gpu_32x64", 2},
+                      IgemmResidualCase{Conv("k1_s2_nobias", {1, 8, 10, 34}, 16, {1, 1},
+                                             Attrs({2, 2}, {0, 0, 0, 0}), false),
+                                        "conv2d_igemm_gpu_32x64", 1}),
+    [](const ::testing::TestParamInfo<IgemmResidualCase>& info) { return info.param.conv.name; });
 
 class Conv2DPassesTest : public ::testing::TestWithParam<KernelTarget> {};
 

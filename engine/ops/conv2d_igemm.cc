@@ -1,0 +1,159 @@
+// Conv2D as an implicit GEMM on GPUs (conv2d_igemm.cl): three tile shapes,
+// in order of preference, each with K split over enough work-groups to
+// fill the device. Grouped, strided, dilated and asymmetric kernels all run
+// here; the pointwise and depthwise GPU variants come first where they fit.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ops/conv2d.h"
+#include "engine/ops/op_util.h"
+
+namespace recq::internal {
+namespace {
+
+// A tile shape: TM output channels x TN columns per work-group, RM x RN per
+// work-item, TK rows of K staged at a time. 256 work-items each.
+struct IgemmTile {
+  const char* name;
+  int64_t tm, tn, rm, rn;
+  // The smallest channels per group and columns it takes: below them a
+  // smaller tile wastes less.
+  int64_t min_ocg, min_columns;
+};
+constexpr int64_t kIgemmTk = 16;
+constexpr size_t kIgemmItems = 256;
+constexpr IgemmTile kIgemmTiles[] = {
+    {"conv2d_igemm_gpu_64x64", 64, 64, 4, 4, 64, 256},
+    {"conv2d_igemm_gpu_32x64", 32, 64, 2, 4, 16, 64},
+    {"conv2d_igemm_gpu_32x32", 32, 32, 2, 2, 8, 1},
+};
+
+struct IgemmShape {
+  int64_t groups, ocg, ocgp, kg, columns, tiles, sk;
+};
+
+IgemmShape ShapeFor(const IgemmTile& tile, const Node& node, const LoweringContext& ctx) {
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  IgemmShape s;
+  s.groups = a.groups;
+  s.ocg = out[1] / a.groups;
+  s.ocgp = static_cast<int64_t>(CeilDiv(s.ocg, tile.tm)) * tile.tm;
+  s.kg = w[1] * w[2] * w[3];
+  s.columns = out[0] * out[2] * out[3];
+  s.tiles = s.groups * (s.ocgp / tile.tm) * static_cast<int64_t>(CeilDiv(s.columns, tile.tn));
+  // Split K until about two work-groups per compute unit, keeping at least
+  // four TK steps per slice and at most 16 slices (each adds a pass over
+  // the output to the reduction).
+  const int64_t units = ctx.device().compute_units != 0 ? ctx.device().compute_units : 16;
+  const int64_t want = std::max<int64_t>(1, 2 * units / s.tiles);
+  s.sk = std::clamp<int64_t>(std::min<int64_t>(want, s.kg / (4 * kIgemmTk)), 1, 16);
+  return s;
+}
+
+bool Fits(const IgemmTile& tile, const Node& node, const LoweringContext& ctx) {
+  const DeviceFacts& device = ctx.device();
+  if (!device.gpu) return false;
+  if (device.max_work_group_size != 0 && device.max_work_group_size < kIgemmItems) return false;
+  if (!ConvShapeOf(node, ctx).constant_weights) return false;
+  const IgemmShape s = ShapeFor(tile, node, ctx);
+  return s.ocg >= tile.min_ocg && s.columns >= tile.min_columns;
+}
+
+// PackWeights returns [OC][C/g][KH][KW] weights as [g][Kg][OCgp], zero past
+// OCg, stored in the original's place.
+DispatchArg PackWeights(LoweringContext& ctx, ValueId w, const IgemmShape& s) {
+  absl::Span<const float> src = ctx.graph().value(w).floats();
+  auto packed = std::make_shared<std::vector<float>>(s.groups * s.kg * s.ocgp, 0.0f);
+  for (int64_t g = 0; g < s.groups; ++g) {
+    for (int64_t m = 0; m < s.ocg; ++m) {
+      const float* from = src.data() + (g * s.ocg + m) * s.kg;
+      for (int64_t k = 0; k < s.kg; ++k) (*packed)[(g * s.kg + k) * s.ocgp + m] = from[k];
+    }
+  }
+  return ctx.ReplaceConstant(w, std::move(packed));
+}
+
+absl::Status Lower(const IgemmTile& tile, LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  const ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : kNoValue;
+  const IgemmShape s = ShapeFor(tile, node, ctx);
+  const size_t lx = size_t(tile.tn / tile.rn);
+  const size_t ly = size_t(tile.tm / tile.rm);
+  Dispatch d;
+  d.label = tile.name;
+  d.kernel =
+      ctx.Kernel("conv2d_igemm.cl", "conv2d_igemm_gpu",
+                 {absl::StrCat("-DRECQ_IG_TM=", tile.tm), absl::StrCat("-DRECQ_IG_TN=", tile.tn),
+                  absl::StrCat("-DRECQ_IG_TK=", kIgemmTk), absl::StrCat("-DRECQ_IG_RM=", tile.rm),
+                  absl::StrCat("-DRECQ_IG_RN=", tile.rn), absl::StrCat("-DRECQ_IG_KH=", w[2]),
+                  absl::StrCat("-DRECQ_IG_KW=", w[3]), absl::StrCat("-DRECQ_IG_SK=", s.sk)});
+  d.work_dim = 3;
+  d.global = {CeilDiv(s.columns, tile.tn) * lx, size_t(s.groups * (s.ocgp / tile.tm)) * ly,
+              size_t(s.sk)};
+  d.local = {lx, ly, 1};
+  const DispatchArg part = s.sk > 1 ? ctx.Scratch() : DispatchArg::Null();
+  d.args = {ctx.Arg(node.inputs[0]),
+            PackWeights(ctx, node.inputs[1], s),
+            s.sk > 1 ? DispatchArg::Null() : ctx.Arg(bias),
+            s.sk > 1 ? DispatchArg::Null() : ctx.Arg(residual),
+            s.sk > 1 ? DispatchArg::Null() : ctx.Arg(y),
+            part};
+  AddInts(d, {x[0], x[1], x[2], x[3], out[1], out[2], out[3], a.strides[0], a.strides[1], a.pads[0],
+              a.pads[1], a.dilations[0], a.dilations[1], a.groups});
+  SetConvWork(node, ctx, residual, d);
+  AddActivation(d, act);
+  if (s.sk == 1) {
+    ctx.MarkActivationApplied();
+    ctx.Emit(std::move(d));
+    return absl::OkStatus();
+  }
+  const double partial_bytes = double(s.sk) * double(Product(out, 0, 4)) * sizeof(float);
+  d.bytes += partial_bytes;
+  ctx.Emit(std::move(d));
+  const int64_t total = Product(out, 0, 4);
+  Dispatch r;
+  r.label = "conv2d_igemm_reduce";
+  r.kernel = ctx.Kernel("conv2d_igemm.cl", "conv2d_igemm_reduce");
+  const size_t local = GpuGroup(ctx.device(), 256);
+  r.work_dim = 1;
+  r.global = {RoundUp(size_t(total), local), 1, 1};
+  r.local = {local, 1, 1};
+  r.args = {part, ctx.Arg(bias), ctx.Arg(residual), ctx.Arg(y)};
+  AddInts(r, {total, out[1], out[2] * out[3], s.sk});
+  AddActivation(r, act);
+  r.bytes = partial_bytes + double(total) * sizeof(float) * (residual != kNoValue ? 2 : 1);
+  ctx.MarkActivationApplied();
+  ctx.Emit(std::move(r));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::vector<KernelVariant> ConvIgemmGpuVariants() {
+  std::vector<KernelVariant> variants;
+  for (const IgemmTile& tile : kIgemmTiles) {
+    KernelVariant v;
+    v.name = tile.name;
+    v.fits = [&tile](const Node& n, const LoweringContext& ctx) { return Fits(tile, n, ctx); };
+    v.lower = [&tile](LoweringContext& ctx, const Node& n) { return Lower(tile, ctx, n); };
+    v.absorbs_residual_add = true;
+    v.scratch_bytes = [&tile](const Node& n, const LoweringContext& ctx) -> size_t {
+      const IgemmShape s = ShapeFor(tile, n, ctx);
+      const Shape& out = ShapeOf(ctx, n.outputs[0]);
+      return s.sk > 1 ? size_t(s.sk) * size_t(Product(out, 0, 4)) * sizeof(float) : 0;
+    };
+    variants.push_back(std::move(v));
+  }
+  return variants;
+}
+
+}  // namespace recq::internal

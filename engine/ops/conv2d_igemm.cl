@@ -1,0 +1,183 @@
+// Convolution as an implicit GEMM, for GPUs. Per group g:
+//   Y[n][g*OCg + m][p] = sum_k Wt[g][k][m] * Xcol[k][(n, p)],
+// with k = (c, kh, kw) over Kg = C/groups * KH * KW and the columns (n, p)
+// over N * OH * OW (the batch folds into the columns). Xcol is never
+// stored: each tile of it is gathered from X as it is staged.
+//
+// A work-group computes TM output channels x TN columns, staging TK rows of
+// Wt and Xcol at a time in local memory; each work-item accumulates RM x RN
+// outputs in registers, strided by TM/RM and TN/RN, so that the local reads
+// of a warp are broadcasts or consecutive and the stores coalesce.
+// Dimension 2 splits K into SK slices: with SK == 1 the kernel adds the
+// bias and the residual and applies the activation itself; with SK > 1
+// each slice writes its partial sums to `part` ([SK][Y's elements]) and
+// conv2d_igemm_reduce finishes.
+//
+// Build options: -DRECQ_IG_TM, _TN, _TK, _RM, _RN (tile), -DRECQ_IG_KH,
+// _KW (kernel size), -DRECQ_IG_SK (slices of K). The work-group has
+// (TN/RN) x (TM/RM) items, a multiple of TN, and TK*TM and TK*TN are
+// multiples of it.
+// `wt` holds the weights packed by the lowering as [groups][Kg][OCgp], OCgp
+// being OCg rounded up to TM, zero past OCg.
+// Global size: (ceil(N*OH*OW / TN) * TN/RN, groups * OCgp/TM * TM/RM, SK),
+// local (TN/RN, TM/RM, 1).
+#ifndef RECQ_IG_TM
+#define RECQ_IG_TM 64
+#endif
+#ifndef RECQ_IG_TN
+#define RECQ_IG_TN 64
+#endif
+#ifndef RECQ_IG_TK
+#define RECQ_IG_TK 16
+#endif
+#ifndef RECQ_IG_RM
+#define RECQ_IG_RM 4
+#endif
+#ifndef RECQ_IG_RN
+#define RECQ_IG_RN 4
+#endif
+#ifndef RECQ_IG_KH
+#define RECQ_IG_KH 3
+#endif
+#ifndef RECQ_IG_KW
+#define RECQ_IG_KW 3
+#endif
+#ifndef RECQ_IG_SK
+#define RECQ_IG_SK 1
+#endif
+
+#define RECQ_IG_LX (RECQ_IG_TN / RECQ_IG_RN)
+#define RECQ_IG_LY (RECQ_IG_TM / RECQ_IG_RM)
+#define RECQ_IG_ITEMS (RECQ_IG_LX * RECQ_IG_LY)
+#define RECQ_IG_KHW (RECQ_IG_KH * RECQ_IG_KW)
+
+__kernel __attribute__((reqd_work_group_size(RECQ_IG_LX, RECQ_IG_LY, 1))) void conv2d_igemm_gpu(
+    __global const float* restrict x, __global const float* restrict wt,
+    __global const float* restrict bias, __global const float* restrict r,
+    __global float* restrict y, __global float* restrict part, int N, int C, int H, int W,
+    int OC, int OH, int OW, int SH, int SW, int PT, int PL, int DH, int DW, int groups, int act,
+    float act_a, float act_b) {
+  __local float as[RECQ_IG_TK][RECQ_IG_TM];
+  __local float bs[RECQ_IG_TK][RECQ_IG_TN];
+  const int tx = get_local_id(0);
+  const int ty = get_local_id(1);
+  const int tid = ty * RECQ_IG_LX + tx;
+  const int cpg = C / groups;
+  const int ocg = OC / groups;
+  const int ocgp = (ocg + RECQ_IG_TM - 1) / RECQ_IG_TM * RECQ_IG_TM;
+  const int kg = cpg * RECQ_IG_KHW;
+  const int tiles_m = ocgp / RECQ_IG_TM;
+  const int g = get_group_id(1) / tiles_m;
+  const int m0 = (get_group_id(1) % tiles_m) * RECQ_IG_TM;
+  const int n0 = get_group_id(0) * RECQ_IG_TN;
+  const int ohw = OH * OW;
+  const int np = N * ohw;
+
+  // The K range of this slice, in whole TK steps.
+#if RECQ_IG_SK > 1
+  const int slice = get_group_id(2);
+  const int chunk = ((kg + RECQ_IG_SK - 1) / RECQ_IG_SK + RECQ_IG_TK - 1) / RECQ_IG_TK * RECQ_IG_TK;
+  const int kbeg = min(kg, slice * chunk);
+  const int kend = min(kg, kbeg + chunk);
+#else
+  const int kbeg = 0;
+  const int kend = kg;
+#endif
+
+  // The column this item gathers while staging Xcol, fixed for the loop.
+  const int bj = tid % RECQ_IG_TN;
+  const int bk0 = tid / RECQ_IG_TN;
+  const int bcol = n0 + bj;
+  const bool bvalid = bcol < np;
+  int ih0 = 0, iw0 = 0;
+  const __global float* xg = x;
+  if (bvalid) {
+    const int bn = bcol / ohw;
+    const int bp = bcol - bn * ohw;
+    const int oh = bp / OW;
+    ih0 = oh * SH - PT;
+    iw0 = (bp - oh * OW) * SW - PL;
+    xg = x + ((size_t)bn * C + (size_t)g * cpg) * H * W;
+  }
+  const __global float* wg = wt + (size_t)g * kg * ocgp + m0;
+
+  float acc[RECQ_IG_RM][RECQ_IG_RN];
+#pragma unroll
+  for (int i = 0; i < RECQ_IG_RM; ++i) {
+#pragma unroll
+    for (int j = 0; j < RECQ_IG_RN; ++j) acc[i][j] = 0.0f;
+  }
+
+  for (int k0 = kbeg; k0 < kend; k0 += RECQ_IG_TK) {
+    for (int e = tid; e < RECQ_IG_TK * RECQ_IG_TM; e += RECQ_IG_ITEMS) {
+      const int kk = e / RECQ_IG_TM;
+      const int m = e % RECQ_IG_TM;
+      as[kk][m] = k0 + kk < kend ? wg[(size_t)(k0 + kk) * ocgp + m] : 0.0f;
+    }
+    for (int kk = bk0; kk < RECQ_IG_TK; kk += RECQ_IG_ITEMS / RECQ_IG_TN) {
+      const int k = k0 + kk;
+      float v = 0.0f;
+      if (bvalid && k < kend) {
+        const int c = k / RECQ_IG_KHW;
+        const int t = k - c * RECQ_IG_KHW;
+        const int kh = t / RECQ_IG_KW;
+        const int ih = ih0 + kh * DH;
+        const int iw = iw0 + (t - kh * RECQ_IG_KW) * DW;
+        if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = xg[((size_t)c * H + ih) * W + iw];
+      }
+      bs[kk][bj] = v;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (int kk = 0; kk < RECQ_IG_TK; ++kk) {
+      float a[RECQ_IG_RM], b[RECQ_IG_RN];
+#pragma unroll
+      for (int i = 0; i < RECQ_IG_RM; ++i) a[i] = as[kk][ty + i * RECQ_IG_LY];
+#pragma unroll
+      for (int j = 0; j < RECQ_IG_RN; ++j) b[j] = bs[kk][tx + j * RECQ_IG_LX];
+#pragma unroll
+      for (int i = 0; i < RECQ_IG_RM; ++i) {
+#pragma unroll
+        for (int j = 0; j < RECQ_IG_RN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+
+#pragma unroll
+  for (int i = 0; i < RECQ_IG_RM; ++i) {
+    const int m = m0 + ty + i * RECQ_IG_LY;
+    if (m >= ocg) continue;
+    const int oc = g * ocg + m;
+#pragma unroll
+    for (int j = 0; j < RECQ_IG_RN; ++j) {
+      const int col = n0 + tx + j * RECQ_IG_LX;
+      if (col >= np) continue;
+      const int n = col / ohw;
+      const size_t at = ((size_t)n * OC + oc) * ohw + (col - n * ohw);
+#if RECQ_IG_SK > 1
+      part[(size_t)get_group_id(2) * N * OC * ohw + at] = acc[i][j];
+#else
+      float v = acc[i][j] + (bias ? bias[oc] : 0.0f);
+      if (r) v += r[at];
+      y[at] = recq_activate(v, act, act_a, act_b);
+#endif
+    }
+  }
+}
+
+// Finishes a split-K conv2d_igemm_gpu: Y = act(sum of the SK partial sums +
+// bias (+ R)). Global size: Y's elements rounded up to the local size.
+__kernel void conv2d_igemm_reduce(__global const float* restrict part,
+                                  __global const float* restrict bias,
+                                  __global const float* restrict r, __global float* restrict y,
+                                  int total, int OC, int OHW, int SK, int act, float act_a,
+                                  float act_b) {
+  const int i = get_global_id(0);
+  if (i >= total) return;
+  float v = 0.0f;
+  for (int s = 0; s < SK; ++s) v += part[(size_t)s * total + i];
+  if (bias) v += bias[(i / OHW) % OC];
+  if (r) v += r[i];
+  y[i] = recq_activate(v, act, act_a, act_b);
+}
