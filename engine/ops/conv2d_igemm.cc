@@ -1,4 +1,4 @@
-// Conv2D as an implicit GEMM on GPUs (conv2d_igemm.cl): three tile shapes,
+// Conv2D as an implicit GEMM on GPUs (conv2d_igemm.cl): four tile shapes,
 // in order of preference, each with K split over enough work-groups to
 // fill the device. Grouped, strided, dilated and asymmetric kernels all run
 // here; the pointwise and depthwise GPU variants come first where they fit.
@@ -19,6 +19,7 @@ namespace {
 struct IgemmTile {
   const char* name;
   int64_t tm, tn, rm, rn;
+  bool contiguous;  // RECQ_IG_CONTIG
   // The smallest channels per group and columns it takes: below them a
   // smaller tile wastes less.
   int64_t min_ocg, min_columns;
@@ -26,9 +27,10 @@ struct IgemmTile {
 constexpr int64_t kIgemmTk = 16;
 constexpr size_t kIgemmItems = 256;
 constexpr IgemmTile kIgemmTiles[] = {
-    {"conv2d_igemm_gpu_64x64", 64, 64, 4, 4, 64, 256},
-    {"conv2d_igemm_gpu_32x64", 32, 64, 2, 4, 16, 64},
-    {"conv2d_igemm_gpu_32x32", 32, 32, 2, 2, 8, 1},
+    {"conv2d_igemm_gpu_128x64", 128, 64, 8, 4, true, 128, 1024},
+    {"conv2d_igemm_gpu_64x64", 64, 64, 4, 4, true, 64, 256},
+    {"conv2d_igemm_gpu_32x64", 32, 64, 2, 4, false, 16, 64},
+    {"conv2d_igemm_gpu_32x32", 32, 32, 2, 2, false, 8, 1},
 };
 
 struct IgemmShape {

@@ -6,8 +6,9 @@
 //
 // A work-group computes TM output channels x TN columns, staging TK rows of
 // Wt and Xcol at a time in local memory; each work-item accumulates RM x RN
-// outputs in registers, strided by TM/RM and TN/RN, so that the local reads
-// of a warp are broadcasts or consecutive and the stores coalesce.
+// outputs in registers, either strided by TM/RM and TN/RN (the local reads
+// of a warp are broadcasts or consecutive and the stores coalesce) or
+// consecutive (float4 local reads; RECQ_IG_CONTIG).
 // Dimension 2 splits K into SK slices: with SK == 1 the kernel adds the
 // bias and the residual and applies the activation itself; with SK > 1
 // each slice writes its partial sums to `part` ([SK][Y's elements]) and
@@ -45,6 +46,12 @@
 #ifndef RECQ_IG_SK
 #define RECQ_IG_SK 1
 #endif
+// 1: each item's RM rows and RN columns are consecutive and read from local
+// memory as float4s (RM and RN multiples of 4); 0: strided by TM/RM and
+// TN/RN, read as scalars.
+#ifndef RECQ_IG_CONTIG
+#define RECQ_IG_CONTIG 0
+#endif
 
 #define RECQ_IG_LX (RECQ_IG_TN / RECQ_IG_RN)
 #define RECQ_IG_LY (RECQ_IG_TM / RECQ_IG_RM)
@@ -57,8 +64,8 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_LX, RECQ_IG_LY, 1))) void c
     __global float* restrict y, __global float* restrict part, int N, int C, int H, int W,
     int OC, int OH, int OW, int SH, int SW, int PT, int PL, int DH, int DW, int groups, int act,
     float act_a, float act_b) {
-  __local float as[RECQ_IG_TK][RECQ_IG_TM];
-  __local float bs[RECQ_IG_TK][RECQ_IG_TN];
+  __local float as[RECQ_IG_TK][RECQ_IG_TM] __attribute__((aligned(16)));
+  __local float bs[RECQ_IG_TK][RECQ_IG_TN] __attribute__((aligned(16)));
   const int tx = get_local_id(0);
   const int ty = get_local_id(1);
   const int tid = ty * RECQ_IG_LX + tx;
@@ -131,10 +138,20 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_LX, RECQ_IG_LY, 1))) void c
 #pragma unroll
     for (int kk = 0; kk < RECQ_IG_TK; ++kk) {
       float a[RECQ_IG_RM], b[RECQ_IG_RN];
+#if RECQ_IG_CONTIG
+      // Each item's rows and columns are consecutive: float4 local loads.
+      const __local float4* a4 = (const __local float4*)&as[kk][ty * RECQ_IG_RM];
+      const __local float4* b4 = (const __local float4*)&bs[kk][tx * RECQ_IG_RN];
+#pragma unroll
+      for (int q = 0; q < RECQ_IG_RM / 4; ++q) vstore4(a4[q], q, a);
+#pragma unroll
+      for (int q = 0; q < RECQ_IG_RN / 4; ++q) vstore4(b4[q], q, b);
+#else
 #pragma unroll
       for (int i = 0; i < RECQ_IG_RM; ++i) a[i] = as[kk][ty + i * RECQ_IG_LY];
 #pragma unroll
       for (int j = 0; j < RECQ_IG_RN; ++j) b[j] = bs[kk][tx + j * RECQ_IG_LX];
+#endif
 #pragma unroll
       for (int i = 0; i < RECQ_IG_RM; ++i) {
 #pragma unroll
@@ -146,12 +163,20 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_LX, RECQ_IG_LY, 1))) void c
 
 #pragma unroll
   for (int i = 0; i < RECQ_IG_RM; ++i) {
+#if RECQ_IG_CONTIG
+    const int m = m0 + ty * RECQ_IG_RM + i;
+#else
     const int m = m0 + ty + i * RECQ_IG_LY;
+#endif
     if (m >= ocg) continue;
     const int oc = g * ocg + m;
 #pragma unroll
     for (int j = 0; j < RECQ_IG_RN; ++j) {
+#if RECQ_IG_CONTIG
+      const int col = n0 + tx * RECQ_IG_RN + j;
+#else
       const int col = n0 + tx + j * RECQ_IG_LX;
+#endif
       if (col >= np) continue;
       const int n = col / ohw;
       const size_t at = ((size_t)n * OC + oc) * ohw + (col - n * ohw);

@@ -398,6 +398,9 @@ std::vector<ForcedCase> ForcedCases() {
       // The implicit GEMMs (conv2d_igemm.cc): every tile shape, K split in
       // slices (a second, reducing dispatch) or not, groups, strides,
       // dilations, asymmetric kernels and pads, column tails, batches.
+      {"conv2d_igemm_gpu_128x64", gpu,
+       Conv("igemm128_k3_oc_tail", {1, 16, 32, 32}, 136, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
+            kRelu)},
       {"conv2d_igemm_gpu_64x64", gpu,
        Conv("igemm64_k3", {1, 8, 16, 16}, 64, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu)},
       {"conv2d_igemm_gpu_64x64", gpu,
