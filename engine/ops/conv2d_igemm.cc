@@ -21,14 +21,16 @@ struct IgemmTile {
   int64_t tm, tn, rm, rn;
   bool contiguous;  // RECQ_IG_CONTIG
   // The smallest channels per group and columns it takes: below them a
-  // smaller tile wastes less.
+  // smaller tile wastes less. (H100, VGG-11: its 14x14 layers of 512
+  // channels ran at 5.8 TFLOP/s in 32x64 tiles, the 28x28 ones at 11.7 in
+  // 128x64 tiles.)
   int64_t min_ocg, min_columns;
 };
 constexpr int64_t kIgemmTk = 16;
 constexpr size_t kIgemmItems = 256;
 constexpr IgemmTile kIgemmTiles[] = {
-    {"conv2d_igemm_gpu_128x64", 128, 64, 8, 4, true, 128, 1024},
-    {"conv2d_igemm_gpu_64x64", 64, 64, 4, 4, true, 64, 256},
+    {"conv2d_igemm_gpu_128x64", 128, 64, 8, 4, true, 128, 192},
+    {"conv2d_igemm_gpu_64x64", 64, 64, 4, 4, true, 64, 128},
     {"conv2d_igemm_gpu_32x64", 32, 64, 2, 4, false, 16, 64},
     {"conv2d_igemm_gpu_32x32", 32, 32, 2, 2, false, 8, 1},
 };
