@@ -148,7 +148,15 @@ INSTANTIATE_TEST_SUITE_P(
                       MatMulCase{"batch_broadcast_both", {2, 1, 4, 5}, {1, 3, 5, 2}, false},
                       MatMulCase{"vector_matrix", {5}, {5, 3}, false},
                       MatMulCase{"matrix_vector", {4, 5}, {5}, false},
-                      MatMulCase{"batched_matrix_vector", {2, 4, 5}, {5}, true}),
+                      MatMulCase{"batched_matrix_vector", {2, 4, 5}, {5}, true},
+                      // The GPU family's 64x64 tiles (matmul_tiled.cl; the
+                      // cases above take its 32x32 tiles): a Linear layer
+                      // over tokens (folded into one product), attention's
+                      // batched products and broadcast batches, with tails
+                      // in M, N and K.
+                      MatMulCase{"tiled_tokens_linear", {1, 7, 9, 40}, {40, 50}, true},
+                      MatMulCase{"tiled_attention", {2, 3, 50, 20}, {2, 3, 20, 49}, false},
+                      MatMulCase{"tiled_broadcast_both", {2, 1, 49, 17}, {1, 3, 17, 52}, false}),
     [](const ::testing::TestParamInfo<MatMulCase>& info) { return info.param.name; });
 
 }  // namespace
