@@ -30,7 +30,14 @@ MatMulShape ShapeOfMatMul(const LoweringContext& ctx, const Node& node) {
   s.m = a[a.size() - 2];
   s.k = a.back();
   s.n = b.back();
-  const Shape ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  Shape ab(a.begin(), a.end() - 2);
+  const Shape bb(b.begin(), b.end() - 2);
+  if (Product(bb, 0, bb.size()) == 1 && bb.size() <= ab.size()) {
+    // B is one matrix for every batch (weights): A's batches are rows of
+    // one product, [batch * M, K] x [K, N] (ViT's [197, 1, 768] x [768, N]).
+    s.m *= Product(ab, 0, ab.size());
+    ab.assign(ab.size(), 1);
+  }
   const size_t rank = std::max(ab.size(), bb.size());
   s.batch.resize(rank);
   for (size_t i = 0; i < rank; ++i) {

@@ -58,6 +58,7 @@ INSTANTIATE_TEST_SUITE_P(
                                          Case{"attention_scores", {3, 17, 8}, {3, 8, 17}},
                                          Case{"attention_values", {2, 3, 9, 11}, {2, 3, 11, 8}},
                                          Case{"weights_broadcast", {2, 5, 6}, {6, 10}},
+                                         Case{"batches_as_rows", {5, 1, 6}, {6, 9}},
                                          Case{"a_broadcast", {4, 6}, {3, 6, 9}},
                                          Case{"both_broadcast", {2, 1, 6, 7}, {1, 3, 7, 24}})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
