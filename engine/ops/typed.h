@@ -47,6 +47,13 @@ struct ScatterNDAttrs {
   ScatterReduction reduction = ScatterReduction::kNone;
 };
 
+// GatherElements (engine/ops/gather_elements.cc): y[..., i_axis, ...] =
+// data[..., indices[..., i_axis, ...], ...], y of indices' shape.
+inline constexpr OpType kGatherElements("GatherElements");
+struct GatherElementsAttrs {
+  int64_t axis = 0;
+};
+
 }  // namespace recq::internal
 
 #endif  // RECQ_ENGINE_OPS_TYPED_H_

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "engine/ops/layout_attrs.h"
+#include "engine/ops/typed.h"
 #include "gtest/gtest.h"
 #include "ops/op_test_util.h"
 
@@ -78,6 +79,43 @@ TEST(GatherRuntimeTest, IndicesMustBeIntegers) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_NE(s.message().find("expected int64 or int32"), std::string::npos) << s;
 }
+
+}  // namespace
+}  // namespace recq::optest
+
+namespace recq::optest {
+namespace {
+
+// GatherElements: indices smaller than data off the axis, drawn past both
+// ends of the axis (wrapped and clamped), every element type.
+class GatherElementsTest : public ::testing::TestWithParam<std::tuple<DataType, DataType>> {};
+
+TEST_P(GatherElementsTest, AxesAndRanks) {
+  const auto [type, index_type] = GetParam();
+  const struct {
+    std::vector<int64_t> data, indices;
+    int64_t axis;
+  } cases[] = {{{5, 4}, {3, 4}, 0}, {{3, 6, 5}, {2, 9, 4}, 1}, {{2, 3, 4, 7}, {2, 3, 2, 5}, -1}};
+  for (const auto& c : cases) {
+    OpGraphBuilder b;
+    TensorRef x = b.Input("x", c.data, -50.0f, 50.0f, type);
+    const float dim = float(c.data[c.axis < 0 ? c.axis + c.data.size() : c.axis]);
+    TensorRef idx = b.Input("idx", c.indices, -dim - 2.0f, dim + 2.0f, index_type);
+    TensorRef y = b.graph().AddNode(internal::kGatherElements, {x, idx},
+                                    internal::GatherElementsAttrs{c.axis});
+    RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), Exact());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, GatherElementsTest,
+                         ::testing::Combine(::testing::Values(DataType::kFloat32,
+                                                              DataType::kFloat16, DataType::kInt64,
+                                                              DataType::kUInt8, DataType::kBool),
+                                            ::testing::Values(DataType::kInt64, DataType::kInt32)),
+                         [](const auto& info) {
+                           return std::string(DataTypeName(std::get<0>(info.param))) + "_by_" +
+                                  DataTypeName(std::get<1>(info.param));
+                         });
 
 }  // namespace
 }  // namespace recq::optest
