@@ -54,6 +54,13 @@ struct GatherElementsAttrs {
   int64_t axis = 0;
 };
 
+// GatherND (engine/ops/gather_nd.cc): y = the slices of data that the
+// rows of indices [..., k] name, after `batch_dims` shared leading dims.
+inline constexpr OpType kGatherND("GatherND");
+struct GatherNDAttrs {
+  int64_t batch_dims = 0;
+};
+
 }  // namespace recq::internal
 
 #endif  // RECQ_ENGINE_OPS_TYPED_H_

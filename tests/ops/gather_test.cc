@@ -119,3 +119,37 @@ INSTANTIATE_TEST_SUITE_P(Types, GatherElementsTest,
 
 }  // namespace
 }  // namespace recq::optest
+
+namespace recq::optest {
+namespace {
+
+// GatherND: element, row and slice lookups, with batch_dims 0 and 1,
+// indices drawn past both ends (wrapped and clamped), several element types.
+class GatherNDTest : public ::testing::TestWithParam<DataType> {};
+
+TEST_P(GatherNDTest, RowsSlicesAndBatches) {
+  const struct {
+    std::vector<int64_t> data, indices;
+    int64_t batch_dims;
+  } cases[] = {{{4, 5, 3}, {6, 3}, 0},
+               {{4, 5, 3}, {2, 3, 1}, 0},
+               {{4, 5, 3}, {4, 2, 1}, 1},
+               {{2, 6, 5, 3}, {2, 4, 2}, 1}};
+  for (const auto& c : cases) {
+    OpGraphBuilder b;
+    TensorRef x = b.Input("x", c.data, -50.0f, 50.0f, GetParam());
+    // Every indexed dim here is at least 3: [-5, 5) wraps and clamps.
+    TensorRef idx = b.Input("idx", c.indices, -5.0f, 5.0f, DataType::kInt64);
+    TensorRef y =
+        b.graph().AddNode(internal::kGatherND, {x, idx}, internal::GatherNDAttrs{c.batch_dims});
+    RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), Exact());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, GatherNDTest,
+                         ::testing::Values(DataType::kFloat32, DataType::kFloat16, DataType::kInt32,
+                                           DataType::kBool),
+                         [](const auto& info) { return std::string(DataTypeName(info.param)); });
+
+}  // namespace
+}  // namespace recq::optest
