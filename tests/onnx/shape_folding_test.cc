@@ -1,5 +1,6 @@
 // Shape subgraphs as exporters write them are evaluated at import and fold
 // away; the data path that uses them runs and matches the reference.
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -356,6 +357,64 @@ TEST(ShapeFoldingTest, ModByZeroAndScatterNDOutOfRangeNameTheNode) {
     EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument) << g.status();
     EXPECT_TRUE(absl::StrContains(g.status().message(), "bad_node")) << g.status();
     EXPECT_TRUE(absl::StrContains(g.status().message(), "out of range")) << g.status();
+  }
+}
+
+}  // namespace
+}  // namespace recq
+
+namespace recq {
+namespace {
+
+// BERT's embedding lookup: Gather(table initializer, input_ids) with int64
+// ids from a graph input, run recorded (twice, new ids) and unrecorded;
+// negative ids wrap, ids past the vocabulary are clamped (gather.cc).
+TEST(ShapeFoldingTest, EmbeddingLookupOfInputIdsRunsOnTheDevice) {
+  Model m(13);
+  auto* ids_in = m.g()->add_input();
+  ids_in->set_name("input_ids");
+  auto* tt = ids_in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::INT64);
+  for (int64_t d : {2, 4}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  const int64_t vocab = 6, hidden = 3;
+  auto* table = m.g()->add_initializer();
+  table->set_name("table");
+  table->set_data_type(onnx::TensorProto::FLOAT);
+  table->add_dims(vocab);
+  table->add_dims(hidden);
+  for (int i = 0; i < vocab * hidden; ++i) table->add_float_data(0.5f * i - 3.0f);
+  Model::IntAttr(m.Node("Gather", {"table", "input_ids"}, {"y"}), "axis", 0);
+  m.Output("y");
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph g, LoadOnnxFromBytes(m.Bytes()));
+  ASSERT_EQ(g.value(g.inputs()[0]).desc.dtype, DataType::kInt64);
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
+  RECQ_ASSERT_OK_AND_ASSIGN(Recording recording, engine.Record());
+  const std::vector<std::vector<int64_t>> runs = {{0, 5, 2, 2, 1, 3, 4, 0},
+                                                  {-1, -6, 7, 100, -9, 3, 0, 5}};
+  for (size_t run = 0; run < runs.size() * 2; ++run) {
+    const std::vector<int64_t>& ids = runs[run % runs.size()];
+    RECQ_ASSERT_OK_AND_ASSIGN(Tensor in,
+                              Tensor::Allocate(SharedContext(), {{2, 4}, DataType::kInt64}));
+    RECQ_ASSERT_OK(in.Upload(absl::MakeConstSpan(ids)));
+    Tensor out = NewTensor(engine.outputs()[0].desc);  // NaN-poisoned
+    Bindings b;
+    b.Set("input_ids", in);
+    b.Set("y", out);
+    if (run < runs.size()) {
+      RECQ_ASSERT_OK(recording.Run(b));
+    } else {
+      RECQ_ASSERT_OK(engine.RunUnrecorded(b));
+    }
+    std::vector<float> got = Download(out);
+    ASSERT_EQ(got.size(), 8u * hidden);
+    for (int k = 0; k < 8; ++k) {
+      int64_t row = ids[k] < 0 ? ids[k] + vocab : ids[k];
+      row = std::clamp<int64_t>(row, 0, vocab - 1);
+      for (int h = 0; h < hidden; ++h) {
+        EXPECT_EQ(got[k * hidden + h], 0.5f * (row * hidden + h) - 3.0f)
+            << "run " << run << " id " << ids[k];
+      }
+    }
   }
 }
 
