@@ -187,14 +187,15 @@ bool PowFastFits(const Node& node, const LoweringContext& ctx) {
   return e.has_value() && (*e == 2.0f || *e == 0.5f);
 }
 
-// Shape arithmetic on int64 constants, folded at import (integer division
-// truncates toward zero, as ONNX's does).
+// Arithmetic on two constants, folded at import: integers when both are
+// integer tensors (shape arithmetic; integer division truncates toward
+// zero, as ONNX's does), else float32 computed in double.
 absl::Status FoldIntegers(OnnxNodeContext& n, OpType op,
                           const std::vector<const OnnxConstant*>& in) {
   const int code = CodeOf(op);
   const bool ints = !in[0]->is_float && !in[1]->is_float;
   absl::StatusOr<OnnxConstant> out =
-      BroadcastConstants(in, ints, [code](absl::Span<const double> v) {
+      BroadcastConstants(in, ints, [code, ints](absl::Span<const double> v) {
         switch (code) {
           case 0:
             return v[0] + v[1];
@@ -203,7 +204,7 @@ absl::Status FoldIntegers(OnnxNodeContext& n, OpType op,
           case 2:
             return v[0] * v[1];
           default:
-            return v[1] == 0 ? 0.0 : v[0] / v[1];
+            return v[1] == 0 && ints ? 0.0 : v[0] / v[1];
         }
       });
   if (!out.ok()) return n.Invalid(out.status().message());
@@ -235,9 +236,10 @@ RECQ_REGISTER_OPS(Binary) {
              return n.Emit(b.type, std::move(inputs), {});
            }
            std::vector<const OnnxConstant*> constants;
+           // Two constants (shape arithmetic, or float constants such as
+           // Swin's attention mask) fold at import.
            if (b.code <= 3 && AllConstantInputs(n, &constants) && constants.size() == 2 &&
-               constants[0] && constants[1] &&
-               (!constants[0]->is_float || !constants[1]->is_float)) {
+               constants[0] && constants[1]) {
              return FoldIntegers(n, b.type, constants);
            }
            RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));

@@ -1,13 +1,20 @@
-// Gather along one axis. Global size: (number of output elements).
+// Gather along one axis, built per element size (VAL_T: the unsigned type
+// of the element's size; elements are copied as bits) and index type
+// (IDX_T: int or long). Global size: (number of output elements).
 
 // y[o, k, i] = x[o, indices[k], i] with x viewed as [outer, dim, inner] and
-// y as [outer, count, inner]; indices are floats holding integers < 2^24.
-__kernel void gather_axis(__global const float* restrict x, __global const float* restrict indices,
-                          __global float* restrict y, int dim, int count, int inner) {
+// y as [outer, count, inner]. A negative index adds dim once; an index
+// still outside [0, dim) is clamped to it (no error can leave a recorded
+// run; constant indices are checked at import).
+__kernel void gather_axis(__global const VAL_T* restrict x, __global const IDX_T* restrict indices,
+                          __global VAL_T* restrict y, int dim, int count, int inner) {
   const int i = get_global_id(0);
   const int in = i % inner;
   const int t = i / inner;
   const int k = t % count;
   const int o = t / count;
-  y[i] = x[(o * dim + (int)indices[k]) * inner + in];
+  long idx = indices[k];
+  if (idx < 0) idx += dim;
+  idx = clamp(idx, (long)0, (long)(dim - 1));
+  y[i] = x[((long)o * dim + idx) * inner + in];
 }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/ops/matmul.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "engine/status_macros.h"
@@ -232,7 +233,7 @@ RECQ_REGISTER_OPS(Gemm) {
     out.SetOpType("MatMul");
     return absl::OkStatus();
   };
-  matmul.variants = {{"matmul", nullptr, LowerMatMul}};
+  matmul.variants = {MatMulTiledVariant(), {"matmul", nullptr, LowerMatMul}};
   return table.Add(std::move(matmul));
 }
 

@@ -4,9 +4,9 @@
 // value) they are evaluated at import and become constants, the way
 // onnxruntime and TensorRT fold them (Slice too); Add/Sub/Mul/Div and
 // Concat fold the same way in their own files. Unsqueeze, Squeeze and a float-to-float Cast of
-// computed data are views (Reshape, Identity); Slice and Gather of computed float data emit the
-// device ops Slice (strided_copy.cc) and Gather (gather.cc). A value that really depends on input
-// data is Unimplemented, naming the node.
+// computed data are views (Reshape, Identity); Slice of computed float data and Gather of computed
+// data (or with indices computed at run time) emit the device ops Slice (strided_copy.cc) and
+// Gather (gather.cc). A value that really depends on input data is Unimplemented, naming the node.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -196,8 +196,8 @@ absl::Status ImportSqueeze(OnnxNodeContext& n) {
   return Reshaped(n, std::move(out));
 }
 
-// Gather of computed float data with constant indices: the device op
-// Gather (gather.cc), indices checked and made non-negative here.
+// Gather of computed data with constant indices: the device op Gather
+// (gather.cc), indices checked and made non-negative here.
 absl::Status EmitGather(OnnxNodeContext& n, const OnnxConstant& indices, int64_t axis) {
   RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
   const std::vector<int64_t>& shape = n.desc(x).shape;
@@ -224,14 +224,25 @@ absl::Status EmitGather(OnnxNodeContext& n, const OnnxConstant& indices, int64_t
 absl::Status ImportGather(OnnxNodeContext& n) {
   RECQ_RETURN_IF_ERROR(n.CheckAttrs({"axis"}));
   RECQ_ASSIGN_OR_RETURN(int64_t axis, n.Int("axis", 0));
-  absl::StatusOr<const OnnxConstant*> data_or = n.ConstantInput(0);
-  if (!data_or.ok() || *data_or == nullptr) {
-    RECQ_ASSIGN_OR_RETURN(const OnnxConstant* indices, RequireConstant(n, 1, "the indices"));
-    if (indices->is_float) return n.Invalid("indices must be an integer tensor");
-    return EmitGather(n, *indices, axis);
+  absl::StatusOr<const OnnxConstant*> indices_or = n.ConstantInput(1);
+  if (!indices_or.ok() || *indices_or == nullptr) {
+    // Indices computed at run time (an embedding lookup of input_ids): the
+    // device op Gather with the indices as its second input.
+    RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+    RECQ_ASSIGN_OR_RETURN(ValueId indices, n.Input(1));
+    const int64_t rank = static_cast<int64_t>(n.desc(x).shape.size());
+    if (axis < -rank || axis >= rank) {
+      return n.Invalid(absl::StrCat("axis ", axis, " is out of range for rank ", rank));
+    }
+    GatherAttrs attrs;
+    attrs.axis = axis < 0 ? axis + rank : axis;
+    return n.Emit(OpType("Gather"), {x, indices}, std::move(attrs));
   }
+  const OnnxConstant* indices = *indices_or;
+  if (indices->is_float) return n.Invalid("indices must be an integer tensor");
+  absl::StatusOr<const OnnxConstant*> data_or = n.ConstantInput(0);
+  if (!data_or.ok() || *data_or == nullptr) return EmitGather(n, *indices, axis);
   const OnnxConstant* data = *data_or;
-  RECQ_ASSIGN_OR_RETURN(const OnnxConstant* indices, RequireConstant(n, 1, "the indices"));
   const int64_t rank = static_cast<int64_t>(data->dims.size());
   if (axis < -rank || axis >= rank) {
     return n.Invalid(absl::StrCat("axis ", axis, " is out of range for rank ", rank));

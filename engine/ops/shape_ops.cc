@@ -74,18 +74,33 @@ absl::Status ImportFlatten(OnnxNodeContext& n) {
 
 absl::Status ImportReshape(OnnxNodeContext& n) {
   RECQ_RETURN_IF_ERROR(n.CheckAttrs({"allowzero"}));
-  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
   RECQ_ASSIGN_OR_RETURN(const OnnxConstant* shape, n.ConstantInput(1));
   if (shape == nullptr) return n.Invalid("input 1 (shape) is required");
   if (shape->is_float || shape->dims.size() != 1) {
     return n.Invalid(absl::StrCat("shape '", shape->name, "' must be a 1-D int64 tensor"));
   }
   RECQ_ASSIGN_OR_RETURN(int64_t allowzero, n.Int("allowzero", 0));
-  return n.Emit(OpType::kReshape, {x}, ReshapeAttrs{shape->ints, allowzero != 0});
+  ReshapeAttrs attrs{shape->ints, allowzero != 0};
+  absl::StatusOr<const OnnxConstant*> data = n.ConstantInput(0);
+  if (data.ok() && *data != nullptr) {
+    // A constant (shape arithmetic, Swin's attention mask) folds to a
+    // constant under the new shape.
+    const TensorDesc in{(*data)->dims, (*data)->type()};
+    const TensorDesc* inputs[] = {&in};
+    absl::StatusOr<TensorDesc> out = InferReshape(OpAttrs(attrs), inputs);
+    if (!out.ok()) return n.Invalid(out.status().message());
+    OnnxConstant folded = **data;
+    folded.dims = out->shape;
+    return n.DefineConstant(std::move(folded));
+  }
+  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  return n.Emit(OpType::kReshape, {x}, std::move(attrs));
 }
 
 absl::Status ImportIdentity(OnnxNodeContext& n) {
   RECQ_RETURN_IF_ERROR(n.CheckAttrs({}));
+  absl::StatusOr<const OnnxConstant*> c = n.ConstantInput(0);
+  if (c.ok() && *c != nullptr) return n.DefineConstant(**c);
   RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
   return n.Emit(OpType::kIdentity, {x}, {});
 }

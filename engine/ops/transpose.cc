@@ -43,9 +43,40 @@ absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
 
 absl::Status Import(OnnxNodeContext& n) {
   RECQ_RETURN_IF_ERROR(n.CheckAttrs({"perm"}));
-  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
   RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> perm, n.Ints("perm"));
-  return n.Emit(kOp, {x}, TransposeAttrs{std::move(perm)});
+  TransposeAttrs attrs{std::move(perm)};
+  absl::StatusOr<const OnnxConstant*> c = n.ConstantInput(0);
+  if (c.ok() && *c != nullptr) {
+    // A constant of any element type (Swin's mask indices) folds.
+    const OnnxConstant& data = **c;
+    const TensorDesc in{data.dims, DataType::kFloat32};
+    const TensorDesc* inputs[] = {&in};
+    absl::StatusOr<TensorDesc> out = Infer(OpAttrs(attrs), inputs);
+    if (!out.ok()) return n.Invalid(out.status().message());
+    const std::vector<int64_t> p = PermOf(attrs, data.dims.size());
+    const size_t rank = data.dims.size();
+    std::vector<int64_t> strides(rank, 1);
+    for (size_t i = rank; i-- > 1;) strides[i - 1] = strides[i] * data.dims[i];
+    OnnxConstant folded = data;
+    folded.dims = out->shape;
+    std::vector<int64_t> idx(rank, 0);
+    for (int64_t flat = 0; flat < data.size(); ++flat) {
+      int64_t from = 0;
+      for (size_t i = 0; i < rank; ++i) from += idx[i] * strides[p[i]];
+      if (data.is_float) {
+        folded.floats[flat] = data.floats[from];
+      } else {
+        folded.ints[flat] = data.ints[from];
+      }
+      for (size_t i = rank; i-- > 0;) {
+        if (++idx[i] < folded.dims[i]) break;
+        idx[i] = 0;
+      }
+    }
+    return n.DefineConstant(std::move(folded));
+  }
+  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  return n.Emit(kOp, {x}, std::move(attrs));
 }
 
 // A strided gather: output element i reads x at the permuted strides (dimensions that stay

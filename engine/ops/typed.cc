@@ -11,10 +11,8 @@
 #include "engine/status_macros.h"
 
 namespace recq::internal {
-namespace {
 
-// The kind number and storage type typed.cl knows each element type by.
-int KindOf(DataType t) {
+int TypedKind(DataType t) {
   switch (t) {
     case DataType::kFloat32:
       return 0;
@@ -34,14 +32,13 @@ int KindOf(DataType t) {
   return 0;
 }
 
-const char* StorageOf(DataType t) {
+const char* TypedStorage(DataType t) {
   static constexpr const char* kStorage[] = {"float", "ushort", "long", "int",
                                              "char",  "uchar",  "uchar"};
-  return kStorage[KindOf(t)];
+  return kStorage[TypedKind(t)];
 }
 
-// The unsigned type of an element's size, to copy it as bits.
-const char* BitsOf(DataType t) {
+const char* TypedBits(DataType t) {
   switch (DataTypeSize(t)) {
     case 1:
       return "uchar";
@@ -53,6 +50,8 @@ const char* BitsOf(DataType t) {
       return "ulong";
   }
 }
+
+namespace {
 
 absl::StatusOr<TensorDesc> InferCast(const OpAttrs& attrs, InferInputs in) {
   RECQ_RETURN_IF_ERROR(CheckInputCount(kCast, in, 1, 1));
@@ -67,11 +66,11 @@ absl::Status LowerCast(LoweringContext& ctx, const Node& node) {
     EmitCopyOf(ctx, ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0]), y);
     return absl::OkStatus();
   }
-  Dispatch& d = ctx.Emit(MakeDispatch(
-      ctx, "typed.cl", "cast", {size_t(y.NumElements())},
-      {"-DCAST", absl::StrCat("-DSRC_KIND=", KindOf(x.dtype)),
-       absl::StrCat("-DDST_KIND=", KindOf(y.dtype)), absl::StrCat("-DSRC_T=", StorageOf(x.dtype)),
-       absl::StrCat("-DDST_T=", StorageOf(y.dtype))}));
+  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "typed.cl", "cast", {size_t(y.NumElements())},
+                                      {"-DCAST", absl::StrCat("-DSRC_KIND=", TypedKind(x.dtype)),
+                                       absl::StrCat("-DDST_KIND=", TypedKind(y.dtype)),
+                                       absl::StrCat("-DSRC_T=", TypedStorage(x.dtype)),
+                                       absl::StrCat("-DDST_T=", TypedStorage(y.dtype))}));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
   return absl::OkStatus();
 }
@@ -96,7 +95,7 @@ absl::Status LowerWhere(LoweringContext& ctx, const Node& node) {
   const TensorDesc& y = ctx.graph().value(node.outputs[0]).desc;
   if (y.shape.size() > 8) return Unsupported(node, "Where beyond rank 8");
   Dispatch& d = ctx.Emit(MakeDispatch(ctx, "typed.cl", "where", {size_t(y.NumElements())},
-                                      {"-DWHERE", absl::StrCat("-DVAL_T=", BitsOf(y.dtype))}));
+                                      {"-DWHERE", absl::StrCat("-DVAL_T=", TypedBits(y.dtype))}));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(node.inputs[2]),
             ctx.Arg(node.outputs[0])};
   d.args.push_back(DispatchArg::Scalar(Pad8(y.shape, 1)));

@@ -147,7 +147,8 @@ CaseResult RunDataSet(const Context& context, const Graph& graph, Recording& rec
 // the first turned into an initializer holding its value from the case's
 // only data set. ONNX's node tests feed shapes, indices, pads, scales and
 // split sizes as graph inputs; exported models give them as constants, which
-// is what recq requires there. NotFound if the case has several data sets.
+// is what recq requires there. NotFound if the case has several data sets,
+// Unimplemented if such an input is a sequence or an optional.
 absl::StatusOr<std::string> BakeConstantInputs(const fs::path& dir) {
   std::vector<fs::path> sets;
   for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
@@ -171,6 +172,11 @@ absl::StatusOr<std::string> BakeConstantInputs(const fs::path& dir) {
     if (index++ == 0) {
       ++i;
       continue;
+    }
+    // A sequence or optional input has no tensor to bake (its .pb is a
+    // SequenceProto/OptionalProto, which would parse as a garbled tensor).
+    if (!graph->input(i).type().has_tensor_type()) {
+      return absl::UnimplementedError(absl::StrCat("input '", name, "' is not a tensor"));
     }
     absl::StatusOr<std::string> t = ReadBytes(sets[0] / absl::StrCat("input_", index - 1, ".pb"));
     if (!t.ok()) return t.status();

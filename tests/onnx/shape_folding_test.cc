@@ -1,5 +1,6 @@
 // Shape subgraphs as exporters write them are evaluated at import and fold
 // away; the data path that uses them runs and matches the reference.
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -272,6 +273,148 @@ TEST(ShapeFoldingTest, SplitOpset18NumOutputs) {
       for (int64_t c = from; c < to; ++c) want.push_back(host.data[r * 7 + c]);
     }
     EXPECT_EQ(testing::RunRecorded(engine, "x", host, out), want) << out;
+  }
+}
+
+}  // namespace
+}  // namespace recq
+
+namespace recq {
+namespace {
+
+// Swin's shape arithmetic and attention-mask construction: Mod (fmod 0) of
+// a shape, Reshape, Transpose and ScatterND of constants fold at import,
+// leaving only the data's Reshape and Add.
+TEST(ShapeFoldingTest, ModTransposeAndScatterNDOfConstantsFold) {
+  Model m(17);
+  m.Input("x", {2, 5});
+  m.Ints("one", {}, {1});
+  m.Ints("seven", {}, {7});
+  m.Ints("five", {}, {5});
+  m.Ints("axes0", {1}, {0});
+  m.Ints("minus1", {1}, {-1});
+  m.Ints("mask_shape", {1}, {2});
+  m.Ints("shape25", {2}, {2, 5});
+  m.Ints("rows", {2, 2}, {0, 1, 1, -1});  // (0, 1) and (1, 4)
+  auto* updates = m.g()->add_initializer();
+  updates->set_name("updates");
+  updates->set_data_type(onnx::TensorProto::FLOAT);
+  updates->add_dims(2);
+  updates->add_float_data(-100.0f);
+  updates->add_float_data(100.0f);
+  m.Node("Shape", {"x"}, {"shape"});
+  Model::IntAttr(m.Node("Gather", {"shape", "one"}, {"w"}), "axis", 0);  // 5
+  m.Node("Mod", {"w", "seven"}, {"w_mod"});                              // 5
+  m.Node("Sub", {"seven", "w_mod"}, {"gap"});                            // 2
+  m.Node("Mod", {"gap", "seven"}, {"pad"});                              // 2
+  m.Node("Mul", {"pad", "five"}, {"rows10"});                            // 10
+  m.Node("Unsqueeze", {"rows10", "axes0"}, {"rows10v"});
+  Model::IntAttr(m.Node("Concat", {"rows10v", "minus1"}, {"target"}), "axis", 0);  // [10, -1]
+  m.Node("ConstantOfShape", {"shape25"}, {"zeros"});
+  m.Node("ScatterND", {"zeros", "rows", "updates"}, {"mask"});
+  m.Node("Transpose", {"mask"}, {"mask_t"});  // [5, 2]
+  m.Node("Reshape", {"mask_t", "target"}, {"mask_col"});
+  m.Node("Reshape", {"x", "target"}, {"x_col"});
+  m.Node("Add", {"x_col", "mask_col"}, {"y"});
+  m.Output("y");
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph g, LoadOnnxFromBytes(m.Bytes()));
+  ASSERT_EQ(g.nodes().size(), 2u);  // Reshape, Add
+  EXPECT_EQ(g.value(g.outputs()[0]).desc.shape, (std::vector<int64_t>{10, 1}));
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
+  auto host = reference::RandomTensor({2, 5}, 7);
+  // The mask is [[0, -100, 0, 0, 0], [0, 0, 0, 0, 100]], transposed and
+  // flattened: -100 lands at 2 (row 1, column 0) and 100 at 9.
+  std::vector<float> expected = host.data;
+  expected[2] += -100.0f;
+  expected[9] += 100.0f;
+  EXPECT_EQ(testing::RunRecorded(engine, "x", host, "y"), expected);
+}
+
+TEST(ShapeFoldingTest, ModByZeroAndScatterNDOutOfRangeNameTheNode) {
+  {
+    Model m(17);
+    m.Input("x", {2});
+    m.Ints("a", {1}, {5});
+    m.Ints("zero", {1}, {0});
+    m.Node("Mod", {"a", "zero"}, {"bad"});
+    m.Node("Reshape", {"x", "bad"}, {"y"});
+    m.Output("y");
+    absl::StatusOr<Graph> g = LoadOnnxFromBytes(m.Bytes());
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument) << g.status();
+    EXPECT_TRUE(absl::StrContains(g.status().message(), "bad_node")) << g.status();
+    EXPECT_TRUE(absl::StrContains(g.status().message(), "modulo by zero")) << g.status();
+  }
+  {
+    Model m(17);
+    m.Input("x", {3});
+    m.Ints("data", {3}, {1, 2, 3});
+    m.Ints("idx", {1, 1}, {3});
+    m.Ints("upd", {1}, {9});
+    m.Node("ScatterND", {"data", "idx", "upd"}, {"bad"});
+    m.Node("Reshape", {"x", "bad"}, {"y"});
+    m.Output("y");
+    absl::StatusOr<Graph> g = LoadOnnxFromBytes(m.Bytes());
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument) << g.status();
+    EXPECT_TRUE(absl::StrContains(g.status().message(), "bad_node")) << g.status();
+    EXPECT_TRUE(absl::StrContains(g.status().message(), "out of range")) << g.status();
+  }
+}
+
+}  // namespace
+}  // namespace recq
+
+namespace recq {
+namespace {
+
+// BERT's embedding lookup: Gather(table initializer, input_ids) with int64
+// ids from a graph input, run recorded (twice, new ids) and unrecorded;
+// negative ids wrap, ids past the vocabulary are clamped (gather.cc).
+TEST(ShapeFoldingTest, EmbeddingLookupOfInputIdsRunsOnTheDevice) {
+  Model m(13);
+  auto* ids_in = m.g()->add_input();
+  ids_in->set_name("input_ids");
+  auto* tt = ids_in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::INT64);
+  for (int64_t d : {2, 4}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  const int64_t vocab = 6, hidden = 3;
+  auto* table = m.g()->add_initializer();
+  table->set_name("table");
+  table->set_data_type(onnx::TensorProto::FLOAT);
+  table->add_dims(vocab);
+  table->add_dims(hidden);
+  for (int i = 0; i < vocab * hidden; ++i) table->add_float_data(0.5f * i - 3.0f);
+  Model::IntAttr(m.Node("Gather", {"table", "input_ids"}, {"y"}), "axis", 0);
+  m.Output("y");
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph g, LoadOnnxFromBytes(m.Bytes()));
+  ASSERT_EQ(g.value(g.inputs()[0]).desc.dtype, DataType::kInt64);
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
+  RECQ_ASSERT_OK_AND_ASSIGN(Recording recording, engine.Record());
+  const std::vector<std::vector<int64_t>> runs = {{0, 5, 2, 2, 1, 3, 4, 0},
+                                                  {-1, -6, 7, 100, -9, 3, 0, 5}};
+  for (size_t run = 0; run < runs.size() * 2; ++run) {
+    const std::vector<int64_t>& ids = runs[run % runs.size()];
+    RECQ_ASSERT_OK_AND_ASSIGN(Tensor in,
+                              Tensor::Allocate(SharedContext(), {{2, 4}, DataType::kInt64}));
+    RECQ_ASSERT_OK(in.Upload(absl::MakeConstSpan(ids)));
+    Tensor out = NewTensor(engine.outputs()[0].desc);  // NaN-poisoned
+    Bindings b;
+    b.Set("input_ids", in);
+    b.Set("y", out);
+    if (run < runs.size()) {
+      RECQ_ASSERT_OK(recording.Run(b));
+    } else {
+      RECQ_ASSERT_OK(engine.RunUnrecorded(b));
+    }
+    std::vector<float> got = Download(out);
+    ASSERT_EQ(got.size(), 8u * hidden);
+    for (int k = 0; k < 8; ++k) {
+      int64_t row = ids[k] < 0 ? ids[k] + vocab : ids[k];
+      row = std::clamp<int64_t>(row, 0, vocab - 1);
+      for (int h = 0; h < hidden; ++h) {
+        EXPECT_EQ(got[k * hidden + h], 0.5f * (row * hidden + h) - 3.0f)
+            << "run " << run << " id " << ids[k];
+      }
+    }
   }
 }
 

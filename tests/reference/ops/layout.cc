@@ -137,13 +137,25 @@ HostTensor Pad(const HostTensor& x, const PadAttrs& a) {
   return y;
 }
 
-HostTensor Gather(const HostTensor& x, const GatherAttrs& a) {
+// Gather; run-time indices (`indices` non-null) wrap once when negative and
+// are clamped to the dimension, as the device does.
+HostTensor Gather(const HostTensor& x, GatherAttrs a, const HostTensor* indices) {
   const int64_t rank = static_cast<int64_t>(x.shape.size());
+  if (indices != nullptr) {
+    const int64_t dim = x.shape[a.axis < 0 ? a.axis + rank : a.axis];
+    a.indices_shape = indices->shape;
+    a.indices.clear();
+    for (float v : indices->data) {
+      int64_t idx = static_cast<int64_t>(v);
+      if (idx < 0) idx += dim;
+      a.indices.push_back(std::clamp<int64_t>(idx, 0, dim - 1));
+    }
+  }
   const int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
   std::vector<int64_t> shape(x.shape.begin(), x.shape.begin() + axis);
   shape.insert(shape.end(), a.indices_shape.begin(), a.indices_shape.end());
   shape.insert(shape.end(), x.shape.begin() + axis + 1, x.shape.end());
-  HostTensor y{shape, std::vector<float>(NumElements(shape))};
+  HostTensor y{shape, std::vector<float>(NumElements(shape)), x.dtype};
   const int64_t q = static_cast<int64_t>(a.indices_shape.size());
   for (int64_t i = 0; i < y.NumElements(); ++i) {
     const std::vector<int64_t> c = Coords(i, shape);
@@ -224,10 +236,10 @@ RECQ_REGISTER_REFERENCE(Layout) {
   }
   if (absl::Status s = add("Gather",
                            [](const Node& node, ReferenceInputs in) -> absl::StatusOr<HostTensor> {
-                             if (absl::Status s = CheckArity(node, in, 1, 1); !s.ok()) return s;
+                             if (absl::Status s = CheckArity(node, in, 1, 2); !s.ok()) return s;
                              absl::StatusOr<GatherAttrs> a = AttrsOf<GatherAttrs>(node);
                              if (!a.ok()) return a.status();
-                             return Gather(*in[0], *a);
+                             return Gather(*in[0], *a, in.size() == 2 ? in[1] : nullptr);
                            });
       !s.ok()) {
     return s;

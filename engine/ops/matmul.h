@@ -1,0 +1,17 @@
+// The register-tiled MatMul variant (engine/ops/matmul.cc), listed first
+// among MatMul's variants in gemm.cc.
+#ifndef RECQ_ENGINE_OPS_MATMUL_H_
+#define RECQ_ENGINE_OPS_MATMUL_H_
+
+#include "recq/op_registry.h"
+
+namespace recq::internal {
+
+// MatMulTiledVariant: batched Y = A * B with broadcast batches, each
+// work-item computing a 4x8 block of Y (float8 rows of B, four rows of A);
+// fits when N >= 8 and M >= 4 (edges are masked).
+KernelVariant MatMulTiledVariant();
+
+}  // namespace recq::internal
+
+#endif  // RECQ_ENGINE_OPS_MATMUL_H_

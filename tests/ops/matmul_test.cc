@@ -1,0 +1,67 @@
+// MatMul's kernel variants forced over shapes that reach their edges: the
+// register-tiled matmul_tiled (4x8 blocks; M and N not multiples of the
+// tile, batches broadcast on either side, attention-like [heads, L, d]
+// products) and the plain matmul, against the reference.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ops/op_test_util.h"
+#include "recq/op_registry.h"
+
+namespace recq::optest {
+namespace {
+
+struct Case {
+  std::string name;
+  std::vector<int64_t> a, b;
+};
+
+// Force picks variant `name` for MatMul nodes wherever it fits and counts
+// those nodes in `*forced`.
+VariantChooser Force(const std::string& name, std::shared_ptr<int> forced) {
+  return [name, forced](const Node& node, const LoweringContext&,
+                        absl::Span<const size_t> fitting) -> size_t {
+    if (node.op != OpType::kMatMul) return fitting[0];
+    const OpDef* def = FindOp(node.op);
+    for (size_t i : fitting) {
+      if (def->variants[i].name == name) {
+        ++*forced;
+        return i;
+      }
+    }
+    return fitting[0];
+  };
+}
+
+class MatMulVariantTest : public ::testing::TestWithParam<std::tuple<std::string, Case>> {};
+
+TEST_P(MatMulVariantTest, MatchesReference) {
+  const auto& [variant, c] = GetParam();
+  OpGraphBuilder b;
+  TensorRef x = b.Input("a", c.a);
+  TensorRef w = b.Input("b", c.b);
+  TensorRef y = b.graph().AddNode(OpType::kMatMul, {x, w});
+  CheckOptions options;
+  auto forced = std::make_shared<int>(0);
+  options.choose_variant = Force(variant, forced);
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), options);
+  EXPECT_GT(*forced, 0) << variant << " does not fit " << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Variants, MatMulVariantTest,
+    ::testing::Combine(::testing::Values("matmul_tiled", "matmul"),
+                       ::testing::Values(Case{"exact_tiles", {8, 12}, {12, 16}},
+                                         Case{"ragged_m_and_n", {7, 5}, {5, 13}},
+                                         Case{"attention_scores", {3, 17, 8}, {3, 8, 17}},
+                                         Case{"attention_values", {2, 3, 9, 11}, {2, 3, 11, 8}},
+                                         Case{"weights_broadcast", {2, 5, 6}, {6, 10}},
+                                         Case{"batches_as_rows", {5, 1, 6}, {6, 9}},
+                                         Case{"a_broadcast", {4, 6}, {3, 6, 9}},
+                                         Case{"both_broadcast", {2, 1, 6, 7}, {1, 3, 7, 24}})),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
+
+}  // namespace
+}  // namespace recq::optest
