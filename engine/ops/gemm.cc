@@ -233,7 +233,9 @@ RECQ_REGISTER_OPS(Gemm) {
     out.SetOpType("MatMul");
     return absl::OkStatus();
   };
-  matmul.variants = {MatMulTiledVariant(), {"matmul", nullptr, LowerMatMul}};
+  matmul.variants = MatMulLocalGpuVariants();
+  matmul.variants.push_back(MatMulTiledVariant());
+  matmul.variants.push_back({"matmul", nullptr, LowerMatMul});
   return table.Add(std::move(matmul));
 }
 

@@ -5,6 +5,9 @@
 #include "engine/ops/matmul.h"
 
 #include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
@@ -75,8 +78,66 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
   return absl::OkStatus();
 }
 
+// The GPU kernel in local-memory tiles (matmul_local.cl): TM x TN per
+// work-group of 256 items, RM x RN per item, consecutive (float4 local
+// reads) or strided.
+struct LocalTile {
+  const char* name;
+  int64_t tm, tn, rm, rn;
+  bool contiguous;
+  int64_t min_m, min_n;  // below them the next tile wastes less
+};
+constexpr LocalTile kLocalTiles[] = {
+    {"matmul_local_64x64", 64, 64, 4, 4, true, 48, 48},
+    {"matmul_local_32x32", 32, 32, 2, 2, false, 16, 16},
+};
+
+bool LocalFits(const LocalTile& tile, const Node& node, const LoweringContext& ctx) {
+  const DeviceFacts& device = ctx.device();
+  if (!device.gpu) return false;
+  if (device.max_work_group_size != 0 && device.max_work_group_size < 256) return false;
+  const MatMulShape s = ShapeOfMatMul(ctx, node);
+  return s.batch.size() <= 8 && s.m >= tile.min_m && s.n >= tile.min_n;
+}
+
+absl::Status LowerLocal(const LocalTile& tile, LoweringContext& ctx, const Node& node) {
+  const MatMulShape s = ShapeOfMatMul(ctx, node);
+  const int64_t batch = Product(s.batch, 0, s.batch.size());
+  const size_t lx = size_t(tile.tn / tile.rn), ly = size_t(tile.tm / tile.rm);
+  Dispatch d;
+  d.label = tile.name;
+  d.kernel =
+      ctx.Kernel("matmul_local.cl", "matmul_local",
+                 {absl::StrCat("-DRECQ_ML_TM=", tile.tm), absl::StrCat("-DRECQ_ML_TN=", tile.tn),
+                  absl::StrCat("-DRECQ_ML_RM=", tile.rm), absl::StrCat("-DRECQ_ML_RN=", tile.rn),
+                  absl::StrCat("-DRECQ_ML_CONTIG=", tile.contiguous ? 1 : 0)});
+  d.work_dim = 3;
+  d.global = {CeilDiv(s.n, tile.tn) * lx, CeilDiv(s.m, tile.tm) * ly, size_t(batch)};
+  d.local = {lx, ly, 1};
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(node.outputs[0])};
+  AddInts(d, {s.m, s.n, s.k});
+  d.flops = 2.0 * double(s.m) * double(s.n) * double(s.k) * double(batch);
+  d.args.push_back(DispatchArg::Scalar(Pad8(s.batch, 1)));
+  d.args.push_back(DispatchArg::Scalar(s.sa));
+  d.args.push_back(DispatchArg::Scalar(s.sb));
+  ctx.Emit(std::move(d));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 KernelVariant MatMulTiledVariant() { return {"matmul_tiled", Fits, Lower}; }
+
+std::vector<KernelVariant> MatMulLocalGpuVariants() {
+  std::vector<KernelVariant> variants;
+  for (const LocalTile& tile : kLocalTiles) {
+    KernelVariant v;
+    v.name = tile.name;
+    v.fits = [&tile](const Node& n, const LoweringContext& ctx) { return LocalFits(tile, n, ctx); };
+    v.lower = [&tile](LoweringContext& ctx, const Node& n) { return LowerLocal(tile, ctx, n); };
+    variants.push_back(std::move(v));
+  }
+  return variants;
+}
 
 }  // namespace recq::internal

@@ -3,6 +3,8 @@
 #ifndef RECQ_ENGINE_OPS_MATMUL_H_
 #define RECQ_ENGINE_OPS_MATMUL_H_
 
+#include <vector>
+
 #include "recq/op_registry.h"
 
 namespace recq::internal {
@@ -11,6 +13,11 @@ namespace recq::internal {
 // work-item computing a 4x8 block of Y (float8 rows of B, four rows of A);
 // fits when N >= 8 and M >= 4 (edges are masked).
 KernelVariant MatMulTiledVariant();
+
+// MatMulLocalGpuVariants: the GPU family's batched Y = A * B in tiles staged
+// in local memory (matmul_local.cl), 64x64 and 32x32 per work-group of 256
+// items; listed before MatMulTiledVariant.
+std::vector<KernelVariant> MatMulLocalGpuVariants();
 
 }  // namespace recq::internal
 

@@ -63,5 +63,17 @@ INSTANTIATE_TEST_SUITE_P(
                                          Case{"both_broadcast", {2, 1, 6, 7}, {1, 3, 7, 24}})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
+// The GPU family's local-memory tiles (matmul_local.cl), forced on shapes
+// both tile sizes fit, with tails in M, N and K (they fit the GPU family
+// only, so the CPU compiles of each case run the default variants).
+INSTANTIATE_TEST_SUITE_P(
+    LocalVariants, MatMulVariantTest,
+    ::testing::Combine(::testing::Values("matmul_local_64x64", "matmul_local_32x32"),
+                       ::testing::Values(Case{"tokens_linear", {1, 7, 9, 40}, {40, 50}},
+                                         Case{"attention", {2, 3, 50, 20}, {2, 3, 20, 49}},
+                                         Case{"both_broadcast", {2, 1, 49, 17}, {1, 3, 17, 52}},
+                                         Case{"exact_tiles", {64, 32}, {32, 64}})),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
+
 }  // namespace
 }  // namespace recq::optest
