@@ -204,13 +204,14 @@ RECQ_REGISTER_OPS(Gemm) {
   gemm.type = OpType::kGemm;
   gemm.onnx = {{"", "Gemm", 1, kOnnxOpsetMax, ImportGemm}};
   gemm.infer = InferGemm;
-  gemm.variants = {{"gemm_rowdot",
-                    [](const Node& node, const LoweringContext& ctx) {
-                      const auto& a = AttrsOr<GemmAttrs>(node);
-                      return ctx.device().gpu && !a.trans_a && a.trans_b;
-                    },
-                    LowerGemmRowdot},
-                   {"gemm", nullptr, LowerGemm}};
+  gemm.variants = GemmLocalGpuVariants();
+  gemm.variants.insert(gemm.variants.end(), {{"gemm_rowdot",
+                                              [](const Node& node, const LoweringContext& ctx) {
+                                                const auto& a = AttrsOr<GemmAttrs>(node);
+                                                return ctx.device().gpu && !a.trans_a && a.trans_b;
+                                              },
+                                              LowerGemmRowdot},
+                                             {"gemm", nullptr, LowerGemm}});
   gemm.export_onnx = [](const Node& node, const Graph&, OnnxNodeWriter& out) {
     const auto& a = AttrsOr<GemmAttrs>(node);
     out.SetOpType("Gemm");

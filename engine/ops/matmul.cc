@@ -5,6 +5,7 @@
 #include "engine/ops/matmul.h"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -114,17 +115,98 @@ absl::Status LowerLocal(const LocalTile& tile, LoweringContext& ctx, const Node&
   d.work_dim = 3;
   d.global = {CeilDiv(s.n, tile.tn) * lx, CeilDiv(s.m, tile.tm) * ly, size_t(batch)};
   d.local = {lx, ly, 1};
-  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(node.outputs[0])};
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), DispatchArg::Null(),
+            ctx.Arg(node.outputs[0])};
   AddInts(d, {s.m, s.n, s.k});
   d.flops = 2.0 * double(s.m) * double(s.n) * double(s.k) * double(batch);
   d.args.push_back(DispatchArg::Scalar(Pad8(s.batch, 1)));
   d.args.push_back(DispatchArg::Scalar(s.sa));
   d.args.push_back(DispatchArg::Scalar(s.sb));
+  d.args.push_back(DispatchArg::Scalar(1.0f));
+  d.args.push_back(DispatchArg::Scalar(0.0f));
+  AddInts(d, {0, 0});
+  AddActivation(d, Activation{});
+  ctx.Emit(std::move(d));
+  return absl::OkStatus();
+}
+
+// Gemm (not A transposed) on the same tiles: B transposed (a Linear layer's
+// constant [N, K] weights) is stored as [K, N]; C, alpha, beta and the
+// fused activation are applied as the tiles are written. Fewer than 16 rows
+// go to gemm_rowdot, whose work-group per output fills the device better.
+bool GemmLocalFits(const LocalTile& tile, const Node& node, const LoweringContext& ctx) {
+  const DeviceFacts& device = ctx.device();
+  if (!device.gpu) return false;
+  if (device.max_work_group_size != 0 && device.max_work_group_size < 256) return false;
+  const auto& a = AttrsOr<GemmAttrs>(node);
+  if (a.trans_a) return false;
+  if (a.trans_b && ctx.graph().value(node.inputs[1]).kind != Value::Kind::kConstant) return false;
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  return out[0] >= std::max<int64_t>(16, tile.min_m) && out[1] >= tile.min_n;
+}
+
+absl::Status LowerGemmLocal(const LocalTile& tile, LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<GemmAttrs>(node);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const int64_t m = out[0], n = out[1], k = ShapeOf(ctx, node.inputs[0])[1];
+  DispatchArg b = ctx.Arg(node.inputs[1]);
+  if (a.trans_b) {
+    absl::Span<const float> w = ctx.graph().value(node.inputs[1]).floats();
+    auto kn = std::make_shared<std::vector<float>>(size_t(k * n));
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t i = 0; i < k; ++i) (*kn)[i * n + r] = w[r * k + i];
+    }
+    b = ctx.ReplaceConstant(node.inputs[1], std::move(kn));
+  }
+  const ValueId c = node.inputs.size() > 2 ? node.inputs[2] : kNoValue;
+  int64_t c_sm = 0, c_sn = 0;
+  if (c != kNoValue) {
+    Shape cs = ShapeOf(ctx, c);
+    while (cs.size() < 2) cs.insert(cs.begin(), 1);
+    c_sm = cs[0] == 1 ? 0 : cs[1];
+    c_sn = cs[1] == 1 ? 0 : 1;
+  }
+  const size_t lx = size_t(tile.tn / tile.rn), ly = size_t(tile.tm / tile.rm);
+  Dispatch d;
+  d.label = absl::StrCat("gemm_local_", tile.tm, "x", tile.tn);
+  d.kernel =
+      ctx.Kernel("matmul_local.cl", "matmul_local",
+                 {absl::StrCat("-DRECQ_ML_TM=", tile.tm), absl::StrCat("-DRECQ_ML_TN=", tile.tn),
+                  absl::StrCat("-DRECQ_ML_RM=", tile.rm), absl::StrCat("-DRECQ_ML_RN=", tile.rn),
+                  absl::StrCat("-DRECQ_ML_CONTIG=", tile.contiguous ? 1 : 0)});
+  d.work_dim = 3;
+  d.global = {CeilDiv(n, tile.tn) * lx, CeilDiv(m, tile.tm) * ly, 1};
+  d.local = {lx, ly, 1};
+  d.args = {ctx.Arg(node.inputs[0]), b, ctx.Arg(c), ctx.Arg(node.outputs[0])};
+  AddInts(d, {m, n, k});
+  d.flops = 2.0 * double(m) * double(n) * double(k);
+  const cl_int8 zero = BroadcastStrides({}, {});
+  d.args.push_back(DispatchArg::Scalar(Pad8({}, 1)));
+  d.args.push_back(DispatchArg::Scalar(zero));
+  d.args.push_back(DispatchArg::Scalar(zero));
+  d.args.push_back(DispatchArg::Scalar(a.alpha));
+  d.args.push_back(DispatchArg::Scalar(a.beta));
+  AddInts(d, {c_sm, c_sn});
+  AddFusedActivation(ctx, d, node);
   ctx.Emit(std::move(d));
   return absl::OkStatus();
 }
 
 }  // namespace
+
+std::vector<KernelVariant> GemmLocalGpuVariants() {
+  std::vector<KernelVariant> variants;
+  for (const LocalTile& tile : kLocalTiles) {
+    KernelVariant v;
+    v.name = absl::StrCat("gemm_local_", tile.tm, "x", tile.tn);
+    v.fits = [&tile](const Node& n, const LoweringContext& ctx) {
+      return GemmLocalFits(tile, n, ctx);
+    };
+    v.lower = [&tile](LoweringContext& ctx, const Node& n) { return LowerGemmLocal(tile, ctx, n); };
+    variants.push_back(std::move(v));
+  }
+  return variants;
+}
 
 KernelVariant MatMulTiledVariant() { return {"matmul_tiled", Fits, Lower}; }
 

@@ -19,6 +19,11 @@ KernelVariant MatMulTiledVariant();
 // items; listed before MatMulTiledVariant.
 std::vector<KernelVariant> MatMulLocalGpuVariants();
 
+// GemmLocalGpuVariants: Gemm (A not transposed; B transposed only when
+// constant) on the same kernel with C, alpha, beta and the fused activation,
+// for 16 rows or more; listed before gemm_rowdot.
+std::vector<KernelVariant> GemmLocalGpuVariants();
+
 }  // namespace recq::internal
 
 #endif  // RECQ_ENGINE_OPS_MATMUL_H_

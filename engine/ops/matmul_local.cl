@@ -5,6 +5,8 @@
 // reads; RECQ_ML_CONTIG) or strided by TM/RM and TN/RN.
 // `dims` is the batch shape padded to rank 8, `sa`/`sb` the batch strides of
 // A and B in elements (0 where broadcast), as for `matmul` (gemm.cl).
+// Epilogue (Gemm's): Y = act(alpha * A*B + beta * C[m * c_sm + n * c_sn]),
+// C optional (NULL); MatMul passes alpha 1 and no C.
 // Build options: -DRECQ_ML_TM, _TN, _TK, _RM, _RN, _CONTIG. The work-group
 // has (TN/RN) x (TM/RM) items; TK*TM and TK*TN are multiples of it.
 // Global size: (ceil(N/TN) * TN/RN, ceil(M/TM) * TM/RM, batch), local
@@ -34,8 +36,12 @@
 
 __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void matmul_local(
     __global const float* restrict a, __global const float* restrict b,
-    __global float* restrict y, int M, int N, int K, int8 dims, int8 sa, int8 sb) {
-  __local float as[RECQ_ML_TK][RECQ_ML_TM] __attribute__((aligned(16)));
+    __global const float* restrict c, __global float* restrict y, int M, int N, int K,
+    int8 dims, int8 sa, int8 sb, float alpha, float beta, int c_sm, int c_sn, int act,
+    float act_a, float act_b) {
+  // A's tile is written along K by consecutive items: its rows are padded
+  // by 4 so that they fall in different local-memory banks.
+  __local float as[RECQ_ML_TK][RECQ_ML_TM + 4] __attribute__((aligned(16)));
   __local float bs[RECQ_ML_TK][RECQ_ML_TN] __attribute__((aligned(16)));
   const int tx = get_local_id(0);
   const int ty = get_local_id(1);
@@ -110,7 +116,10 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
 #else
       const int n = n0 + tx + j * RECQ_ML_LX;
 #endif
-      if (n < N) yb[(size_t)m * N + n] = acc[i][j];
+      if (n >= N) continue;
+      float v = alpha * acc[i][j];
+      if (c) v += beta * c[m * c_sm + n * c_sn];
+      yb[(size_t)m * N + n] = recq_activate(v, act, act_a, act_b);
     }
   }
 }

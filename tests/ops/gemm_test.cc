@@ -81,7 +81,10 @@ INSTANTIATE_TEST_SUITE_P(
     All, GemmTest,
     ::testing::Combine(
         ::testing::Values(GemmShape{"5x7x3", 5, 7, 3}, GemmShape{"16x32x8", 16, 32, 8},
-                          GemmShape{"3x17x11", 3, 17, 11}, GemmShape{"1x256x10", 1, 256, 10}),
+                          GemmShape{"3x17x11", 3, 17, 11}, GemmShape{"1x256x10", 1, 256, 10},
+                          // The GPU family's local-memory tiles
+                          // (gemm_local_32x32, gemm_local_64x64).
+                          GemmShape{"20x40x18", 20, 40, 18}, GemmShape{"50x33x60", 50, 33, 60}),
         ::testing::Values(
             GemmVariant{"nn_biasN", false, false, 1.0f, 1.0f, Bias::kN, true},
             GemmVariant{"tn_biasN", true, false, 1.0f, 1.0f, Bias::kN, false},
