@@ -133,7 +133,20 @@ int main(int argc, char** argv) {
       "info and LoadEngine accept\n"
       "  recq export-mobilenet OUT.onnx  write the demo's MobileNet (--model, --resolution) as "
       "ONNX");
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  // --input-format and --output-format (the spelling the docs use) are the
+  // flags input_format and output_format.
+  std::vector<std::string> spelled(argv, argv + argc);
+  std::vector<char*> argv_fixed;
+  for (std::string& a : spelled) {
+    for (const char* dashed : {"--input-format", "--output-format"}) {
+      const std::string d = dashed;
+      if (a.compare(0, d.size(), d) == 0 && (a.size() == d.size() || a[d.size()] == '=')) {
+        a[d.find('-', 2)] = '_';
+      }
+    }
+    argv_fixed.push_back(a.data());
+  }
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv_fixed.data());
   if (args.size() < 2) {
     std::fprintf(stderr, "%s\n", std::string(absl::ProgramUsageMessage()).c_str());
     return 2;

@@ -7,6 +7,7 @@
 // mutable-dispatch emulation ("khr_mutable."), like the rest of the suite.
 #include <cmath>
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -35,6 +36,8 @@ struct Kind {
   cl_channel_order order = CL_RGBA;
   int64_t uv_offset = 0;
 };
+
+void PrintTo(const Kind& kind, std::ostream* os) { *os << kind.name; }
 
 std::vector<Kind> Kinds() {
   using C = ColorFormat;

@@ -5,6 +5,7 @@
 #include "recq/preprocess.h"
 
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,8 @@ struct Case {
   int64_t model_c = 3;
   cl_channel_order order = CL_RGBA;  // RGBX images
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 InputPreprocess Spec(ColorFormat color, DataType type, MemoryKind kind, int64_t h, int64_t w,
                      TensorLayout layout = TensorLayout::kNHWC) {
