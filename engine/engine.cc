@@ -13,6 +13,7 @@
 #include "engine/engine_state.h"
 #include "engine/kernel_library.h"
 #include "engine/lowering.h"
+#include "engine/ops/preprocess.h"
 #include "engine/passes.h"
 #include "engine/recording_impl.h"
 #include "engine/status_macros.h"
@@ -92,6 +93,14 @@ void IndexSlotUses(EngineState& state) {
         state.slot_uses[args[a].index].push_back(
             {static_cast<uint32_t>(d), static_cast<uint32_t>(a)});
       }
+    }
+  }
+  // A slot that a kernel reads as an image2d takes an image (the dispatch
+  // list says so; engine files store it).
+  for (size_t s = 0; s < state.list.slots.size(); ++s) {
+    for (const ArgUse& use : state.slot_uses[s]) {
+      const Dispatch& d = state.list.dispatches[use.dispatch];
+      state.list.slots[s].image |= KernelReadsImage(state.list.kernels[d.kernel], use.arg);
     }
   }
   for (const internal::Slot& slot : state.list.slots) {

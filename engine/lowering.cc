@@ -14,7 +14,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "engine/ops/op_util.h"
-#include "engine/ops/preprocess.h"
 #include "engine/status_macros.h"
 
 namespace recq::internal {
@@ -188,7 +187,7 @@ class Lowerer final : public LoweringContext {
     pin_.assign(values.size(), Storage{});
     for (ValueId id : graph_.inputs()) {
       pin_[id] = {Storage::Kind::kSlot, static_cast<int32_t>(list().slots.size())};
-      list().slots.push_back({values[id].name, values[id].desc, true, IsImageSource(graph_, id)});
+      list().slots.push_back({values[id].name, values[id].desc, true});
     }
     for (ValueId id = 0; id < static_cast<ValueId>(values.size()); ++id) {
       if (values[id].kind == Value::Kind::kConstant) {

@@ -3,6 +3,7 @@
 // resize and normalization fused. See recq/preprocess.h for the formats.
 #include "engine/ops/preprocess.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -35,16 +36,13 @@ std::vector<TensorDesc> SourceDescs(const PreprocessAttrs& a) {
   return {{{n, c, h, w}, t}};
 }
 
-bool IsImageSource(const Graph& graph, ValueId id) {
-  for (const Node& node : graph.nodes()) {
-    if (node.op != kPreprocess) continue;
-    const auto* a = node.attrs.get_if<PreprocessAttrs>();
-    if (a == nullptr || a->spec.kind != MemoryKind::kImage2D) continue;
-    for (ValueId in : node.inputs) {
-      if (in == id) return true;
-    }
-  }
-  return false;
+bool KernelReadsImage(const KernelRef& kernel, uint32_t arg) {
+  if (kernel.program != "preprocess.cl") return false;
+  auto has = [&](const char* option) {
+    return std::find(kernel.options.begin(), kernel.options.end(), option) != kernel.options.end();
+  };
+  if (!has("-DSRC_IMAGE=1")) return false;
+  return arg == 0 || (arg == 1 && has("-DCOLOR=PP_NV12_2"));
 }
 
 namespace {

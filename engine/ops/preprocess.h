@@ -3,8 +3,10 @@
 #ifndef RECQ_ENGINE_OPS_PREPROCESS_H_
 #define RECQ_ENGINE_OPS_PREPROCESS_H_
 
+#include <cstdint>
 #include <vector>
 
+#include "recq/dispatch.h"
 #include "recq/graph.h"
 #include "recq/preprocess.h"
 
@@ -25,9 +27,11 @@ struct PreprocessAttrs {
 // binding is described as [1, H, W, channels] of u8 or float32.
 std::vector<TensorDesc> SourceDescs(const PreprocessAttrs& a);
 
-// IsImageSource tells whether graph input `id` is read as an image2d by a
-// Preprocess node of `graph` (its binding slot then takes an image).
-bool IsImageSource(const Graph& graph, ValueId id);
+// KernelReadsImage tells whether argument `arg` of `kernel` is an image2d
+// (a Preprocess kernel reading an image source): the engine marks the slot
+// bound there as an image (Slot::image), from the dispatch list alone, so
+// that engines loaded from engine files know it too.
+bool KernelReadsImage(const KernelRef& kernel, uint32_t arg);
 
 }  // namespace recq::internal
 

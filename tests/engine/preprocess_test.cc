@@ -5,6 +5,7 @@
 #include "recq/preprocess.h"
 
 #include <cmath>
+#include <cstring>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -148,6 +149,39 @@ INSTANTIATE_TEST_SUITE_P(AllKinds, PreprocessKindTest,
                            return std::get<0>(info.param).name +
                                   (std::get<1>(info.param) ? "_gpu" : "_cpu");
                          });
+
+// An engine file keeps the image bindings: the loaded engine takes the same
+// NV12 images, rejects a buffer there, and computes the same bits.
+TEST(PreprocessTest, EngineFilesKeepImageBindings) {
+  Graph g = SmallModel(3, 16, 20);
+  PrePostProcessing ppp;
+  ppp.inputs["input"] =
+      Spec(ColorFormat::kNv12TwoPlane, DataType::kUInt8, MemoryKind::kImage2D, 24, 32);
+  RECQ_ASSERT_OK(ApplyPrePostProcessing(g, ppp));
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
+  RECQ_ASSERT_OK_AND_ASSIGN(std::string bytes, engine.Serialize());
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine loaded, LoadEngineFromBytes(SharedContext(), bytes));
+  RECQ_ASSERT_OK_AND_ASSIGN(Frame frame,
+                            MakeFrame(SharedContext().context(), *PreprocessOf(g), 21));
+  std::vector<std::vector<float>> outs;
+  for (const Engine* e : {&engine, &loaded}) {
+    RECQ_ASSERT_OK_AND_ASSIGN(Recording rec, e->Record());
+    Tensor out = NewTensor(e->outputs()[0].desc);
+    Bindings b;
+    frame.Bind(b, "input");
+    b.Set("y", out);
+    RECQ_ASSERT_OK(rec.Run(b));
+    outs.push_back(Download(out));
+    Tensor plane = NewTensor({{1, 24, 32, 1}});
+    b.Set("input/y", plane);
+    absl::Status s = rec.Run(b);
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+    EXPECT_THAT(s.message(),
+                HasSubstr("binding 'input/y' is a buffer; the engine binds an image2d"));
+  }
+  ASSERT_EQ(outs[0].size(), outs[1].size());
+  EXPECT_EQ(std::memcmp(outs[0].data(), outs[1].data(), outs[0].size() * sizeof(float)), 0);
+}
 
 TEST(PreprocessTest, RewritesTheInputsAndKeepsTheirNames) {
   Graph g = SmallModel(3, 224, 224);
