@@ -39,9 +39,9 @@ const float kScale[3] = {58.395f, 57.12f, 57.375f};
 // The application's kernels: NV12 synthesis (as images or as one buffer)
 // and top-1.
 const char* kAppSource = R"CL(
-uint y_of(int x, int y, int f) { return (uint)((x * 3 + y * 5 + f * 17) % 220 + 16); }
-uint u_of(int x, int y, int f) { return (uint)((x * 7 + y * 2 + f * 29) % 224 + 16); }
-uint v_of(int x, int y, int f) { return (uint)((y * 11 + x + f * 13) % 224 + 16); }
+uint y_of(int x, int y, int f) { return (uint)((x * 3 + y * 5) % 64 + 16 + f * 28); }
+uint u_of(int x, int y, int f) { return (uint)((x * 7 + y * 2) % 48 + 16 + (f * 53) % 176); }
+uint v_of(int x, int y, int f) { return (uint)((y * 11 + x) % 48 + 16 + (f * 97) % 176); }
 
 __kernel void synth_nv12_images(__write_only image2d_t luma, __write_only image2d_t chroma,
                                 int frame) {
@@ -82,10 +82,11 @@ __kernel void top1(__global const float* prob, int classes, __global int* best) 
 }
 )CL";
 
-// The same frames on the host.
-int YOf(int x, int y, int f) { return (x * 3 + y * 5 + f * 17) % 220 + 16; }
-int UOf(int x, int y, int f) { return (x * 7 + y * 2 + f * 29) % 224 + 16; }
-int VOf(int x, int y, int f) { return (y * 11 + x + f * 13) % 224 + 16; }
+// The same frames on the host: a texture whose brightness and colour change
+// from frame to frame.
+int YOf(int x, int y, int f) { return (x * 3 + y * 5) % 64 + 16 + f * 28; }
+int UOf(int x, int y, int f) { return (x * 7 + y * 2) % 48 + 16 + (f * 53) % 176; }
+int VOf(int x, int y, int f) { return (y * 11 + x) % 48 + 16 + (f * 97) % 176; }
 
 float Weight(int64_t i, int64_t salt) {
   return 0.05f * static_cast<float>((i * 37 + salt * 11) % 41) - 1.0f;
