@@ -13,6 +13,7 @@
 #include "engine/ops/preprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "recq/onnx.h"
 #include "recq/recq.h"
 #include "reference/reference_executor.h"
 #include "reference/reference_registry.h"
@@ -181,6 +182,23 @@ TEST(PreprocessTest, EngineFilesKeepImageBindings) {
   }
   ASSERT_EQ(outs[0].size(), outs[1].size());
   EXPECT_EQ(std::memcmp(outs[0].data(), outs[1].data(), outs[0].size() * sizeof(float)), 0);
+}
+
+// OnnxOptions::prepost applies the same rewrite to an imported model.
+TEST(PreprocessTest, LoadOnnxAppliesOnnxOptionsPrepost) {
+  RECQ_ASSERT_OK_AND_ASSIGN(std::string onnx, SaveOnnxToBytes(SmallModel(3, 16, 20), "small"));
+  OnnxOptions options;
+  options.prepost.inputs["input"] =
+      Spec(ColorFormat::kBGR, DataType::kUInt8, MemoryKind::kBuffer, 32, 40);
+  options.prepost.outputs["y"] = {DataType::kFloat16, TensorLayout::kNHWC};
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph g, LoadOnnxFromBytes(onnx, options));
+  ASSERT_EQ(g.inputs().size(), 1u);
+  EXPECT_EQ(g.value(g.inputs()[0]).desc.ToString(), "1x32x40x3 uint8");
+  EXPECT_EQ(g.value(g.outputs()[0]).name, "y");
+  EXPECT_EQ(g.value(g.outputs()[0]).desc.ToString(), "1x16x20x4 float16");
+  options.prepost.inputs["frame"] = options.prepost.inputs["input"];
+  EXPECT_THAT(LoadOnnxFromBytes(onnx, options).status().message(),
+              HasSubstr("preprocessing names input 'frame'; the graph's inputs are 'input'"));
 }
 
 TEST(PreprocessTest, RewritesTheInputsAndKeepsTheirNames) {
@@ -399,6 +417,29 @@ TEST_F(BadBindingTest, Nv12Planes) {
   Bindings whole;
   whole.Set("input", y.get());
   ExpectRejected(whole, "input", "unknown binding");
+}
+
+TEST_F(BadBindingTest, ImageOfAnotherContext) {
+  InputPreprocess gray = Spec(ColorFormat::kGray, DataType::kUInt8, MemoryKind::kImage2D, 16, 20);
+  gray.mean = {127.0f};
+  gray.scale = {64.0f};
+  Prepare(gray, 1);
+  cl_device_id device = SharedContext().device();
+  cl_int err = CL_SUCCESS;
+  cl_context other = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_image_format format = {CL_R, CL_UNORM_INT8};
+  cl_image_desc desc = {};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = 20;
+  desc.image_height = 16;
+  cl::UniqueMem image(clCreateImage(other, CL_MEM_READ_ONLY, &format, &desc, nullptr, &err));
+  ASSERT_EQ(err, CL_SUCCESS);
+  Bindings b;
+  b.Set("input", image.get());
+  ExpectRejected(b, "input", "another OpenCL context");
+  image.reset();
+  clReleaseContext(other);
 }
 
 TEST_F(BadBindingTest, BufferWhereTheDeclarationSaysBuffer) {
