@@ -130,10 +130,11 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
   d.args.push_back(DispatchArg::Scalar(scale));
   // Bilinear: 4 taps of 3 channels, a few FLOPs each, plus normalization.
   d.flops = double(n * h * w) * (resize ? 4 * 3 * 3 + 3 * 3 : 0) + double(n * c * h * w) * 2;
+  // A downscale reads at most four taps per output pixel, not the frame.
   double read = 0;
-  for (const TensorDesc& desc : SourceDescs(a)) {
-    read += double(desc.ByteSize());
-  }
+  for (const TensorDesc& desc : SourceDescs(a)) read += double(desc.ByteSize());
+  const double frame_pixels = double(n * s.source_height * s.source_width);
+  read = std::min(read, read / frame_pixels * double(n * h * w) * (resize ? 4 : 1));
   d.bytes = read + double(a.model.ByteSize());
   return absl::OkStatus();
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/ops/preprocess.h"
+#include "engine/ops/typed.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "recq/onnx.h"
@@ -199,6 +200,32 @@ TEST(PreprocessTest, LoadOnnxAppliesOnnxOptionsPrepost) {
   options.prepost.inputs["frame"] = options.prepost.inputs["input"];
   EXPECT_THAT(LoadOnnxFromBytes(onnx, options).status().message(),
               HasSubstr("preprocessing names input 'frame'; the graph's inputs are 'input'"));
+}
+
+// A float16 model input: the kernel writes halves (vstore_half).
+TEST(PreprocessTest, WritesAFloat16ModelInput) {
+  GraphBuilder b;
+  TensorRef x = b.Input("input", {1, 3, 12, 10}, DataType::kFloat16);
+  b.Output(b.Relu(b.AddNode(internal::kCast, {x}, internal::CastAttrs{DataType::kFloat32})), "y");
+  Graph g = std::move(b).Build().value();
+  PrePostProcessing ppp;
+  ppp.inputs["input"] = Spec(ColorFormat::kRGB, DataType::kUInt8, MemoryKind::kBuffer, 23, 17);
+  RECQ_ASSERT_OK(ApplyPrePostProcessing(g, ppp));
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
+  RECQ_ASSERT_OK_AND_ASSIGN(Recording rec, engine.Record());
+  RECQ_ASSERT_OK_AND_ASSIGN(Frame frame, MakeFrame(SharedContext().context(), *PreprocessOf(g), 4));
+  Tensor out = NewTensor(engine.outputs()[0].desc);
+  Bindings bind;
+  frame.Bind(bind, "input");
+  bind.Set("y", out);
+  RECQ_ASSERT_OK(rec.Run(bind));
+  RECQ_ASSERT_OK_AND_ASSIGN(auto expected,
+                            reference::RunReference(g, {{"input", frame.values[0]}}));
+  // The reference rounds the preprocessed values to half as well; the
+  // kernel's float rounding may flip one half ulp (2^-11 relative).
+  const reference::CompareResult r =
+      reference::Compare(Download(out), expected["y"].data, 1e-3f, 1e-3f);
+  EXPECT_TRUE(r.ok()) << r.ToString();
 }
 
 TEST(PreprocessTest, RewritesTheInputsAndKeepsTheirNames) {
