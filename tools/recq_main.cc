@@ -46,7 +46,8 @@ ABSL_FLAG(std::string, shapes, "",
           "run, info, bench: input shapes chosen at load for symbolic dimensions, like "
           "trtexec's --shapes: NAME:DxDx...[,NAME:...], e.g. input:4x3x224x224");
 ABSL_FLAG(std::string, input_format, "",
-          "run: camera frames in, preprocessed inside the recording: [NAME=]COLOR[:WxH][,key=value"
+          "run (also spelled --input-format): camera frames in, preprocessed inside the "
+          "recording: [NAME=]COLOR[:WxH][,key=value"
           "...] (NAME may be left out for a model of one input; several inputs separated by ';'). "
           "COLOR: rgb, bgr, rgbx, bgrx, gray, nv12 (an --input file holds Y then UV, bound as "
           "NAME/y and NAME/uv), nv12_1plane. WxH: the frame's size, resized bilinearly to the "
@@ -57,7 +58,8 @@ ABSL_FLAG(std::string, input_format, "",
           "--input=input=frame.nv12 --input-format=nv12:1280x720,mean=123.7/116.3/103.5,"
           "scale=58.4/57.1/57.4");
 ABSL_FLAG(std::vector<std::string>, output_format, {},
-          "run: NAME=TYPE[:LAYOUT] outputs converted inside the recording, comma-separated: TYPE "
+          "run (also spelled --output-format): NAME=TYPE[:LAYOUT] outputs converted inside the "
+          "recording, comma-separated: TYPE "
           "f32 or f16, LAYOUT nchw or nhwc (4-D outputs), e.g. y=f16:nhwc");
 ABSL_FLAG(bool, profile, false,
           "run: print per-kernel device times of one op-by-op run; bench: per-dispatch device "
