@@ -29,6 +29,10 @@ struct Slot {
   std::string name;
   TensorDesc desc;
   bool is_input = true;
+  // Bound to an image2d of [1, H, W, C] (recq/preprocess.h: CL_R, CL_RG,
+  // CL_RGBA or CL_BGRA for C = 1, 2, 4; CL_UNORM_INT8 for uint8, CL_FLOAT
+  // for float32) rather than a buffer.
+  bool image = false;
 };
 
 struct DispatchList {

@@ -13,6 +13,7 @@
 #include "engine/engine_state.h"
 #include "engine/kernel_library.h"
 #include "engine/lowering.h"
+#include "engine/ops/preprocess.h"
 #include "engine/passes.h"
 #include "engine/recording_impl.h"
 #include "engine/status_macros.h"
@@ -92,6 +93,14 @@ void IndexSlotUses(EngineState& state) {
         state.slot_uses[args[a].index].push_back(
             {static_cast<uint32_t>(d), static_cast<uint32_t>(a)});
       }
+    }
+  }
+  // A slot that a kernel reads as an image2d takes an image (the dispatch
+  // list says so; engine files store it).
+  for (size_t s = 0; s < state.list.slots.size(); ++s) {
+    for (const ArgUse& use : state.slot_uses[s]) {
+      const Dispatch& d = state.list.dispatches[use.dispatch];
+      state.list.slots[s].image |= KernelReadsImage(state.list.kernels[d.kernel], use.arg);
     }
   }
   for (const internal::Slot& slot : state.list.slots) {
@@ -191,20 +200,13 @@ absl::Status WarmUp(const std::shared_ptr<EngineState>& state) {
   RECQ_ASSIGN_OR_RETURN(RecordingResources res, RecordingResources::Create(state));
   std::vector<cl::UniqueMem> scratch;
   std::vector<cl_mem> slot_mems;
-  for (const internal::Slot& slot : state->list.slots) {
-    const size_t bytes = std::max<size_t>(slot.desc.ByteSize(), sizeof(float));
-    cl_int err = CL_SUCCESS;
-    scratch.emplace_back(
-        clCreateBuffer(ctx.context.get(), CL_MEM_READ_WRITE, bytes, nullptr, &err));
-    RECQ_RETURN_IF_ERROR(cl::CheckCl(
-        err, absl::StrCat("clCreateBuffer(warm-up '", slot.name, "', ", bytes, " bytes)")));
-    slot_mems.push_back(scratch.back().get());
-  }
   // Zeros, not garbage: valid data for every kernel (indices included).
-  std::vector<std::pair<cl_mem, size_t>> fills;
-  for (size_t i = 0; i < slot_mems.size(); ++i) {
-    fills.push_back({slot_mems[i], std::max<size_t>(state->list.slots[i].desc.ByteSize(), 4)});
+  for (const internal::Slot& slot : state->list.slots) {
+    RECQ_ASSIGN_OR_RETURN(cl::UniqueMem mem, CreateSlotMemory(ctx.context.get(), slot, false));
+    slot_mems.push_back(mem.get());
+    scratch.push_back(std::move(mem));
   }
+  std::vector<std::pair<cl_mem, size_t>> fills;
   for (size_t i = 0; i < state->list.internal_buffer_bytes.size(); ++i) {
     fills.push_back({res.MemFor(DispatchArg::Internal(static_cast<int32_t>(i)), {}),
                      state->list.internal_buffer_bytes[i]});

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "backends/opencl/cl_error.h"
+#include "engine/image_binding.h"
 #include "engine/recording_impl.h"
 #include "engine/status_macros.h"
 #include "recq/log.h"
@@ -76,10 +77,12 @@ absl::Status ResolveBindings(const EngineState& engine, const Bindings& bindings
     }
     size_t size = 0;
     cl_context mem_context = nullptr;
+    cl_mem_object_type type = 0;
     cl_int err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof(size), &size, nullptr);
     if (err == CL_SUCCESS) {
       err = clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof(mem_context), &mem_context, nullptr);
     }
+    if (err == CL_SUCCESS) err = clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof(type), &type, nullptr);
     if (err != CL_SUCCESS) {
       return absl::InvalidArgumentError(
           absl::StrCat("binding '", slot.name, "' is not a valid cl_mem (clGetMemObjectInfo: ",
@@ -88,6 +91,15 @@ absl::Status ResolveBindings(const EngineState& engine, const Bindings& bindings
     if (mem_context != context) {
       return absl::InvalidArgumentError(absl::StrCat(
           "binding '", slot.name, "' belongs to another OpenCL context than the engine's"));
+    }
+    if (slot.image) {
+      RECQ_RETURN_IF_ERROR(CheckImageBinding(slot, mem, type));
+      continue;
+    }
+    if (type != CL_MEM_OBJECT_BUFFER) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("binding '", slot.name, "' is ", MemObjectTypeName(type),
+                       "; the engine binds a buffer here (", slot.desc.ToString(), ")"));
     }
     if (size < slot.desc.ByteSize()) {
       return absl::InvalidArgumentError(absl::StrCat("binding '", slot.name, "' has ", size,

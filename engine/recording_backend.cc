@@ -1,5 +1,8 @@
 #include "engine/recording_backend.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "backends/opencl/cl_error.h"
 #include "engine/status_macros.h"
@@ -17,7 +20,46 @@ absl::StatusOr<RecordingResources> RecordingResources::Create(
     RECQ_RETURN_IF_ERROR(cl::CheckCl(err, absl::StrCat("clCreateBuffer(", bytes, " bytes)")));
     res.internal_.push_back(std::move(mem));
   }
+  for (const Slot& slot : res.engine_->list.slots) {
+    res.placeholders_.emplace_back();
+    if (!slot.image) continue;
+    RECQ_ASSIGN_OR_RETURN(res.placeholders_.back(),
+                          CreateSlotMemory(res.engine_->context->context.get(), slot, true));
+  }
   return res;
+}
+
+absl::StatusOr<cl::UniqueMem> CreateSlotMemory(cl_context context, const Slot& slot,
+                                               bool placeholder) {
+  cl_int err = CL_SUCCESS;
+  if (!slot.image) {
+    const size_t bytes = std::max<size_t>(slot.desc.ByteSize(), sizeof(float));
+    std::vector<uint8_t> zeros(bytes, 0);
+    cl::UniqueMem mem(clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes,
+                                     zeros.data(), &err));
+    RECQ_RETURN_IF_ERROR(
+        cl::CheckCl(err, absl::StrCat("clCreateBuffer('", slot.name, "', ", bytes, " bytes)")));
+    return mem;
+  }
+  const int64_t channels = slot.desc.shape[3];
+  cl_image_format format = {};
+  // Two channels as CL_RGBA of half the width (packed pairs): every device
+  // lists CL_RGBA, not every one CL_RG (PoCL 3.1 does not).
+  format.image_channel_order = channels == 1 ? CL_R : CL_RGBA;
+  format.image_channel_data_type = slot.desc.dtype == DataType::kUInt8 ? CL_UNORM_INT8 : CL_FLOAT;
+  cl_image_desc desc = {};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  const int64_t width = channels == 2 ? (slot.desc.shape[2] + 1) / 2 : slot.desc.shape[2];
+  desc.image_width = placeholder ? 1 : static_cast<size_t>(width);
+  desc.image_height = placeholder ? 1 : static_cast<size_t>(slot.desc.shape[1]);
+  std::vector<uint8_t> zeros(
+      desc.image_width * desc.image_height * 4 * DataTypeSize(slot.desc.dtype), 0);
+  cl::UniqueMem mem(clCreateImage(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &format, &desc,
+                                  zeros.data(), &err));
+  RECQ_RETURN_IF_ERROR(
+      cl::CheckCl(err, absl::StrCat("clCreateImage('", slot.name, "', ", desc.image_width, "x",
+                                    desc.image_height, ")")));
+  return mem;
 }
 
 cl_mem RecordingResources::MemFor(const DispatchArg& arg,
@@ -28,7 +70,7 @@ cl_mem RecordingResources::MemFor(const DispatchArg& arg,
     case DispatchArg::Kind::kConstant:
       return engine_->constants[arg.index].get();
     case DispatchArg::Kind::kSlot:
-      return slot_mems.empty() ? nullptr : slot_mems[arg.index];
+      return slot_mems.empty() ? placeholders_[arg.index].get() : slot_mems[arg.index];
     default:
       return nullptr;
   }

@@ -32,6 +32,13 @@ class RecordingBackend {
                                              cl_event* done) = 0;
 };
 
+// CreateSlotMemory allocates memory that slot `slot` accepts, zero-filled:
+// a buffer of its size, or an image2d of its format (`placeholder`: 1x1).
+// For warm-up runs and for recording image arguments before the first run
+// (OpenCL has no NULL image argument).
+[[nodiscard]] absl::StatusOr<cl::UniqueMem> CreateSlotMemory(cl_context context, const Slot& slot,
+                                                             bool placeholder);
+
 // The memory a recording owns plus the engine's, and how arguments map onto
 // them.
 class RecordingResources {
@@ -54,12 +61,14 @@ class RecordingResources {
                                     absl::Span<const cl_mem> slot_mems) const;
 
   // MemFor returns the buffer an argument refers to (nullptr for non-buffers
-  // and for slots when `slot_mems` is empty).
+  // and for buffer slots when `slot_mems` is empty; a 1x1 placeholder image
+  // for image slots then).
   cl_mem MemFor(const DispatchArg& arg, absl::Span<const cl_mem> slot_mems) const;
 
  private:
   std::shared_ptr<const EngineState> engine_;
   std::vector<cl::UniqueMem> internal_;
+  std::vector<cl::UniqueMem> placeholders_;  // per slot; image slots only
 };
 
 }  // namespace recq::internal

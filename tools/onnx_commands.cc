@@ -13,11 +13,13 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "engine/status_macros.h"
 #include "recq/engine_file.h"
 #include "recq/onnx.h"
+#include "recq/preprocess.h"
 #include "recq/recq.h"
 #include "tools/random_input.h"
 #include "tools/roofline.h"
@@ -82,14 +84,65 @@ struct LoadedModel {
   std::string what;  // "ONNX, 103 graph nodes" / "engine file"
 };
 
-// `shapes` (ParseShapes) applies to ONNX files; an engine file has its shapes.
+// ParsePrePost reads --input-format ("[NAME=]FORMAT;...", NAME defaulting
+// to the graph's only input) and --output-format ("NAME=TYPE[:LAYOUT]").
+absl::StatusOr<PrePostProcessing> ParsePrePost(const Graph& graph, const std::string& inputs,
+                                               const std::vector<std::string>& outputs) {
+  PrePostProcessing ppp;
+  for (absl::string_view spec : absl::StrSplit(inputs, ';', absl::SkipEmpty())) {
+    std::string name;
+    const size_t eq = spec.find('=');
+    if (eq != absl::string_view::npos &&
+        spec.substr(0, eq).find_first_of(",:") == absl::string_view::npos) {
+      name = std::string(spec.substr(0, eq));
+      spec = spec.substr(eq + 1);
+    } else if (graph.inputs().size() == 1) {
+      name = graph.value(graph.inputs()[0]).name;
+    } else {
+      std::string names;
+      for (ValueId id : graph.inputs()) {
+        absl::StrAppend(&names, names.empty() ? "" : ", ", "'", graph.value(id).name, "'");
+      }
+      return absl::InvalidArgumentError(absl::StrCat("--input-format '", spec,
+                                                     "': the model has several inputs (", names,
+                                                     "); write NAME=FORMAT"));
+    }
+    RECQ_ASSIGN_OR_RETURN(ppp.inputs[name], ParseInputFormat(spec));
+  }
+  for (const std::string& spec : outputs) {
+    std::pair<std::string, std::string> p = absl::StrSplit(spec, absl::MaxSplits('=', 1));
+    std::pair<std::string, std::string> tl = absl::StrSplit(p.second, absl::MaxSplits(':', 1));
+    OutputPostprocess out;
+    absl::StatusOr<DataType> type = ParseDataType(tl.first);
+    if (p.first.empty() || !type.ok() ||
+        (!tl.second.empty() && tl.second != "nchw" && tl.second != "nhwc")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--output-format '", spec, "': expected NAME=f32|f16[:nchw|nhwc]"));
+    }
+    out.element_type = *type;
+    out.layout = tl.second == "nhwc" ? TensorLayout::kNHWC : TensorLayout::kNCHW;
+    ppp.outputs[p.first] = out;
+  }
+  return ppp;
+}
+
+// `shapes` (ParseShapes) and the pre- and post-processing apply to ONNX
+// files; an engine file has its shapes.
 absl::StatusOr<LoadedModel> LoadModel(const Context& context, const std::string& path,
-                                      const std::string& shapes) {
+                                      const std::string& shapes,
+                                      const std::string& input_format = "",
+                                      const std::vector<std::string>& output_format = {}) {
   RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
   if (LooksLikeEngineFile(bytes)) {
     if (!shapes.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--shapes applies to ONNX models; the engine file ", path, " was built for its shapes"));
+    }
+    if (!input_format.empty() || !output_format.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-format and --output-format apply to ONNX models, not to the "
+                       "engine file ",
+                       path));
     }
     RECQ_ASSIGN_OR_RETURN(Engine engine, LoadEngineFromBytes(context, bytes));
     return LoadedModel{std::move(engine), "engine file"};
@@ -98,6 +151,8 @@ absl::StatusOr<LoadedModel> LoadModel(const Context& context, const std::string&
   RECQ_ASSIGN_OR_RETURN(load.input_shapes, ParseShapes(shapes));
   // From the path, so that external data files are found beside the model.
   RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(path, load));
+  RECQ_ASSIGN_OR_RETURN(PrePostProcessing ppp, ParsePrePost(graph, input_format, output_format));
+  RECQ_RETURN_IF_ERROR(ApplyPrePostProcessing(graph, ppp));
   RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, graph));
   return LoadedModel{std::move(engine),
                      absl::StrCat("ONNX, ", graph.nodes().size(), " graph nodes")};
@@ -226,7 +281,8 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
   const DeviceInfo& device = context.device_info();
   std::printf("device: %s (%s, %s)\n", device.name.c_str(), device.platform_name.c_str(),
               device.version.c_str());
-  RECQ_ASSIGN_OR_RETURN(LoadedModel model, LoadModel(context, options.model_path, options.shapes));
+  RECQ_ASSIGN_OR_RETURN(LoadedModel model, LoadModel(context, options.model_path, options.shapes,
+                                                     options.input_format, options.output_format));
   const Engine& engine = model.engine;
   const EngineStats& stats = engine.stats();
   std::printf(
@@ -247,7 +303,8 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
               recording.backend_reason().c_str(), recording.dispatch_count());
 
   for (const auto& [name, file] : input_files) {
-    if (FindBinding(engine.inputs(), name) == nullptr) {
+    if (FindBinding(engine.inputs(), name) == nullptr &&
+        FindBinding(engine.inputs(), name + "/y") == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat("--input '", name, "': the model's inputs are ", Names(engine.inputs())));
     }
@@ -265,8 +322,30 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
     std::vector<uint8_t> data;
     auto it = std::find_if(input_files.begin(), input_files.end(),
                            [&](const auto& p) { return p.first == in.name; });
+    // A two-plane NV12 input ("NAME/y", "NAME/uv") reads one file of Y then UV.
+    const absl::string_view base = in.name;
+    const bool plane = absl::EndsWith(base, "/y") || absl::EndsWith(base, "/uv");
+    auto frame = std::find_if(input_files.begin(), input_files.end(), [&](const auto& p) {
+      return plane && p.first == base.substr(0, base.rfind('/'));
+    });
     if (it != input_files.end()) {
       RECQ_ASSIGN_OR_RETURN(data, ReadInput(it->second, in));
+    } else if (frame != input_files.end()) {
+      const BindingInfo* y = FindBinding(engine.inputs(), frame->first + "/y");
+      const BindingInfo* uv = FindBinding(engine.inputs(), frame->first + "/uv");
+      if (y == nullptr || uv == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--input '", frame->first, "': the model binds ", Names(engine.inputs())));
+      }
+      BindingInfo whole{frame->first,
+                        {{int64_t(y->desc.ByteSize() + uv->desc.ByteSize())}, DataType::kUInt8}};
+      RECQ_ASSIGN_OR_RETURN(std::vector<uint8_t> file, ReadInput(frame->second, whole));
+      const size_t split = y->desc.ByteSize();
+      data = absl::EndsWith(base, "/y") ? std::vector<uint8_t>(file.begin(), file.begin() + split)
+                                        : std::vector<uint8_t>(file.begin() + split, file.end());
+      std::printf("input '%s' %s: from %s (NV12, %s)\n", in.name.c_str(),
+                  in.desc.ToString().c_str(), frame->second.c_str(),
+                  absl::EndsWith(base, "/y") ? "Y plane" : "UV plane");
     } else {
       data = RandomInput(in.desc, rng);
       std::printf("input '%s' %s: random values in %s\n", in.name.c_str(),

@@ -29,6 +29,10 @@ struct RunModelOptions {
   bool profile = false;          // also print per-kernel device times of one run
   // Input shapes chosen at load, "input:4x3x224x224,mask:4x128" (ParseShapes).
   std::string shapes;
+  // Camera-frame inputs, "[NAME=]FORMAT[;...]" (ParseInputFormat), and
+  // output conversions, "NAME=f16[:nhwc]" (ONNX models only).
+  std::string input_format;
+  std::vector<std::string> output_format;
 };
 
 // RunModelCommand loads the model (ONNX, or an engine file: LoadEngine), compiles and records it

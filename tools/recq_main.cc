@@ -2,6 +2,7 @@
 //
 //   recq demo [--model=v1|v2] [--resolution=224] [--runs=5] [--backend=auto] [--device=...]
 //   recq run MODEL.onnx|MODEL.recq [--runs=N] [--input=...] [--output=...] [--profile]
+//            [--input-format=nv12:1280x720,...] [--output-format=NAME=f16:nhwc]
 //   recq bench MODEL.onnx [--devices=0,1|all] [--streams=N] [--warmup=S]
 //                         [--duration=S | --iterations=N] [--json=FILE] [--profile]
 //   recq devices
@@ -44,6 +45,22 @@ ABSL_FLAG(
 ABSL_FLAG(std::string, shapes, "",
           "run, info, bench: input shapes chosen at load for symbolic dimensions, like "
           "trtexec's --shapes: NAME:DxDx...[,NAME:...], e.g. input:4x3x224x224");
+ABSL_FLAG(std::string, input_format, "",
+          "run (also spelled --input-format): camera frames in, preprocessed inside the "
+          "recording: [NAME=]COLOR[:WxH][,key=value"
+          "...] (NAME may be left out for a model of one input; several inputs separated by ';'). "
+          "COLOR: rgb, bgr, rgbx, bgrx, gray, nv12 (an --input file holds Y then UV, bound as "
+          "NAME/y and NAME/uv), nv12_1plane. WxH: the frame's size, resized bilinearly to the "
+          "model's (default: the model's). Keys: type=u8|f16|f32 (default u8), layout=nhwc|nchw "
+          "(default nhwc), mean=a/b/c and scale=a/b/c ((v - mean) / scale per model channel, v "
+          "on the 0..255 scale), model=rgb|bgr (the model's channel order, default rgb), "
+          "uv_offset=BYTES (nv12_1plane). Example: "
+          "--input=input=frame.nv12 --input-format=nv12:1280x720,mean=123.7/116.3/103.5,"
+          "scale=58.4/57.1/57.4");
+ABSL_FLAG(std::vector<std::string>, output_format, {},
+          "run (also spelled --output-format): NAME=TYPE[:LAYOUT] outputs converted inside the "
+          "recording, comma-separated: TYPE "
+          "f32 or f16, LAYOUT nchw or nhwc (4-D outputs), e.g. y=f16:nhwc");
 ABSL_FLAG(bool, profile, false,
           "run: print per-kernel device times of one op-by-op run; bench: per-dispatch device "
           "times (mean of 10 op-by-op runs) printed and in --json");
@@ -118,7 +135,20 @@ int main(int argc, char** argv) {
       "info and LoadEngine accept\n"
       "  recq export-mobilenet OUT.onnx  write the demo's MobileNet (--model, --resolution) as "
       "ONNX");
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  // --input-format and --output-format (the spelling the docs use) are the
+  // flags input_format and output_format.
+  std::vector<std::string> spelled(argv, argv + argc);
+  std::vector<char*> argv_fixed;
+  for (std::string& a : spelled) {
+    for (const char* dashed : {"--input-format", "--output-format"}) {
+      const std::string d = dashed;
+      if (a.compare(0, d.size(), d) == 0 && (a.size() == d.size() || a[d.size()] == '=')) {
+        a[d.find('-', 2)] = '_';
+      }
+    }
+    argv_fixed.push_back(a.data());
+  }
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv_fixed.data());
   if (args.size() < 2) {
     std::fprintf(stderr, "%s\n", std::string(absl::ProgramUsageMessage()).c_str());
     return 2;
@@ -152,6 +182,8 @@ int main(int argc, char** argv) {
     run.device = common.device;
     run.profile = absl::GetFlag(FLAGS_profile);
     run.shapes = absl::GetFlag(FLAGS_shapes);
+    run.input_format = absl::GetFlag(FLAGS_input_format);
+    run.output_format = absl::GetFlag(FLAGS_output_format);
     status = recq::tools::RunModelCommand(run);
   } else if (command == "bench") {
     recq::tools::BenchOptions bench;

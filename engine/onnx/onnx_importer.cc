@@ -405,7 +405,9 @@ absl::StatusOr<Graph> LoadOnnxFromBytes(absl::string_view bytes, const OnnxOptio
                                                      absl::StrJoin(names, ", ")));
     }
   }
-  return Importer(model, options).Import();
+  RECQ_ASSIGN_OR_RETURN(Graph graph, Importer(model, options).Import());
+  RECQ_RETURN_IF_ERROR(ApplyPrePostProcessing(graph, options.prepost));
+  return graph;
 }
 
 absl::StatusOr<Graph> LoadOnnx(const std::string& path, const OnnxOptions& options) {

@@ -30,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "recq/graph.h"
+#include "recq/preprocess.h"
 
 namespace recq {
 
@@ -47,6 +48,9 @@ struct OnnxOptions {
   // LoadOnnx uses the model file's folder when this is empty; for
   // LoadOnnxFromBytes, external data is an error unless it is set.
   std::string external_data_dir;
+  // Pre- and post-processing applied to the imported graph
+  // (ApplyPrePostProcessing, recq/preprocess.h): camera frames in.
+  PrePostProcessing prepost;
 };
 
 // LoadOnnx reads and imports the ONNX model file at `path`.

@@ -8,6 +8,7 @@
 #include "recq/engine.h"
 #include "recq/engine_file.h"
 #include "recq/graph.h"
+#include "recq/preprocess.h"
 #include "recq/recording.h"
 #include "recq/tensor.h"
 

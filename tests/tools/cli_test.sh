@@ -70,4 +70,35 @@ grep -qE "INVALID_ARGUMENT|DATA_LOSS" "$tmp/err.txt" || fail "truncated engine f
 
 if "$recq" bench "$tmp/m.onnx" --streams=0 2>"$tmp/err.txt"; then fail "--streams=0 accepted"; fi
 grep -q -- "--streams must be at least 1" "$tmp/err.txt" || fail "no --streams message"
+# Camera frames in: an RGB u8 NHWC frame normalized inside the recording
+# against the same frame normalized here, and an NV12 frame resized to the
+# model's 32x32 (Y then UV in one file).
+python3 - "$tmp" <<'PY'
+import random, struct, sys
+random.seed(3)
+rgb = [random.randrange(256) for _ in range(32 * 32 * 3)]  # NHWC
+open(sys.argv[1] + "/frame.rgb", "wb").write(bytes(rgb))
+mean, scale = (120.0, 110.0, 100.0), (60.0, 50.0, 40.0)
+x = [(rgb[(h * 32 + w) * 3 + c] - mean[c]) / scale[c] for c in range(3) for h in range(32) for w in range(32)]
+open(sys.argv[1] + "/frame.f32", "wb").write(struct.pack("3072f", *x))
+open(sys.argv[1] + "/frame.nv12", "wb").write(bytes(random.randrange(16, 236) for _ in range(64 * 48 * 3 // 2)))
+PY
+"$recq" run "$tmp/m.onnx" --runs=1 --input=input="$tmp/frame.f32" --output=prob="$tmp/host.f32" >/dev/null
+"$recq" run "$tmp/m.onnx" --runs=1 --input=input="$tmp/frame.rgb" --output=prob="$tmp/fused.f32" \
+  --input-format=rgb,mean=120/110/100,scale=60/50/40 >"$tmp/run_rgb.txt" || fail "recq run --input-format=rgb"
+python3 - "$tmp/host.f32" "$tmp/fused.f32" <<'PY' || fail "recq run --input-format: output differs from host normalization"
+import struct, sys
+a, b = (struct.unpack("1000f", open(p, "rb").read()) for p in sys.argv[1:])
+assert max(abs(x - y) for x, y in zip(a, b)) < 1e-4, max(abs(x - y) for x, y in zip(a, b))
+PY
+"$recq" run "$tmp/m.onnx" --runs=1 --input=input="$tmp/frame.nv12" --input-format=nv12:64x48 \
+  --output-format=prob=f16 --output=prob="$tmp/nv12.f16" >"$tmp/run_nv12.txt" || fail "recq run --input-format=nv12"
+grep -q "input 'input/uv' 1x24x32x2 uint8: from" "$tmp/run_nv12.txt" || fail "nv12: $(cat "$tmp/run_nv12.txt")"
+[ "$(stat -c %s "$tmp/nv12.f16")" = 2000 ] || fail "--output-format=prob=f16 did not write 1000 halves"
+if "$recq" run "$tmp/m.onnx" --input=input="$tmp/frame.rgb" --input-format=nv12:64x48 2>"$tmp/err.txt"; then
+  fail "a frame file of the wrong size ran"
+fi
+grep -q "needs 4608 bytes" "$tmp/err.txt" || fail "wrong frame size: $(cat "$tmp/err.txt")"
+if "$recq" run "$tmp/m.onnx" --input-format=yuv:64x48 2>"$tmp/err.txt"; then fail "yuv accepted"; fi
+grep -q "unknown colour format 'yuv'" "$tmp/err.txt" || fail "no --input-format message"
 echo "cli ok"
