@@ -1,5 +1,6 @@
 // Concat (ConcatAttrs) along one axis; every other dimension must match.
-// One copy dispatch per input.
+// One copy dispatch per eight inputs.
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -93,13 +94,32 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
   const int64_t outer = Product(out, 0, axis);
   const int64_t inner = Product(out, axis + 1, out.size());
   int64_t offset = 0;
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    const int64_t inner_x = ShapeOf(ctx, node.inputs[i])[axis] * inner;
+  if (node.inputs.size() == 1) {
+    const int64_t inner_x = ShapeOf(ctx, node.inputs[0])[axis] * inner;
     Dispatch& d =
         ctx.Emit(MakeDispatch(ctx, "concat.cl", "concat_copy", {size_t(outer * inner_x)}));
-    d.args = {ctx.Arg(node.inputs[i]), ctx.Arg(node.outputs[0])};
+    d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
     AddInts(d, {inner_x, out[axis] * inner, offset});
-    offset += inner_x;
+    return absl::OkStatus();
+  }
+  // Eight inputs per dispatch: a copy per input cost DenseNet-121 597
+  // dispatches, about half of its time on the H100.
+  for (size_t first = 0; first < node.inputs.size(); first += 8) {
+    const size_t count = std::min<size_t>(8, node.inputs.size() - first);
+    cl_int8 widths;
+    int64_t total = 0;
+    std::vector<DispatchArg> args = {ctx.Arg(node.outputs[0])};
+    for (size_t k = 0; k < 8; ++k) {
+      const int64_t w = k < count ? ShapeOf(ctx, node.inputs[first + k])[axis] * inner : 0;
+      widths.s[k] = static_cast<cl_int>(w);
+      total += w;
+      args.push_back(k < count ? ctx.Arg(node.inputs[first + k]) : DispatchArg::Null());
+    }
+    Dispatch& d = ctx.Emit(MakeDispatch(ctx, "concat.cl", "concat_copy8", {size_t(outer * total)}));
+    d.args = std::move(args);
+    d.args.push_back(DispatchArg::Scalar(widths));
+    AddInts(d, {out[axis] * inner, offset});
+    offset += total;
   }
   return absl::OkStatus();
 }
