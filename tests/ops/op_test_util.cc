@@ -222,6 +222,8 @@ absl::Status CheckAgainstReference(const OpGraph& op, const CheckOptions& option
       engine_options.optimize = optimize;
       engine_options.kernel_target = target;
       engine_options.choose_variant = options.choose_variant;
+      engine_options.choose_kernel = options.choose_kernel;
+      engine_options.tuning = EngineOptions::Tuning::kOff;
       const std::string compiled = absl::StrCat("kernels=", KernelTargetName(target),
                                                 ", optimize=", optimize ? "true" : "false");
       absl::StatusOr<Engine> engine = Engine::Compile(*context, op.graph, engine_options);
