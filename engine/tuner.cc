@@ -306,12 +306,9 @@ absl::StatusOr<std::shared_ptr<const Tuner>> Tuner::Tune(const Context& context,
     // (the fastest of `reps` per candidate), so that a change in the
     // machine's load during the search does not favour one candidate.
     std::vector<std::unique_ptr<Prepared>> prepared;
-    bool complete = true;
+    // The budget gates starting a key, never a candidate: a started key is
+    // finished and cached, so every compile makes progress.
     for (size_t i = 0; i < candidates.size(); ++i) {
-      if (over_budget()) {
-        complete = false;
-        break;
-      }
       absl::StatusOr<std::unique_ptr<Prepared>> one =
           Prepare(context, graph, p->node_index, candidates[i], options);
       if (!one.ok()) {
@@ -323,7 +320,7 @@ absl::StatusOr<std::shared_ptr<const Tuner>> Tuner::Tune(const Context& context,
       (*one)->candidate = i;
       prepared.push_back(*std::move(one));
     }
-    for (int r = 0; r < reps && complete; ++r) {
+    for (int r = 0; r < reps; ++r) {
       for (auto& one : prepared) {
         absl::StatusOr<double> ms = TimeOnce(*one);
         if (ms.ok()) one->best_ms = std::min(one->best_ms, *ms);
@@ -345,7 +342,7 @@ absl::StatusOr<std::shared_ptr<const Tuner>> Tuner::Tune(const Context& context,
       best = {candidates[0].variant, candidates[0].params, report.default_ms};
     }
     prepared.clear();
-    if (!complete || timed == 0) {
+    if (timed == 0) {
       ++stats.tuning_over_budget;
       continue;
     }

@@ -59,8 +59,10 @@ struct EngineOptions {
   //   kOff: the variants' heuristics.
   //   kFast: up to 4 candidates per key (the heuristics of the first two
   //     fitting variants, then the first's nearest parameter sets), the
-  //     biggest keys first, within tuning_budget_s; keys left when the
-  //     budget is spent take the heuristics and are not cached.
+  //     biggest keys first; no key is started after tuning_budget_s (a
+  //     started key is finished, so a compile may overrun by one key's
+  //     candidate compiles); keys left take the heuristics, are not cached,
+  //     and are tuned by later compiles.
   //   kExhaustive: every candidate of every key, no budget (`recq tune`).
   // The default is $RECQ_TUNING (off, fast, exhaustive) when set, else kFast.
   enum class Tuning { kOff, kFast, kExhaustive };
