@@ -1,5 +1,7 @@
 #include "ops/op_test_util.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -14,6 +16,12 @@
 #include "reference/reference_executor.h"
 
 namespace recq::optest {
+
+namespace {
+// As tests/testing/test_env.cc: the op tests run with the auto-tuner off
+// (RECQ_TUNING) unless the environment sets it.
+const bool kTuningOffInTests = setenv("RECQ_TUNING", "off", /*overwrite=*/0) == 0;
+}  // namespace
 namespace {
 
 using reference::Compare;
