@@ -71,6 +71,8 @@ def parse_args():
                    help="fewest timed recq runs however slow a run is (default 5)")
     g.add_argument("--timeout-s", type=int, default=900, help="limit per recq call (default 900)")
     g.add_argument("--backend", default="replay", help="recq --backend (default replay)")
+    g.add_argument("--recq-tuning", choices=["off", "fast", "exhaustive"],
+                   help="recq's auto-tuner for every compile ($RECQ_TUNING; default: recq's, fast)")
     g.add_argument("--from-json", metavar="JSON",
                    help="print the table and draw the plot of an earlier --model-set run")
     args = p.parse_args()
@@ -202,13 +204,16 @@ def first_line(text):
     return ""
 
 
-def recq_run_model(recq, model, in_path, out_path, runs, backend, timeout):
+def recq_run_model(recq, model, in_path, out_path, runs, backend, timeout, tuning=None):
     """One `recq run`: {'ok', 'stage', 'error', 'median_ms', ...}."""
     cmd = [recq, "run", model, f"--input=input={in_path}", f"--output=output={out_path}",
            f"--runs={runs}", f"--backend={backend}"]
+    env = dict(os.environ)
+    if tuning:
+        env["RECQ_TUNING"] = tuning
     start = time.perf_counter()
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
         stdout, stderr, rc = res.stdout, res.stderr, res.returncode
     except subprocess.TimeoutExpired as e:
         stdout = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
@@ -217,7 +222,7 @@ def recq_run_model(recq, model, in_path, out_path, runs, backend, timeout):
     m = re.search(r"^device: (.*)$", stdout, re.M)
     if m:
         r["device"] = m.group(1)
-    m = re.search(r"^model: .*, (\d+) graph nodes; (\d+) dispatches after passes, compile ([\d.]+) ms",
+    m = re.search(r"^model: .*, (\d+) graph nodes; (\d+) dispatches(?: after passes)?, compile ([\d.]+) ms",
                   stdout, re.M)
     if m:
         r.update(graph_nodes=int(m.group(1)), dispatches=int(m.group(2)),
@@ -225,6 +230,12 @@ def recq_run_model(recq, model, in_path, out_path, runs, backend, timeout):
     m = re.search(r"^backend: (\S+)", stdout, re.M)
     if m:
         r["backend"] = m.group(1)
+    m = re.search(r"^tuning: ([\d.]+) ms, (\d+) keys, (\d+) from the tuning cache, (\d+) measured, "
+                  r"(\d+) over budget", stdout, re.M)
+    if m:
+        r.update(tuning_ms=float(m.group(1)), tuning_keys=int(m.group(2)),
+                 tuning_cache_hits=int(m.group(3)), tuning_measured=int(m.group(4)),
+                 tuning_over_budget=int(m.group(5)))
     m = LATENCY_RE.search(stdout)
     if rc == 0 and m:
         r.update(ok=True, runs=int(m.group(1)), min_ms=float(m.group(2)),
@@ -397,6 +408,7 @@ def model_set_main(args):
                      "recq_runs": args.runs, "min_recq_runs": args.min_recq_runs,
                      "recq_budget_s": args.recq_budget_s, "recq_warmup": 1,
                      "backend": args.backend, "max_rel_l2": MAX_REL_L2,
+                     "recq_tuning": args.recq_tuning or os.environ.get("RECQ_TUNING", "default"),
                      "models_dir": os.path.abspath(models_dir)},
         "models": [],
     }
@@ -428,7 +440,7 @@ def model_set_main(args):
             out_path = os.path.join(tmp, name + ".out.f32")
             print(f" {row['ort_ms']:.2f} ms; recq", end="", flush=True)
             probe = recq_run_model(recq, onnx_path, in_path, out_path, 1, args.backend,
-                                   args.timeout_s)
+                                   args.timeout_s, args.recq_tuning)
             if not probe.get("ok"):
                 row["recq"] = probe
                 row["unsupported_ops"] = recq_unsupported_ops(recq, onnx_path)
@@ -436,8 +448,12 @@ def model_set_main(args):
                 continue
             runs = int(min(args.runs, max(args.min_recq_runs,
                                           args.recq_budget_s * 1e3 / max(probe["median_ms"], 1e-3))))
-            q = recq_run_model(recq, onnx_path, in_path, out_path, runs, args.backend, args.timeout_s)
-            q["first_call"] = {k: probe[k] for k in ("wall_s", "compile_ms", "median_ms") if k in probe}
+            q = recq_run_model(recq, onnx_path, in_path, out_path, runs, args.backend, args.timeout_s,
+                               args.recq_tuning)
+            q["first_call"] = {k: probe[k] for k in ("wall_s", "compile_ms", "median_ms", "tuning_ms",
+                                                     "tuning_keys", "tuning_cache_hits",
+                                                     "tuning_measured", "tuning_over_budget")
+                               if k in probe}
             row["recq"] = q
             if not q.get("ok"):
                 print(f" fails on the second call ({q['stage']}): {q['error']}", flush=True)

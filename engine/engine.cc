@@ -17,6 +17,7 @@
 #include "engine/passes.h"
 #include "engine/recording_impl.h"
 #include "engine/status_macros.h"
+#include "engine/tuner.h"
 #include "recq/log.h"
 
 namespace recq {
@@ -291,6 +292,14 @@ absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(const Context& c
   static_cast<DeviceFacts&>(target) = LoweringFactsFor(device, options.kernel_target);
   state->lowered_for = target;
   target.choose_variant = options.choose_variant;
+  target.choose_kernel = options.choose_kernel;
+  std::shared_ptr<const internal::Tuner> tuner;
+  if (!options.choose_variant && !options.choose_kernel &&
+      options.tuning != EngineOptions::Tuning::kOff) {
+    RECQ_ASSIGN_OR_RETURN(tuner, internal::Tuner::Tune(context, optimized, options, target));
+    target.choose_kernel = tuner->Chooser();
+    tuner->CopyStatsTo(state->stats);
+  }
   RECQ_ASSIGN_OR_RETURN(internal::Lowered lowered, internal::Lower(optimized, target));
   RECQ_RETURN_IF_ERROR(CheckPlanFits(lowered.list, device));
   state->list = std::move(lowered.list);

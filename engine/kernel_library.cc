@@ -39,4 +39,13 @@ absl::StatusOr<std::string> KernelProgramSource(absl::string_view file) {
   return absl::StrCat(common, "\n#line 1\n", source);
 }
 
+std::string KernelLibraryText() {
+  std::string text;
+  for (size_t i = 0; i < kEmbeddedKernelFileCount; ++i) {
+    absl::StrAppend(&text, kEmbeddedKernelFiles[i].name, "\n", kEmbeddedKernelFiles[i].source,
+                    "\n");
+  }
+  return text;
+}
+
 }  // namespace recq::internal

@@ -14,6 +14,10 @@ namespace recq::internal {
 // shared prelude (common.cl) in front, or NotFound.
 [[nodiscard]] absl::StatusOr<std::string> KernelProgramSource(absl::string_view file);
 
+// KernelLibraryText returns every library file's name and source, in the
+// build's order: what the tuning cache hashes into its keys.
+std::string KernelLibraryText();
+
 }  // namespace recq::internal
 
 #endif  // RECQ_ENGINE_KERNEL_LIBRARY_H_

@@ -86,6 +86,11 @@ class Lowerer final : public LoweringContext {
 
   Dispatch& Emit(Dispatch dispatch) override {
     dispatch.label = absl::StrCat(current_->name, "/", dispatch.label);
+    // Chosen parameters are part of the label: profiles show them and engine
+    // files carry them.
+    if (current_params_ != nullptr && !current_params_->empty()) {
+      absl::StrAppend(&dispatch.label, "[", KernelParamsString(*current_params_), "]");
+    }
     if (dispatch.bytes == 0) {
       for (ValueId id : current_->inputs) {
         if (id != kNoValue) dispatch.bytes += double(graph_.value(id).desc.ByteSize());
@@ -133,6 +138,11 @@ class Lowerer final : public LoweringContext {
 
   void MarkActivationApplied() override { activation_applied_ = true; }
 
+  const KernelParams& params() const override {
+    static const KernelParams kNone;
+    return current_params_ != nullptr ? *current_params_ : kNone;
+  }
+
  private:
   DispatchList& list() { return out_.list; }
 
@@ -148,6 +158,7 @@ class Lowerer final : public LoweringContext {
       defs_.push_back(def);
     }
     variant_.assign(graph_.nodes().size(), -1);
+    params_.assign(graph_.nodes().size(), KernelParams{});
     return absl::OkStatus();
   }
 
@@ -165,8 +176,15 @@ class Lowerer final : public LoweringContext {
         return Unsupported(node, "this shape on this device (no kernel variant fits)");
       }
       size_t pick = fitting[0];
-      if (target_.choose_variant) {
-        const size_t chosen = target_.choose_variant(node, *this, fitting);
+      if (target_.choose_variant || target_.choose_kernel) {
+        size_t chosen;
+        if (target_.choose_variant) {
+          chosen = target_.choose_variant(node, *this, fitting);
+        } else {
+          KernelChoice choice = target_.choose_kernel(node, *this, fitting);
+          chosen = choice.variant;
+          params_[n] = std::move(choice.params);
+        }
         if (std::find(fitting.begin(), fitting.end(), chosen) == fitting.end()) {
           return absl::InternalError(absl::StrCat("node '", node.name,
                                                   "': the variant chooser picked ", chosen,
@@ -336,8 +354,10 @@ class Lowerer final : public LoweringContext {
     if (alias_node_[n] || fused_into_previous_[n]) return absl::OkStatus();
     RECQ_ASSIGN_OR_RETURN(const KernelVariant* variant, VariantOf(n));
     current_ = &node;
+    current_params_ = &params_[n];
     activation_applied_ = false;
     RECQ_RETURN_IF_ERROR(variant->lower(*this, node));
+    current_params_ = nullptr;
     if (!activation_applied_ && node.fused.kind != ActivationKind::kNone) {
       EmitActivation(*this, node.outputs[0], node.outputs[0], node.fused);
     }
@@ -358,8 +378,10 @@ class Lowerer final : public LoweringContext {
   const Graph& graph_;
   const LoweringTarget target_;
   Lowered out_;
-  std::vector<const OpDef*> defs_;  // per node
-  std::vector<int> variant_;        // per node: index into its variants, -1 unchosen
+  std::vector<const OpDef*> defs_;    // per node
+  std::vector<int> variant_;          // per node: index into its variants, -1 unchosen
+  std::vector<KernelParams> params_;  // per node: the chosen parameters (empty: heuristic)
+  const KernelParams* current_params_ = nullptr;
   std::vector<int> parent_;
   std::vector<Storage> pin_;
   std::vector<Storage> storage_;

@@ -19,6 +19,8 @@ namespace recq::internal {
 // a tuner picks among the kernel variants that fit a node.
 struct LoweringTarget : DeviceFacts {
   VariantChooser choose_variant;  // empty: the first variant that fits
+  // Picks the variant and its parameters; used when choose_variant is empty.
+  KernelChooser choose_kernel;
 };
 
 struct Lowered {

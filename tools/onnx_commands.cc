@@ -184,6 +184,38 @@ absl::Status BuildEngineCommand(const std::string& model_path, const std::string
   return absl::OkStatus();
 }
 
+absl::Status TuneModelCommand(const std::string& model_path, bool exhaustive,
+                              const std::string& device_spec, const std::string& shapes) {
+  ContextOptions context_options;
+  context_options.device = device_spec;
+  RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(context_options));
+  OnnxOptions load;
+  RECQ_ASSIGN_OR_RETURN(load.input_shapes, ParseShapes(shapes));
+  RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(model_path, load));
+  EngineOptions options;
+  options.tuning = exhaustive ? EngineOptions::Tuning::kExhaustive : EngineOptions::Tuning::kFast;
+  options.tuning_budget_s = 1e9;
+  RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, graph, options));
+  const EngineStats& stats = engine.stats();
+  std::printf("device: %s (%s, driver %s)\n", context.device_info().name.c_str(),
+              context.device_info().platform_name.c_str(),
+              context.device_info().driver_version.c_str());
+  std::printf("%-10s %8s %8s %5s  %-22s %-22s %s\n", "source", "best ms", "heur ms", "cands",
+              "variant", "params", "key (first node)");
+  for (const TuningChoice& c : stats.tuning_choices) {
+    std::printf("%-10s %8.3f %8.3f %5zu  %-22s %-22s %s (%s)\n",
+                c.from_cache ? "cache" : "measured", c.best_ms, c.default_ms, c.candidates,
+                c.variant.c_str(), c.params.c_str(), c.key.c_str(), c.node.c_str());
+  }
+  std::printf(
+      "tuned %s (%s): %zu keys, %zu from the tuning cache, %zu measured, %zu corrupt entries "
+      "ignored; tuning %.1f ms of compile %.1f ms\n",
+      model_path.c_str(), exhaustive ? "exhaustive" : "fast", stats.tuning_keys,
+      stats.tuning_cache_hits, stats.tuning_measured, stats.tuning_invalid_entries, stats.tuning_ms,
+      stats.compile_ms);
+  return absl::OkStatus();
+}
+
 absl::Status InfoEngineFile(const std::string& path, absl::string_view bytes) {
   RECQ_ASSIGN_OR_RETURN(EngineFileSummary s, SummarizeEngineFile(bytes));
   std::printf("engine file: %s\n  format version %u, producer '%s', %zu bytes\n", path.c_str(),
@@ -291,6 +323,12 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
       options.model_path.c_str(), model.what.c_str(), stats.dispatches,
       stats.origin == EngineOrigin::kCompiled ? "compile" : "load", stats.compile_ms,
       stats.warmup_ms, stats.kernels_built, stats.programs_from_disk, stats.programs_from_file);
+  if (stats.tuning_keys > 0) {
+    std::printf(
+        "tuning: %.1f ms, %zu keys, %zu from the tuning cache, %zu measured, %zu over budget\n",
+        stats.tuning_ms, stats.tuning_keys, stats.tuning_cache_hits, stats.tuning_measured,
+        stats.tuning_over_budget);
+  }
   if (stats.origin != EngineOrigin::kCompiled) {
     std::printf("engine file: %s (%s)\n", EngineOriginName(stats.origin),
                 stats.origin_reason.c_str());

@@ -4,6 +4,7 @@
 //                       [--shapes NAME:DxD...] [--runs N] [--backend auto] [--device ...]
 //   recq info MODEL.onnx|MODEL.recq [--shapes NAME:DxD...]
 //   recq build MODEL.onnx -o MODEL.recq
+//   recq tune MODEL.onnx [--exhaustive]
 #ifndef RECQ_TOOLS_ONNX_COMMANDS_H_
 #define RECQ_TOOLS_ONNX_COMMANDS_H_
 
@@ -57,6 +58,14 @@ struct RunModelOptions {
 [[nodiscard]] absl::Status BuildEngineCommand(const std::string& model_path,
                                               const std::string& engine_path,
                                               const std::string& device_spec);
+
+// TuneModelCommand compiles the ONNX model with the auto-tuner
+// (EngineOptions::tuning kFast without its time budget, or kExhaustive),
+// filling the tuning cache, and prints each key's choice, its measured
+// time, the heuristic's, and where it came from.
+[[nodiscard]] absl::Status TuneModelCommand(const std::string& model_path, bool exhaustive,
+                                            const std::string& device_spec,
+                                            const std::string& shapes);
 
 }  // namespace recq::tools
 

@@ -9,6 +9,7 @@
 //   recq info MODEL.onnx|MODEL.recq
 //   recq build MODEL.onnx -o MODEL.recq
 //   recq export-mobilenet OUT.onnx
+//   recq tune MODEL.onnx [--exhaustive]
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -80,6 +81,8 @@ ABSL_FLAG(double, warmup, 1.0, "bench: seconds of untimed runs before measuring"
 ABSL_FLAG(double, duration, 3.0, "bench: seconds to measure (ignored with --iterations)");
 ABSL_FLAG(int64_t, iterations, 0,
           "bench: measure exactly this many inferences over all streams instead of --duration");
+ABSL_FLAG(bool, exhaustive, false,
+          "tune: time every candidate of every key instead of kFast's few (no time budget)");
 ABSL_FLAG(std::string, o, "", "build: the engine file to write (MODEL.recq)");
 ABSL_FLAG(std::string, json, "",
           "bench: write the full report (device, driver, options, every statistic) as JSON here");
@@ -133,6 +136,8 @@ int main(int argc, char** argv) {
       "file: bindings, device, options, dispatches)\n"
       "  recq build MODEL.onnx -o MODEL.recq  compile once and save an engine file that run, "
       "info and LoadEngine accept\n"
+      "  recq tune MODEL.onnx  auto-tune the model's kernels into the tuning cache "
+      "(--exhaustive); $RECQ_TUNING=off|fast|exhaustive sets every compile's tuning\n"
       "  recq export-mobilenet OUT.onnx  write the demo's MobileNet (--model, --resolution) as "
       "ONNX");
   // --input-format and --output-format (the spelling the docs use) are the
@@ -168,7 +173,7 @@ int main(int argc, char** argv) {
   } else if (command == "devices") {
     status = recq::tools::DevicesCommand();
   } else if ((command == "run" || command == "bench" || command == "info" ||
-              command == "export-mobilenet" || command == "build") &&
+              command == "export-mobilenet" || command == "build" || command == "tune") &&
              args.size() != 3) {
     status = absl::InvalidArgumentError(absl::StrCat("usage: recq ", command, " MODEL.onnx"));
   } else if (command == "run") {
@@ -205,6 +210,9 @@ int main(int argc, char** argv) {
     status = ExportMobileNet(absl::GetFlag(FLAGS_model), absl::GetFlag(FLAGS_resolution), args[2]);
   } else if (command == "build") {
     status = recq::tools::BuildEngineCommand(args[2], absl::GetFlag(FLAGS_o), common.device);
+  } else if (command == "tune") {
+    status = recq::tools::TuneModelCommand(args[2], absl::GetFlag(FLAGS_exhaustive), common.device,
+                                           absl::GetFlag(FLAGS_shapes));
   } else if (command == "info") {
     status = recq::tools::InfoModelCommand(args[2], absl::GetFlag(FLAGS_shapes));
   } else {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ops/conv2d.h"
 #include "engine/ops/op_util.h"
+#include "engine/status_macros.h"
 
 namespace recq::internal {
 namespace {
@@ -41,22 +42,31 @@ absl::Status Finish(LoweringContext& ctx, Dispatch d, const Activation& act) {
   return absl::OkStatus();
 }
 
+// Pointwise parameters: vw pixels per item (one vector), ocb output
+// channels per item, wg items per work-group.
+KernelParams PointwiseHeuristic(const Node& node, const LoweringContext& ctx) {
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  // float16 (PoCL's fastest width, DESIGN.md) unless HW is below 16; 8
+  // output channels per item measured as fast as 16 on PoCL 3.1; 16 items
+  // per group measured best (vs 1, 4, 64).
+  return {{"vw", out[2] * out[3] >= 16 ? 16 : 8}, {"ocb", 8}, {"wg", 16}};
+}
+
 absl::Status LowerPointwise(LoweringContext& ctx, const Node& node) {
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const auto [y, residual, act] = ctx.OutputOf(node);
   const int64_t hw = out[2] * out[3];
-  // float16 (PoCL's fastest width, DESIGN.md) unless HW is below 16.
-  const int64_t vw = hw >= 16 ? 16 : 8;
-  // 8 output channels per item measured as fast as 16 on PoCL 3.1.
-  const int64_t ocb = 8;
+  const KernelParams h = PointwiseHeuristic(node, ctx);
+  RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
+  RECQ_ASSIGN_OR_RETURN(const int64_t ocb, Param(ctx, node, "ocb", h.at("ocb"), {4, 8, 16}));
+  RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", h.at("wg"), 1, 1024));
   Dispatch d;
   d.label = "conv2d_pointwise";
   d.kernel = ctx.Kernel("conv2d_pointwise.cl", "conv2d_pointwise",
                         {absl::StrCat("-DRECQ_PW_VW=", vw), absl::StrCat("-DRECQ_PW_OCB=", ocb)});
-  // 16 items per group measured best (vs 1, 4, 64) on PoCL 3.1.
   const std::array<size_t, 3> range = {CeilDiv(hw, vw), CeilDiv(out[1], ocb), size_t(out[0])};
-  SetRange(d, range, WorkGroupFor(range, 16));
+  SetRange(d, range, WorkGroupFor(range, size_t(wg)));
   d.args = {ctx.Arg(node.inputs[0]), PackPointwiseWeights(ctx, node.inputs[1], out[1], x[1], ocb),
             ctx.Arg(Bias(node)), ctx.Arg(residual), ctx.Arg(y)};
   AddInts(d, {x[0], x[1], hw, out[1]});
@@ -64,23 +74,32 @@ absl::Status LowerPointwise(LoweringContext& ctx, const Node& node) {
   return Finish(ctx, std::move(d), act);
 }
 
+// Depthwise 3x3 parameters: vw output columns per item, wg items per group.
+KernelParams Depthwise3x3Heuristic(const Node& node, const LoweringContext& ctx) {
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  // float16 strips measured 1.6x faster than float8 where OW >= 16.
+  const int64_t vw = out[3] >= 16 ? 16 : 8;
+  // Little work per item: large groups where there are enough items.
+  const int64_t items = int64_t(CeilDiv(out[3], vw)) * out[2] * out[0] * out[1];
+  return {{"vw", vw}, {"wg", std::clamp<int64_t>(items / 128, 16, 256)}};
+}
+
 absl::Status LowerDepthwise3x3(LoweringContext& ctx, const Node& node) {
   const auto& a = AttrsOr<Conv2DAttrs>(node);
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const auto [y, residual, act] = ctx.OutputOf(node);
-  // float16 strips measured 1.6x faster than float8 where OW >= 16.
-  const int64_t vw = out[3] >= 16 ? 16 : 8;
+  const KernelParams h = Depthwise3x3Heuristic(node, ctx);
+  RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
+  RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", h.at("wg"), 1, 1024));
   Dispatch d;
   d.label = "conv2d_depthwise3x3";
   d.kernel = ctx.Kernel(
       "conv2d_3x3.cl", "conv2d_depthwise3x3",
       {absl::StrCat("-DRECQ_C3_STRIDE=", a.strides[0]), absl::StrCat("-DRECQ_C3_VW=", vw)});
-  // Little work per item: large groups where there are enough items.
   const std::array<size_t, 3> range = {CeilDiv(out[3], vw), size_t(out[2]),
                                        size_t(out[0] * out[1])};
-  const size_t items = range[0] * range[1] * range[2];
-  SetRange(d, range, WorkGroupFor(range, std::clamp<size_t>(items / 128, 16, 256)));
+  SetRange(d, range, WorkGroupFor(range, size_t(wg)));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(Bias(node)), ctx.Arg(y)};
   AddInts(d, {x[0], x[1], x[2], x[3], out[2], out[3], a.pads[0]});
   SetConvWork(node, ctx, residual, d);
@@ -92,15 +111,18 @@ absl::Status LowerDense3x3(LoweringContext& ctx, const Node& node) {
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const auto [y, residual, act] = ctx.OutputOf(node);
-  const int64_t vw = 8;
+  // vw output columns per item; 8 is the heuristic.
+  RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", 8, {8, 16}));
+  // Much work per item: one-item groups measured as good as larger ones.
+  RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", 1, 1, 1024));
   Dispatch d;
   d.label = "conv2d_dense3x3";
   d.kernel = ctx.Kernel(
       "conv2d_3x3.cl", "conv2d_dense3x3",
       {absl::StrCat("-DRECQ_C3_STRIDE=", a.strides[0]), absl::StrCat("-DRECQ_C3_VW=", vw)});
-  // Much work per item: one-item groups measured as good as larger ones.
-  SetRange(d, {CeilDiv(out[3], vw), size_t(out[2]), size_t(out[0]) * CeilDiv(out[1], 8)},
-           {1, 1, 1});
+  const std::array<size_t, 3> range = {CeilDiv(out[3], vw), size_t(out[2]),
+                                       size_t(out[0]) * CeilDiv(out[1], 8)};
+  SetRange(d, range, WorkGroupFor(range, size_t(wg)));
   d.args = {ctx.Arg(node.inputs[0]), PackDense3x3Weights(ctx, node.inputs[1], out[1], x[1]),
             ctx.Arg(Bias(node)), ctx.Arg(y)};
   AddInts(d, {x[0], x[1], x[2], x[3], out[1], out[2], out[3], a.pads[0]});
@@ -152,7 +174,10 @@ absl::Status LowerTiled(LoweringContext& ctx, const Node& node) {
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const auto [y, residual, act] = ctx.OutputOf(node);
   const int64_t ocpg = out[1] / a.groups;
-  const TiledParams p = ChooseTiled(out[3], ocpg);
+  TiledParams p = ChooseTiled(out[3], ocpg);
+  RECQ_ASSIGN_OR_RETURN(p.vw, Param(ctx, node, "vw", p.vw, {8, 16}));
+  RECQ_ASSIGN_OR_RETURN(p.ocb, ParamInRange(ctx, node, "ocb", p.ocb, 1, 16));
+  RECQ_ASSIGN_OR_RETURN(p.rb, ParamInRange(ctx, node, "rb", p.rb, 1, 4));
   Dispatch d;
   d.label = "conv2d_tiled";
   d.kernel = ctx.Kernel(
@@ -166,8 +191,10 @@ absl::Status LowerTiled(LoweringContext& ctx, const Node& node) {
   // both cores get many groups.
   const int64_t item_flops = 2 * w[1] * w[2] * w[3] * p.ocb * p.vw * p.rb;
   // Measured faster than one-item groups on ResNet-18 (PoCL 3.1, 2 cores).
-  SetRange(d, range,
-           WorkGroupFor(range, std::clamp<size_t>(size_t(1'000'000 / item_flops), 1, 64)));
+  RECQ_ASSIGN_OR_RETURN(
+      const int64_t wg,
+      ParamInRange(ctx, node, "wg", std::clamp<int64_t>(1'000'000 / item_flops, 1, 64), 1, 1024));
+  SetRange(d, range, WorkGroupFor(range, size_t(wg)));
   d.args = {ctx.Arg(node.inputs[0]), PackTiledWeights(ctx, node.inputs[1], w, a.groups, p.ocb),
             ctx.Arg(Bias(node)), ctx.Arg(residual), ctx.Arg(y)};
   AddInts(d, {x[0], x[1], x[2], x[3], out[1], out[2], out[3], w[2], a.strides[0], a.dilations[0],
@@ -194,6 +221,34 @@ absl::Status LowerGeneric(LoweringContext& ctx, const Node& node) {
   return Finish(ctx, std::move(d), act);
 }
 
+std::vector<KernelParams> PointwiseSpace(const Node& node, const LoweringContext& ctx) {
+  return ParamSpace(PointwiseHeuristic(node, ctx),
+                    {{"vw", {8, 16}}, {"ocb", {4, 8, 16}}, {"wg", {4, 16, 64}}});
+}
+
+std::vector<KernelParams> Depthwise3x3Space(const Node& node, const LoweringContext& ctx) {
+  return ParamSpace(Depthwise3x3Heuristic(node, ctx), {{"vw", {8, 16}}, {"wg", {16, 64, 256}}});
+}
+
+std::vector<KernelParams> Dense3x3Space(const Node&, const LoweringContext&) {
+  return ParamSpace({{"vw", 8}}, {{"vw", {8, 16}}});
+}
+
+// The tile's shape; the group size stays the heuristic's (it follows the
+// tile's work).
+std::vector<KernelParams> TiledSpace(const Node& node, const LoweringContext& ctx) {
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const int64_t ocpg = out[1] / AttrsOr<Conv2DAttrs>(node).groups;
+  const TiledParams p = ChooseTiled(out[3], ocpg);
+  std::vector<int64_t> ocbs;
+  for (int64_t ocb : {4, 8, 16}) {
+    const int64_t v = std::min(ocb, ocpg);
+    if (std::find(ocbs.begin(), ocbs.end(), v) == ocbs.end()) ocbs.push_back(v);
+  }
+  return ParamSpace({{"vw", p.vw}, {"ocb", p.ocb}, {"rb", p.rb}},
+                    {{"rb", {1, 2, 4}}, {"vw", {16, 8}}, {"ocb", ocbs}});
+}
+
 }  // namespace
 
 std::vector<KernelVariant> ConvCpuVariants() {
@@ -202,24 +257,24 @@ std::vector<KernelVariant> ConvCpuVariants() {
        [](const Node& n, const LoweringContext& ctx) {
          return Cpu(ctx) && ConvShapeOf(n, ctx).pointwise;
        },
-       LowerPointwise, /*absorbs_residual_add=*/true},
+       LowerPointwise, /*absorbs_residual_add=*/true, PointwiseSpace},
       {"conv2d_depthwise3x3",
        [](const Node& n, const LoweringContext& ctx) {
          const ConvShape s = ConvShapeOf(n, ctx);
          return Cpu(ctx) && s.depthwise && s.shifts_3x3;
        },
-       LowerDepthwise3x3},
+       LowerDepthwise3x3, false, Depthwise3x3Space},
       {"conv2d_tiled",
        [](const Node& n, const LoweringContext& ctx) {
          return Cpu(ctx) && ConvShapeOf(n, ctx).constant_weights;
        },
-       LowerTiled, /*absorbs_residual_add=*/true},
+       LowerTiled, /*absorbs_residual_add=*/true, TiledSpace},
       {"conv2d_dense3x3",
        [](const Node& n, const LoweringContext& ctx) {
          const ConvShape s = ConvShapeOf(n, ctx);
          return Cpu(ctx) && s.groups_1 && s.shifts_3x3 && s.constant_weights;
        },
-       LowerDense3x3},
+       LowerDense3x3, false, Dense3x3Space},
       {"conv2d", [](const Node&, const LoweringContext& ctx) { return Cpu(ctx); }, LowerGeneric},
   };
 }

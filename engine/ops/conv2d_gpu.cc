@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ops/conv2d.h"
 #include "engine/ops/op_util.h"
+#include "engine/status_macros.h"
 
 namespace recq::internal {
 namespace {
@@ -53,12 +54,36 @@ absl::Status Finish(LoweringContext& ctx, Dispatch d, const Activation& act) {
   return absl::OkStatus();
 }
 
+PointwiseGpuShape PointwiseGpuOf(const Node& node, const LoweringContext& ctx) {
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  return ChoosePointwiseGpu(ctx.device(), out[0], out[2] * out[3], out[1], x[1]);
+}
+
+// The slices of C (ks) and output channels per item (ocb); the local size
+// follows from ks.
+std::vector<KernelParams> PointwiseGpuSpace(const Node& node, const LoweringContext& ctx) {
+  const PointwiseGpuShape s = PointwiseGpuOf(node, ctx);
+  std::vector<int64_t> slices;
+  for (int64_t ks = 1; ks <= 32 && size_t(ks) <= GpuGroup(ctx.device(), 256); ks *= 2) {
+    slices.push_back(ks);
+  }
+  return ParamSpace({{"ocb", s.ocb}, {"ks", s.ks}}, {{"ks", slices}, {"ocb", {1, 2, 4}}});
+}
+
 absl::Status LowerPointwiseGpu(LoweringContext& ctx, const Node& node) {
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const auto [y, residual, act] = ctx.OutputOf(node);
   const int64_t hw = out[2] * out[3];
-  const PointwiseGpuShape s = ChoosePointwiseGpu(ctx.device(), out[0], hw, out[1], x[1]);
+  PointwiseGpuShape s = PointwiseGpuOf(node, ctx);
+  RECQ_ASSIGN_OR_RETURN(s.ocb, Param(ctx, node, "ocb", s.ocb, {1, 2, 4, 8}));
+  RECQ_ASSIGN_OR_RETURN(s.ks, Param(ctx, node, "ks", s.ks, {1, 2, 4, 8, 16, 32}));
+  if (size_t(s.ks) > GpuGroup(ctx.device(), 256)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "node '", node.name, "': kernel parameter ks=", s.ks, " exceeds the work-group size"));
+  }
+  s.lx = GpuGroup(ctx.device(), 256) / s.ks;
   Dispatch d;
   d.label = "conv2d_pointwise_gpu";
   d.kernel = ctx.Kernel("conv2d_gpu.cl", "conv2d_pointwise_gpu",
@@ -80,6 +105,8 @@ absl::Status LowerPointwiseGpu(LoweringContext& ctx, const Node& node) {
 // window ints, depthwise without OC and groups.
 absl::Status LowerFlatGpu(LoweringContext& ctx, const Node& node, const char* kernel,
                           std::vector<std::string> options, int64_t per_item, bool depthwise) {
+  // wg: the local size, 128 unless chosen.
+  RECQ_ASSIGN_OR_RETURN(const int64_t wg, Param(ctx, node, "wg", 128, {32, 64, 128, 256}));
   const auto& a = AttrsOr<Conv2DAttrs>(node);
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
@@ -88,7 +115,7 @@ absl::Status LowerFlatGpu(LoweringContext& ctx, const Node& node, const char* ke
   Dispatch d;
   d.label = kernel;
   d.kernel = ctx.Kernel("conv2d_gpu.cl", kernel, std::move(options));
-  const size_t local = GpuGroup(ctx.device(), 128);
+  const size_t local = GpuGroup(ctx.device(), size_t(wg));
   d.work_dim = 1;
   d.global = {RoundUp(outputs / per_item, local), 1, 1};
   d.local = {local, 1, 1};
@@ -109,12 +136,40 @@ absl::Status LowerDepthwiseGpu(LoweringContext& ctx, const Node& node) {
                       /*depthwise=*/true);
 }
 
+int64_t PerGroup(const Node& node, const LoweringContext& ctx) {
+  return ShapeOf(ctx, node.outputs[0])[1] / AttrsOr<Conv2DAttrs>(node).groups;
+}
+
+// Channels per item share the input loads (the 3-channel stem: 4 per item
+// measured 10-11 us on the H200, 19-23 us with one, 13 with 8).
+int64_t DirectGpuOcb(int64_t per_group) {
+  return per_group % 4 == 0 ? 4 : per_group % 2 == 0 ? 2 : 1;
+}
+
+std::vector<KernelParams> FlatGpuSpace(const Node&, const LoweringContext&) {
+  return ParamSpace({{"wg", 128}}, {{"wg", {64, 128, 256}}});
+}
+
+std::vector<KernelParams> DirectGpuSpace(const Node& node, const LoweringContext& ctx) {
+  const int64_t per_group = PerGroup(node, ctx);
+  std::vector<int64_t> ocbs;
+  for (int64_t ocb : {1, 2, 4}) {
+    if (per_group % ocb == 0) ocbs.push_back(ocb);
+  }
+  return ParamSpace({{"ocb", DirectGpuOcb(per_group)}, {"wg", 128}},
+                    {{"ocb", ocbs}, {"wg", {64, 128, 256}}});
+}
+
 absl::Status LowerDirectGpu(LoweringContext& ctx, const Node& node) {
   const Shape& w = ShapeOf(ctx, node.inputs[1]);
-  const int64_t per_group = ShapeOf(ctx, node.outputs[0])[1] / AttrsOr<Conv2DAttrs>(node).groups;
-  // Channels per item share the input loads (the 3-channel stem: 4 per item
-  // measured 10-11 us on the H200, 19-23 us with one, 13 with 8).
-  const int64_t ocb = per_group % 4 == 0 ? 4 : per_group % 2 == 0 ? 2 : 1;
+  const int64_t per_group = PerGroup(node, ctx);
+  RECQ_ASSIGN_OR_RETURN(const int64_t ocb,
+                        Param(ctx, node, "ocb", DirectGpuOcb(per_group), {1, 2, 4}));
+  if (per_group % ocb != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node '", node.name, "': kernel parameter ocb=", ocb, " does not divide the ",
+                     per_group, " output channels per group"));
+  }
   return LowerFlatGpu(ctx, node, "conv2d_direct_gpu",
                       {absl::StrCat("-DRECQ_DG_KH=", w[2]), absl::StrCat("-DRECQ_DG_KW=", w[3]),
                        absl::StrCat("-DRECQ_DG_OCB=", ocb)},
@@ -129,17 +184,17 @@ std::vector<KernelVariant> ConvGpuVariants() {
        [](const Node& n, const LoweringContext& ctx) {
          return Gpu(ctx) && ConvShapeOf(n, ctx).pointwise;
        },
-       LowerPointwiseGpu, /*absorbs_residual_add=*/true},
+       LowerPointwiseGpu, /*absorbs_residual_add=*/true, PointwiseGpuSpace},
       {"conv2d_depthwise_gpu",
        [](const Node& n, const LoweringContext& ctx) {
          return Gpu(ctx) && ConvShapeOf(n, ctx).depthwise;
        },
-       LowerDepthwiseGpu},
+       LowerDepthwiseGpu, false, FlatGpuSpace},
   };
   for (KernelVariant& v : ConvIgemmGpuVariants()) variants.push_back(std::move(v));
   variants.push_back({"conv2d_direct_gpu",
                       [](const Node&, const LoweringContext& ctx) { return Gpu(ctx); },
-                      LowerDirectGpu});
+                      LowerDirectGpu, false, DirectGpuSpace});
   return variants;
 }
 

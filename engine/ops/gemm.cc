@@ -120,9 +120,25 @@ void SetGemmArgs(LoweringContext& ctx, const Node& node, const GemmShape& g,
 
 // GPU, B transposed (FullyConnected): a work-group per output reduces the
 // row dot product in local memory.
+size_t RowdotLocal(const LoweringContext& ctx, const Node& node) {
+  return GroupForRow(ctx.device(), GemmShapeOf(ctx, node).k / 4, 32, 64);
+}
+
+// local: the work-items (a power of two) that share one output's dot product.
+std::vector<KernelParams> RowdotSpace(const Node& node, const LoweringContext& ctx) {
+  std::vector<int64_t> locals;
+  for (int64_t l : {32, 64, 128, 256}) {
+    if (size_t(l) <= GpuGroup(ctx.device(), 256)) locals.push_back(l);
+  }
+  return ParamSpace({{"local", int64_t(RowdotLocal(ctx, node))}}, {{"local", locals}});
+}
+
 absl::Status LowerGemmRowdot(LoweringContext& ctx, const Node& node) {
   const GemmShape g = GemmShapeOf(ctx, node);
-  const size_t local = GroupForRow(ctx.device(), g.k / 4, 32, 64);
+  RECQ_ASSIGN_OR_RETURN(const int64_t chosen,
+                        Param(ctx, node, "local", int64_t(RowdotLocal(ctx, node)),
+                              {1, 2, 4, 8, 16, 32, 64, 128, 256}));
+  const size_t local = GpuGroup(ctx.device(), size_t(chosen));
   Dispatch& d =
       ctx.Emit(MakeDispatch(ctx, "gemm.cl", "gemm_rowdot", {size_t(g.n) * local, size_t(g.m)},
                             {absl::StrCat("-DRECQ_GEMM_LOCAL=", local)}));
@@ -134,7 +150,14 @@ absl::Status LowerGemmRowdot(LoweringContext& ctx, const Node& node) {
 absl::Status LowerGemm(LoweringContext& ctx, const Node& node) {
   const auto& a = AttrsOr<GemmAttrs>(node);
   const GemmShape g = GemmShapeOf(ctx, node);
+  // wg: work-items per group along N (0: the driver chooses).
+  RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", 0, 0, 1024));
   Dispatch& d = ctx.Emit(MakeDispatch(ctx, "gemm.cl", "gemm", {size_t(g.n), size_t(g.m)}));
+  if (wg > 0) {
+    const size_t local = GpuGroup(ctx.device(), size_t(wg));
+    d.local = {local, 1, 1};
+    d.global[0] = RoundUp(d.global[0], local);
+  }
   SetGemmArgs(ctx, node, g, {a.trans_a ? 1 : 0, a.trans_b ? 1 : 0}, d);
   return absl::OkStatus();
 }
@@ -205,13 +228,17 @@ RECQ_REGISTER_OPS(Gemm) {
   gemm.onnx = {{"", "Gemm", 1, kOnnxOpsetMax, ImportGemm}};
   gemm.infer = InferGemm;
   gemm.variants = GemmLocalGpuVariants();
-  gemm.variants.insert(gemm.variants.end(), {{"gemm_rowdot",
-                                              [](const Node& node, const LoweringContext& ctx) {
-                                                const auto& a = AttrsOr<GemmAttrs>(node);
-                                                return ctx.device().gpu && !a.trans_a && a.trans_b;
-                                              },
-                                              LowerGemmRowdot},
-                                             {"gemm", nullptr, LowerGemm}});
+  gemm.variants.insert(
+      gemm.variants.end(),
+      {{"gemm_rowdot",
+        [](const Node& node, const LoweringContext& ctx) {
+          const auto& a = AttrsOr<GemmAttrs>(node);
+          return ctx.device().gpu && !a.trans_a && a.trans_b;
+        },
+        LowerGemmRowdot, false, RowdotSpace},
+       {"gemm", nullptr, LowerGemm, false, [](const Node&, const LoweringContext&) {
+          return ParamSpace({{"wg", 0}}, {{"wg", {0, 16, 64}}});
+        }}});
   gemm.export_onnx = [](const Node& node, const Graph&, OnnxNodeWriter& out) {
     const auto& a = AttrsOr<GemmAttrs>(node);
     out.SetOpType("Gemm");

@@ -10,8 +10,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "engine/ops/op_table.h"
 #include "recq/op_registry.h"
 
@@ -219,6 +221,26 @@ std::string OnnxOpsetsOf(absl::string_view domain, absl::string_view op_type) {
 }
 std::vector<const OpDef*> RegisteredOps() { return Registry::Get().Ops(); }
 std::vector<const OnnxMapping*> RegisteredOnnxMappings() { return Registry::Get().Mappings(); }
+
+std::string KernelParamsString(const KernelParams& params) {
+  return absl::StrJoin(params, ",", absl::PairFormatter("="));
+}
+
+absl::StatusOr<KernelParams> ParseKernelParams(absl::string_view text) {
+  KernelParams params;
+  if (text.empty()) return params;
+  for (absl::string_view item : absl::StrSplit(text, ',')) {
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(item, absl::MaxSplits('=', 1));
+    int64_t value = 0;
+    if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &value) ||
+        !params.emplace(std::string(kv.first), value).second) {
+      return absl::InvalidArgumentError(absl::StrCat("kernel parameters '", text, "': item '", item,
+                                                     "' is not a new name=integer"));
+    }
+  }
+  return params;
+}
 
 namespace internal {
 // RegisteredKernelSource returns a source given to RegisterKernelSource, or

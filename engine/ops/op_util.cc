@@ -155,6 +155,54 @@ size_t GpuGroup(const DeviceFacts& device, size_t want) {
   return g;
 }
 
+absl::StatusOr<int64_t> Param(const LoweringContext& ctx, const Node& node, const std::string& name,
+                              int64_t heuristic, std::initializer_list<int64_t> allowed) {
+  const int64_t value = ctx.ParamOr(name, heuristic);
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return value;
+  return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "': kernel parameter ", name,
+                                                 "=", value, " is not one of ",
+                                                 absl::StrJoin(allowed, ", ")));
+}
+
+absl::StatusOr<int64_t> ParamInRange(const LoweringContext& ctx, const Node& node,
+                                     const std::string& name, int64_t heuristic, int64_t lo,
+                                     int64_t hi) {
+  const int64_t value = ctx.ParamOr(name, heuristic);
+  if (value >= lo && value <= hi) return value;
+  return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "': kernel parameter ", name,
+                                                 "=", value, " is not in [", lo, ", ", hi, "]"));
+}
+
+std::vector<KernelParams> ParamSpace(
+    const KernelParams& heuristic,
+    const std::vector<std::pair<std::string, std::vector<int64_t>>>& values) {
+  std::vector<KernelParams> space = {heuristic};
+  auto add = [&space](const KernelParams& p) {
+    if (std::find(space.begin(), space.end(), p) == space.end()) space.push_back(p);
+  };
+  for (const auto& [name, options] : values) {
+    for (int64_t v : options) {
+      KernelParams p = heuristic;
+      p[name] = v;
+      add(p);
+    }
+  }
+  std::vector<KernelParams> product = {KernelParams{}};
+  for (const auto& [name, options] : values) {
+    std::vector<KernelParams> next;
+    for (const KernelParams& p : product) {
+      for (int64_t v : options) {
+        KernelParams q = p;
+        q[name] = v;
+        next.push_back(std::move(q));
+      }
+    }
+    product = std::move(next);
+  }
+  for (const KernelParams& p : product) add(p);
+  return space;
+}
+
 void EmitActivation(LoweringContext& ctx, ValueId x, ValueId y, const Activation& act) {
   const TensorDesc& desc = ctx.graph().value(y).desc;
   Dispatch& d =

@@ -106,6 +106,27 @@ size_t GroupForRow(const DeviceFacts& device, int64_t n, size_t lo, size_t hi);
 // GpuGroup caps a local size of the flattened GPU kernels by the device.
 size_t GpuGroup(const DeviceFacts& device, size_t want);
 
+// Param returns the parameter `name` chosen for the node being lowered
+// (LoweringContext::params()), or `heuristic` when none was chosen.
+// InvalidArgument naming the node and the allowed values when the chosen
+// value is not in `allowed`.
+[[nodiscard]] absl::StatusOr<int64_t> Param(const LoweringContext& ctx, const Node& node,
+                                            const std::string& name, int64_t heuristic,
+                                            std::initializer_list<int64_t> allowed);
+
+// The same for a parameter that may take any value in [lo, hi].
+[[nodiscard]] absl::StatusOr<int64_t> ParamInRange(const LoweringContext& ctx, const Node& node,
+                                                   const std::string& name, int64_t heuristic,
+                                                   int64_t lo, int64_t hi);
+
+// ParamSpace lists a variant's tuning space: `heuristic` first, then every
+// set that changes one parameter of it to another of its `values`, then the
+// rest of the cross product of `values`, without repeats. Each parameter of
+// `heuristic` must have an entry in `values`.
+std::vector<KernelParams> ParamSpace(
+    const KernelParams& heuristic,
+    const std::vector<std::pair<std::string, std::vector<int64_t>>>& values);
+
 // EmitActivation emits the element-wise activation kernel x -> y.
 void EmitActivation(LoweringContext& ctx, ValueId x, ValueId y, const Activation& act);
 // EmitCopy emits a copy of `elements` floats.

@@ -41,6 +41,36 @@ struct EngineOptions {
   // empty takes the first that fits. The auto-tuner's hook: it must answer
   // the same for the same node and device.
   VariantChooser choose_variant;
+  // Picks the variant and its parameters (recq/op_registry.h); used when
+  // choose_variant is empty. Set, it replaces the auto-tuner.
+  KernelChooser choose_kernel;
+
+  // The auto-tuner: for every distinct (op, shapes, attributes) of the
+  // graph whose fitting variants and their param_space offer more than one
+  // choice, time the candidates as single-node engines and take the fastest.
+  // Choices persist in a tuning cache in the binary cache's directory
+  // (<cache dir>/tuning, ContextOptions::cache_dir or $RECQ_CACHE_DIR),
+  // keyed by device, driver, the kernel library's source hash, the kernel
+  // target and the node's shapes and attributes; an unreadable or corrupt
+  // entry is ignored and re-tuned. With every key in the cache the choices
+  // are read, not measured, so they are deterministic. Without a cache
+  // directory every compile measures. Skipped when choose_variant or
+  // choose_kernel is set.
+  //   kOff: the variants' heuristics.
+  //   kFast: up to 4 candidates per key (the heuristics of the first two
+  //     fitting variants, then the first's nearest parameter sets), the
+  //     biggest keys first; no key is started after tuning_budget_s (a
+  //     started key is finished, so a compile may overrun by one key's
+  //     candidate compiles); keys left take the heuristics, are not cached,
+  //     and are tuned by later compiles.
+  //   kExhaustive: every candidate of every key, no budget (`recq tune`).
+  // The default is $RECQ_TUNING (off, fast, exhaustive) when set, else kFast.
+  enum class Tuning { kOff, kFast, kExhaustive };
+  Tuning tuning = DefaultTuning();
+  double tuning_budget_s = 2.0;  // kFast's limit on measuring, per compile
+
+  // DefaultTuning reads $RECQ_TUNING; kFast when unset or unrecognized.
+  static Tuning DefaultTuning();
 
   // Enqueue each kernel once per launch shape, on zero-filled scratch
   // memory, before Compile returns, so that drivers that build kernel code
@@ -78,6 +108,18 @@ struct BindingInfo {
   TensorDesc desc;
 };
 
+// One auto-tuner decision (EngineOptions::tuning).
+struct TuningChoice {
+  std::string key;        // "<op> <input shapes> -> <output shape> <attributes>"
+  std::string node;       // the first node of the graph with this key
+  std::string variant;    // the chosen kernel variant
+  std::string params;     // its parameters, "name=value,..." ("": heuristic)
+  double best_ms = 0;     // measured device time of the choice (as cached)
+  double default_ms = 0;  // of the heuristic (first candidate); 0 when from the cache
+  size_t candidates = 0;  // timed now (0: from the cache)
+  bool from_cache = false;
+};
+
 // Facts about a compiled engine.
 struct EngineStats {
   size_t dispatches = 0;
@@ -93,6 +135,14 @@ struct EngineStats {
   size_t programs_from_file = 0;  // programs created from an engine file's binaries
   EngineOrigin origin = EngineOrigin::kCompiled;
   std::string origin_reason;  // for a loaded engine: why its origin is what it is
+  // The auto-tuner (EngineOptions::tuning); its time is part of compile_ms.
+  double tuning_ms = 0;
+  size_t tuning_keys = 0;             // distinct keys with more than one candidate
+  size_t tuning_cache_hits = 0;       // keys whose choice came from the tuning cache
+  size_t tuning_measured = 0;         // keys timed by this compile
+  size_t tuning_invalid_entries = 0;  // corrupt or foreign cache entries ignored
+  size_t tuning_over_budget = 0;      // keys left to the heuristics (kFast's budget)
+  std::vector<TuningChoice> tuning_choices;
 };
 
 // Device time of one dispatch, from OpenCL profiling events.

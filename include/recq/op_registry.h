@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -182,6 +183,18 @@ struct DeviceFacts {
 
 class LoweringContext;
 
+// KernelParams: the tunable compile-time parameters of one kernel variant
+// for one node (tile sizes, vector widths, work-group sizes), by name. A
+// variant's lowering turns them into build options (-D macros of its one
+// .cl source) and launch sizes. Empty means the variant's own heuristic
+// choice. Together with the variant, a value: KernelChoice.
+using KernelParams = std::map<std::string, int64_t>;
+
+// KernelParamsString renders params as "name=value,..." in name order ("" when
+// empty); ParseKernelParams reads that form back (InvalidArgument otherwise).
+std::string KernelParamsString(const KernelParams& params);
+[[nodiscard]] absl::StatusOr<KernelParams> ParseKernelParams(absl::string_view text);
+
 // One way to run an op: a kernel (or a few) with its launch shape.
 struct KernelVariant {
   std::string name;  // shown in profiles: "<node>/<variant>"
@@ -192,10 +205,23 @@ struct KernelVariant {
   // It can add a residual operand and apply the residual Add's activation
   // (LoweringContext::ResidualOf) when the pass pairs it with the Add after.
   bool absorbs_residual_add = false;
+  // The parameter sets worth timing for `node` here (its tuning space), the
+  // heuristic's own choice first; each must compute the same function. Null
+  // or empty: the variant has no tunable parameters. The lowering reads the
+  // chosen set through LoweringContext::params().
+  std::function<std::vector<KernelParams>(const Node& node, const LoweringContext& ctx)>
+      param_space = nullptr;
   // Bytes of scratch memory its dispatches need for `node` (null or 0:
   // none). It is planned with the intermediates, alive during the node
   // only, and read through LoweringContext::Scratch. Reads shapes only.
   std::function<size_t(const Node& node, const LoweringContext& ctx)> scratch_bytes = nullptr;
+};
+
+// KernelChoice: a variant (an index into the op's variants) and its
+// parameters (empty: the variant's heuristic ones).
+struct KernelChoice {
+  size_t variant = 0;
+  KernelParams params;
 };
 
 // VariantChooser picks one of `fitting` (indices into the op's variants, in
@@ -204,6 +230,11 @@ struct KernelVariant {
 // same for the same node, device and cache.
 using VariantChooser = std::function<size_t(const Node& node, const LoweringContext& ctx,
                                             absl::Span<const size_t> fitting)>;
+// KernelChooser is VariantChooser that also picks the variant's parameters
+// (one of its param_space, or any set its lowering accepts). The auto-tuner
+// (EngineOptions::tuning) is one.
+using KernelChooser = std::function<KernelChoice(const Node& node, const LoweringContext& ctx,
+                                                 absl::Span<const size_t> fitting)>;
 
 // LoweringContext is what an op's lowering sees: the graph, the device, the
 // memory of every value, and the dispatch list it appends to.
@@ -256,6 +287,18 @@ class LoweringContext {
   // activation itself; otherwise the framework applies the node's fused
   // activation with one more dispatch.
   virtual void MarkActivationApplied() = 0;
+
+  // params returns the parameters chosen for the node being lowered (empty:
+  // the variant's heuristic ones). Lowerings read them with ParamOr.
+  virtual const KernelParams& params() const {
+    static const KernelParams kNone;
+    return kNone;
+  }
+  // ParamOr returns params()[name], or `heuristic` when it was not chosen.
+  int64_t ParamOr(const std::string& name, int64_t heuristic) const {
+    auto it = params().find(name);
+    return it == params().end() ? heuristic : it->second;
+  }
 };
 
 // --- the op ---

@@ -1,5 +1,7 @@
 #include "ops/op_test_util.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -14,6 +16,12 @@
 #include "reference/reference_executor.h"
 
 namespace recq::optest {
+
+namespace {
+// As tests/testing/test_env.cc: the op tests run with the auto-tuner off
+// (RECQ_TUNING) unless the environment sets it.
+const bool kTuningOffInTests = setenv("RECQ_TUNING", "off", /*overwrite=*/0) == 0;
+}  // namespace
 namespace {
 
 using reference::Compare;
@@ -222,6 +230,8 @@ absl::Status CheckAgainstReference(const OpGraph& op, const CheckOptions& option
       engine_options.optimize = optimize;
       engine_options.kernel_target = target;
       engine_options.choose_variant = options.choose_variant;
+      engine_options.choose_kernel = options.choose_kernel;
+      engine_options.tuning = EngineOptions::Tuning::kOff;
       const std::string compiled = absl::StrCat("kernels=", KernelTargetName(target),
                                                 ", optimize=", optimize ? "true" : "false");
       absl::StatusOr<Engine> engine = Engine::Compile(*context, op.graph, engine_options);

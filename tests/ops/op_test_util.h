@@ -96,6 +96,9 @@ struct CheckOptions {
   // EngineOptions::choose_variant for every compile: how tests force one
   // kernel variant (empty: the first that fits).
   VariantChooser choose_variant;
+  // EngineOptions::choose_kernel: how tests force a variant and its
+  // parameters. The auto-tuner is off in op tests (EngineOptions::tuning).
+  KernelChooser choose_kernel;
   // Runs of the recorded path; each run after the first uses fresh inputs
   // in newly allocated tensors, so stale arguments in a replay show up.
   int recorded_runs = 2;

@@ -1,8 +1,16 @@
 #include "testing/test_env.h"
 
 #include <cmath>
+#include <cstdlib>
 
 namespace recq::testing {
+
+namespace {
+// The auto-tuner times kernels at every compile unless told otherwise: tests
+// run with it off (RECQ_TUNING, EngineOptions::DefaultTuning) unless the
+// environment sets it; the tuner's own tests set EngineOptions::tuning.
+const bool kTuningOffInTests = setenv("RECQ_TUNING", "off", /*overwrite=*/0) == 0;
+}  // namespace
 
 const Context& SharedContext() {
   static const absl::StatusOr<Context>* context = new absl::StatusOr<Context>(Context::Create());

@@ -1,0 +1,164 @@
+// Every parameter set of the tunable kernel variants (KernelVariant::
+// param_space: the auto-tuner's search space) against the CPU reference.
+// Each case is a small one-node graph on whose node `variant` fits; the
+// test forces that variant with each set of its param_space in turn through
+// EngineOptions::choose_kernel. The shapes put partial tiles at the edges:
+// widths and pixel counts that are not multiples of the vector widths,
+// output channels that are not multiples of the channel blocks, and (GPU
+// pointwise) input channels that do not divide into the slices.
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "ops/op_test_util.h"
+#include "recq/engine.h"
+#include "recq/graph.h"
+#include "recq/op_registry.h"
+
+namespace recq::optest {
+namespace {
+
+using KernelTarget = EngineOptions::KernelTarget;
+
+struct SpaceCase {
+  std::string name;
+  std::string variant;
+  KernelTarget target;
+  std::function<absl::StatusOr<OpGraph>()> build;
+  // The slice [begin, end) of the space this case covers (large spaces are
+  // split so that each case stays within ctest's per-test limit).
+  size_t begin = 0;
+  size_t end = SIZE_MAX;
+};
+
+void PrintTo(const SpaceCase& c, std::ostream* os) { *os << c.name; }
+
+Conv2DAttrs ConvAttrs(std::array<int64_t, 2> strides, std::array<int64_t, 4> pads,
+                      int64_t groups = 1) {
+  Conv2DAttrs a;
+  a.strides = strides;
+  a.pads = pads;
+  a.groups = groups;
+  return a;
+}
+
+std::function<absl::StatusOr<OpGraph>()> ConvGraph(std::vector<int64_t> x, int64_t oc,
+                                                   std::array<int64_t, 2> k, Conv2DAttrs attrs,
+                                                   Activation act = {}) {
+  return [=]() {
+    OpGraphBuilder b;
+    TensorRef in = b.Input("x", x);
+    TensorRef w = b.Constant("w", {oc, x[1] / attrs.groups, k[0], k[1]});
+    TensorRef bias = b.Constant("b", {oc});
+    TensorRef y = b.graph().Conv2D(in, w, bias, attrs);
+    if (act.kind != ActivationKind::kNone) b.graph().SetFusedActivation(y, act);
+    return std::move(b).Build(y);
+  };
+}
+
+std::function<absl::StatusOr<OpGraph>()> FcGraph(int64_t m, int64_t n, int64_t k) {
+  return [=]() {
+    OpGraphBuilder b;
+    TensorRef x = b.Input("x", {m, k});
+    TensorRef y = b.graph().FullyConnected(x, b.Constant("w", {n, k}), b.Constant("b", {n}));
+    return std::move(b).Build(y);
+  };
+}
+
+constexpr Activation kRelu{ActivationKind::kRelu, 0.0f, 0.0f};
+
+class KernelParamsTest : public ::testing::TestWithParam<SpaceCase> {};
+
+TEST_P(KernelParamsTest, EveryParameterSetMatchesReference) {
+  const SpaceCase& c = GetParam();
+  absl::StatusOr<OpGraph> graph = c.build();
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  // The space, as the variant's param_space gives it for the node; filled
+  // by the first compile.
+  auto space = std::make_shared<std::vector<KernelParams>>();
+  auto forced = std::make_shared<int>(0);
+  for (size_t k = c.begin; k < c.end && (k == c.begin || k < space->size()); ++k) {
+    CheckOptions options;
+    options.kernel_targets = {c.target};
+    options.optimize = {true};
+    options.recorded_runs = 1;
+    const std::string variant = c.variant;
+    options.choose_kernel = [variant, k, space, forced](const Node& node,
+                                                        const LoweringContext& ctx,
+                                                        absl::Span<const size_t> fitting) {
+      const OpDef* def = FindOp(node.op);
+      for (size_t i : fitting) {
+        const KernelVariant& v = def->variants[i];
+        if (v.name != variant || !v.param_space) continue;
+        std::vector<KernelParams> s = v.param_space(node, ctx);
+        if (space->empty()) *space = s;
+        if (k >= s.size()) break;
+        ++*forced;
+        return KernelChoice{i, s[k]};
+      }
+      return KernelChoice{fitting[0], {}};
+    };
+    SCOPED_TRACE(absl::StrCat(variant, " parameters #", k, ": ",
+                              k < space->size() ? KernelParamsString((*space)[k]) : "?"));
+    RECQ_EXPECT_MATCHES_REFERENCE(*graph, options);
+  }
+  EXPECT_GT(space->size(), 1u) << c.variant << " offers no choice for " << c.name;
+  EXPECT_LT(c.begin, space->size()) << c.name << " starts past the space";
+  // Compiled at least once per parameter set.
+  const size_t covered = std::min(c.end, space->size()) - std::min(c.begin, space->size());
+  EXPECT_GE(*forced, static_cast<int>(covered)) << c.variant << " does not fit " << c.name;
+}
+
+std::vector<SpaceCase> Cases() {
+  const KernelTarget cpu = KernelTarget::kCpu;
+  const KernelTarget gpu = KernelTarget::kGpu;
+  return {
+      // 21 columns: a shifted last tile for both widths; 13 channels: tails
+      // past blocks of 4 and 8; 9 rows: partial row tiles of 2 and 4.
+      {"tiled_k3_oc13_part1", "conv2d_tiled", cpu,
+       ConvGraph({1, 6, 9, 21}, 13, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 0, 6},
+      {"tiled_k3_oc13_part2", "conv2d_tiled", cpu,
+       ConvGraph({1, 6, 9, 21}, 13, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 6, 12},
+      {"tiled_k3_oc13_part3", "conv2d_tiled", cpu,
+       ConvGraph({1, 6, 9, 21}, 13, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 12, 14},
+      {"tiled_k3_oc13_part4", "conv2d_tiled", cpu,
+       ConvGraph({1, 6, 9, 21}, 13, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 14, 16},
+      {"tiled_k3_oc13_part5", "conv2d_tiled", cpu,
+       ConvGraph({1, 6, 9, 21}, 13, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 16},
+      // Two groups of 4 output channels, stride 2 with padding.
+      {"tiled_grouped_s2", "conv2d_tiled", cpu,
+       ConvGraph({1, 8, 11, 19}, 8, {3, 3}, ConvAttrs({2, 2}, {1, 1, 1, 1}, 2))},
+      // 35 pixels, 20 output channels.
+      {"pointwise_hw35_oc20_part1", "conv2d_pointwise", cpu,
+       ConvGraph({1, 12, 5, 7}, 20, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0})), 0, 9},
+      {"pointwise_hw35_oc20_part2", "conv2d_pointwise", cpu,
+       ConvGraph({1, 12, 5, 7}, 20, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0})), 9},
+      {"depthwise3x3_w19", "conv2d_depthwise3x3", cpu,
+       ConvGraph({1, 5, 9, 19}, 5, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}, 5), kRelu)},
+      {"dense3x3_s2", "conv2d_dense3x3", cpu,
+       ConvGraph({1, 6, 10, 37}, 10, {3, 3}, ConvAttrs({2, 2}, {1, 1, 1, 1}))},
+      {"gemm_fc", "gemm", cpu, FcGraph(3, 17, 40)},
+      // 40 input channels: slices of 1-32 with a short last slice.
+      {"pointwise_gpu_c40", "conv2d_pointwise_gpu", gpu,
+       ConvGraph({1, 40, 5, 6}, 12, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0}))},
+      {"direct_gpu_oc8", "conv2d_direct_gpu", gpu,
+       ConvGraph({1, 6, 9, 11}, 8, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu)},
+      {"depthwise_gpu", "conv2d_depthwise_gpu", gpu,
+       ConvGraph({1, 4, 7, 9}, 4, {3, 3}, ConvAttrs({2, 2}, {1, 1, 1, 1}, 4))},
+      {"gemm_rowdot_k70", "gemm_rowdot", gpu, FcGraph(3, 9, 70)},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, KernelParamsTest, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<SpaceCase>& info) {
+                           return info.param.name;
+                         });
+
+}  // namespace
+}  // namespace recq::optest
