@@ -272,6 +272,17 @@ DeviceFacts LoweringFactsFor(const DeviceInfo& device, EngineOptions::KernelTarg
   return facts;
 }
 
+VariantChooser RecordingChooser(
+    VariantChooser chooser,
+    std::shared_ptr<std::vector<std::pair<std::string, uint32_t>>> choices) {
+  return [chooser = std::move(chooser), choices = std::move(choices)](
+             const Node& node, const LoweringContext& ctx, absl::Span<const size_t> fitting) {
+    const size_t pick = chooser ? chooser(node, ctx, fitting) : fitting[0];
+    choices->push_back({node.name, static_cast<uint32_t>(pick)});
+    return pick;
+  };
+}
+
 absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(const Context& context,
                                                                 const Graph& graph,
                                                                 const EngineOptions& options) {
@@ -288,8 +299,10 @@ absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(const Context& c
   internal::LoweringTarget target;
   static_cast<DeviceFacts&>(target) = LoweringFactsFor(device, options.kernel_target);
   state->lowered_for = target;
-  target.choose_variant = options.choose_variant;
+  auto choices = std::make_shared<std::vector<std::pair<std::string, uint32_t>>>();
+  target.choose_variant = RecordingChooser(options.choose_variant, choices);
   RECQ_ASSIGN_OR_RETURN(internal::Lowered lowered, internal::Lower(optimized, target));
+  state->variant_choices = std::move(*choices);
   RECQ_RETURN_IF_ERROR(CheckPlanFits(lowered.list, device));
   state->list = std::move(lowered.list);
   state->stats.intermediate_bytes = lowered.plan.total_bytes;

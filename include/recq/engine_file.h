@@ -44,7 +44,7 @@
 namespace recq {
 
 // The format version this build reads and writes.
-inline constexpr uint32_t kEngineFileFormatVersion = 1;
+inline constexpr uint32_t kEngineFileFormatVersion = 2;
 
 // LoadEngine reads the engine file at `path` and loads it into `context`.
 [[nodiscard]] absl::StatusOr<Engine> LoadEngine(const Context& context, const std::string& path,
