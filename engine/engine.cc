@@ -23,6 +23,11 @@ namespace recq {
 namespace internal {
 namespace {
 
+double MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 std::string ProgramKey(const internal::KernelRef& ref) {
   std::string key = ref.program;
   for (const std::string& option : ref.options) absl::StrAppend(&key, " ", option);
@@ -46,7 +51,9 @@ absl::Status BuildPrograms(EngineState& state) {
     kernel_request.push_back(it->second);
   }
   Log(LogLevel::kInfo, absl::StrCat("compile: ", requests.size(), " programs"));
+  const auto start = std::chrono::steady_clock::now();
   RECQ_RETURN_IF_ERROR(state.context->programs.GetOrBuildAll(absl::MakeSpan(requests)));
+  Log(LogLevel::kInfo, absl::StrCat("compile: programs ready in ", MsSince(start), " ms"));
   std::vector<std::shared_ptr<const std::string>> sources;
   for (internal::ProgramRequest& r : requests) {
     if (r.origin == internal::ProgramOrigin::kSource) ++state.stats.kernels_built;
@@ -240,7 +247,10 @@ absl::Status WarmUp(const std::shared_ptr<EngineState>& state) {
 }
 
 absl::Status FinishEngineState(const std::shared_ptr<EngineState>& state, bool warm_up) {
+  const auto upload_start = std::chrono::steady_clock::now();
   RECQ_RETURN_IF_ERROR(UploadConstants(*state));
+  Log(LogLevel::kInfo, absl::StrCat("weights: ", state->list.constants.size(), " uploaded in ",
+                                    MsSince(upload_start), " ms"));
   IndexSlotUses(*state);
   state->stats.dispatches = state->list.dispatches.size();
   state->stats.unplanned_bytes = state->list.unplanned_bytes;
@@ -248,9 +258,10 @@ absl::Status FinishEngineState(const std::shared_ptr<EngineState>& state, bool w
     Log(LogLevel::kInfo, absl::StrCat("warm-up: ", state->list.dispatches.size(), " dispatches"));
     RECQ_RETURN_IF_ERROR(WarmUp(state));
   }
-  // After the warm-up, so that the disk cache's binaries hold what the
-  // driver built lazily for it.
-  state->context->programs.FlushPendingBinaries();
+  // The binaries of programs built from source reach the disk cache later
+  // (Context::FlushBinaryCache, or the context's destruction): after the
+  // warm-up, so that they hold what the driver built lazily for it, and off
+  // the path to the first result.
   return absl::OkStatus();
 }
 

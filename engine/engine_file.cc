@@ -857,6 +857,11 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
                                            const EngineLoadOptions& load) {
   auto start = std::chrono::steady_clock::now();
   RECQ_ASSIGN_OR_RETURN(pb::EngineFile f, internal::ParseEngineFile(bytes));
+  Log(LogLevel::kInfo, absl::StrCat("load: ", bytes.size(), " bytes checked and parsed in ",
+                                    std::chrono::duration<double, std::milli>(
+                                        std::chrono::steady_clock::now() - start)
+                                        .count(),
+                                    " ms"));
   EngineOptions options;
   options.optimize = f.options().optimize();
   options.kernel_target = internal::KernelTargetOf(f.options().kernel_target());
@@ -952,7 +957,13 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
     requests[p].options.assign(program.options().begin(), program.options().end());
     if (same_driver) requests[p].binary = program.binary();
   }
+  const auto programs_start = std::chrono::steady_clock::now();
   RECQ_RETURN_IF_ERROR(state->context->programs.GetOrBuildAll(absl::MakeSpan(requests)));
+  Log(LogLevel::kInfo, absl::StrCat("load: ", requests.size(), " programs ready in ",
+                                    std::chrono::duration<double, std::milli>(
+                                        std::chrono::steady_clock::now() - programs_start)
+                                        .count(),
+                                    " ms"));
   std::vector<std::shared_ptr<const std::string>> sources;
   for (internal::ProgramRequest& r : requests) {
     if (r.origin == internal::ProgramOrigin::kSource) ++state->stats.kernels_built;
