@@ -1076,7 +1076,10 @@ absl::StatusOr<EngineFileSummary> SummarizeEngineFile(absl::string_view bytes) {
   for (const pb::Dispatch& dispatch : f.dispatches()) s.dispatches.push_back(dispatch.label());
   s.programs = f.programs_size();
   for (const pb::Program& p : f.programs()) s.programs_with_binary += !p.binary().empty();
-  for (const pb::Constant& c : f.constants()) s.weight_bytes += c.data().size();
+  for (const pb::Constant& c : f.constants()) {
+    // Validated: a defined type, and a size that fits.
+    s.weight_bytes += c.elements() * DataTypeSize(*internal::DataTypeOf(c.element_type(), ""));
+  }
   s.intermediate_bytes = f.memory_plan().total_bytes();
   s.has_graph = !f.graph_onnx().empty();
   s.graph_missing_reason = f.graph_missing_reason();

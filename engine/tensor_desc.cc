@@ -19,8 +19,6 @@ std::string ShapeToString(absl::Span<const int64_t> shape) {
   return absl::StrJoin(shape, "x");
 }
 
-std::string TensorDesc::ToString() const {
-  return absl::StrCat(ShapeToString(shape), " ", DataTypeName(dtype));
-}
+std::string TensorDesc::ToString() const { return absl::StrCat(ShapeToString(shape), " ", DataTypeName(dtype)); }
 
 }  // namespace recq
