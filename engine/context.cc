@@ -129,4 +129,6 @@ cl_device_id Context::device() const { return state_->device; }
 cl_platform_id Context::platform() const { return state_->platform; }
 const DeviceInfo& Context::device_info() const { return state_->info; }
 
+void Context::FlushBinaryCache() const { state_->programs.FlushPendingBinaries(); }
+
 }  // namespace recq

@@ -25,6 +25,11 @@ namespace recq {
 namespace internal {
 namespace {
 
+double MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 std::string ProgramKey(const internal::KernelRef& ref) {
   std::string key = ref.program;
   for (const std::string& option : ref.options) absl::StrAppend(&key, " ", option);
@@ -48,7 +53,9 @@ absl::Status BuildPrograms(EngineState& state) {
     kernel_request.push_back(it->second);
   }
   Log(LogLevel::kInfo, absl::StrCat("compile: ", requests.size(), " programs"));
+  const auto start = std::chrono::steady_clock::now();
   RECQ_RETURN_IF_ERROR(state.context->programs.GetOrBuildAll(absl::MakeSpan(requests)));
+  Log(LogLevel::kInfo, absl::StrCat("compile: programs ready in ", MsSince(start), " ms"));
   std::vector<std::shared_ptr<const std::string>> sources;
   for (internal::ProgramRequest& r : requests) {
     if (r.origin == internal::ProgramOrigin::kSource) ++state.stats.kernels_built;
@@ -243,7 +250,10 @@ absl::Status WarmUp(const std::shared_ptr<EngineState>& state) {
 }
 
 absl::Status FinishEngineState(const std::shared_ptr<EngineState>& state, bool warm_up) {
+  const auto upload_start = std::chrono::steady_clock::now();
   RECQ_RETURN_IF_ERROR(UploadConstants(*state));
+  Log(LogLevel::kInfo, absl::StrCat("weights: ", state->list.constants.size(), " uploaded in ",
+                                    MsSince(upload_start), " ms"));
   IndexSlotUses(*state);
   state->stats.dispatches = state->list.dispatches.size();
   state->stats.unplanned_bytes = state->list.unplanned_bytes;
@@ -251,9 +261,10 @@ absl::Status FinishEngineState(const std::shared_ptr<EngineState>& state, bool w
     Log(LogLevel::kInfo, absl::StrCat("warm-up: ", state->list.dispatches.size(), " dispatches"));
     RECQ_RETURN_IF_ERROR(WarmUp(state));
   }
-  // After the warm-up, so that the disk cache's binaries hold what the
-  // driver built lazily for it.
-  state->context->programs.FlushPendingBinaries();
+  // The binaries of programs built from source reach the disk cache later
+  // (Context::FlushBinaryCache, or the context's destruction): after the
+  // warm-up, so that they hold what the driver built lazily for it, and off
+  // the path to the first result.
   return absl::OkStatus();
 }
 
@@ -275,6 +286,28 @@ DeviceFacts LoweringFactsFor(const DeviceInfo& device, EngineOptions::KernelTarg
   return facts;
 }
 
+// RecordingChooser picks as `variant_chooser` or `kernel_chooser` (the
+// auto-tuner's) would, or the first that fits, and appends each pick to
+// `choices`, which an engine file stores.
+KernelChooser RecordingChooser(VariantChooser variant_chooser, KernelChooser kernel_chooser,
+                               std::shared_ptr<std::vector<EngineState::VariantChoice>> choices) {
+  return [variant_chooser = std::move(variant_chooser), kernel_chooser = std::move(kernel_chooser),
+          choices = std::move(choices)](const Node& node, const LoweringContext& ctx,
+                                        absl::Span<const size_t> fitting) {
+    KernelChoice choice;
+    if (variant_chooser) {
+      choice.variant = variant_chooser(node, ctx, fitting);
+    } else if (kernel_chooser) {
+      choice = kernel_chooser(node, ctx, fitting);
+    } else {
+      choice.variant = fitting[0];
+    }
+    choices->push_back(
+        {node.name, static_cast<uint32_t>(choice.variant), KernelParamsString(choice.params)});
+    return choice;
+  };
+}
+
 absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(const Context& context,
                                                                 const Graph& graph,
                                                                 const EngineOptions& options) {
@@ -291,16 +324,18 @@ absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(const Context& c
   internal::LoweringTarget target;
   static_cast<DeviceFacts&>(target) = LoweringFactsFor(device, options.kernel_target);
   state->lowered_for = target;
-  target.choose_variant = options.choose_variant;
-  target.choose_kernel = options.choose_kernel;
+  KernelChooser kernel_chooser = options.choose_kernel;
   std::shared_ptr<const internal::Tuner> tuner;
   if (!options.choose_variant && !options.choose_kernel &&
       options.tuning != EngineOptions::Tuning::kOff) {
     RECQ_ASSIGN_OR_RETURN(tuner, internal::Tuner::Tune(context, optimized, options, target));
-    target.choose_kernel = tuner->Chooser();
+    kernel_chooser = tuner->Chooser();
     tuner->CopyStatsTo(state->stats);
   }
+  auto choices = std::make_shared<std::vector<EngineState::VariantChoice>>();
+  target.choose_kernel = RecordingChooser(options.choose_variant, kernel_chooser, choices);
   RECQ_ASSIGN_OR_RETURN(internal::Lowered lowered, internal::Lower(optimized, target));
+  state->variant_choices = std::move(*choices);
   RECQ_RETURN_IF_ERROR(CheckPlanFits(lowered.list, device));
   state->list = std::move(lowered.list);
   state->stats.intermediate_bytes = lowered.plan.total_bytes;

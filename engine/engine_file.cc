@@ -2,9 +2,16 @@
 // functions of recq/engine_file.h.
 #include "engine/engine_file.h"
 
+#include <fcntl.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -19,6 +26,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/lowering.h"
+#include "engine/passes.h"
 #include "engine/status_macros.h"
 #include "recq/log.h"
 #include "recq/onnx.h"
@@ -126,9 +135,13 @@ absl::Status Validate(const pb::EngineFile& f) {
     RECQ_ASSIGN_OR_RETURN(DataType dtype,
                           DataTypeOf(c.element_type(), absl::StrCat("constant ", i)));
     const uint64_t size = DataTypeSize(dtype);
-    if (c.elements() > kMaxTensorBytes / size || c.data().size() != c.elements() * size) {
+    // Without data the constant comes from lowering the stored graph.
+    const bool from_graph = c.data().empty() && !f.graph_onnx().empty();
+    if (c.elements() > kMaxTensorBytes / size ||
+        (!from_graph && c.data().size() != c.elements() * size)) {
       return Invalid(absl::StrCat("constant ", i, " has ", c.data().size(), " bytes for ",
-                                  c.elements(), " ", DataTypeName(dtype), " elements"));
+                                  c.elements(), " ", DataTypeName(dtype), " elements",
+                                  f.graph_onnx().empty() ? " and the file holds no graph" : ""));
     }
   }
   for (int i = 0; i < f.programs_size(); ++i) {
@@ -208,8 +221,9 @@ absl::Status Validate(const pb::EngineFile& f) {
   return absl::OkStatus();
 }
 
-// ListOf turns a validated file into the dispatch list.
-absl::StatusOr<DispatchList> ListOf(const pb::EngineFile& f) {
+// ListOf turns a validated file into the dispatch list; its constants only
+// when `with_constants` (they must all hold data then).
+absl::StatusOr<DispatchList> ListOf(const pb::EngineFile& f, bool with_constants) {
   DispatchList list;
   for (const pb::Kernel& k : f.kernels()) {
     list.kernels.push_back({f.programs(k.program()).name(),
@@ -223,8 +237,14 @@ absl::StatusOr<DispatchList> ListOf(const pb::EngineFile& f) {
   list.internal_buffer_bytes.assign(f.memory_plan().buffer_bytes().begin(),
                                     f.memory_plan().buffer_bytes().end());
   list.unplanned_bytes = f.memory_plan().unplanned_bytes();
-  for (const pb::Constant& c : f.constants()) {
+  for (int i = 0; with_constants && i < f.constants_size(); ++i) {
+    const pb::Constant& c = f.constants(i);
     RECQ_ASSIGN_OR_RETURN(DataType dtype, DataTypeOf(c.element_type(), "a constant"));
+    if (c.data().size() != c.elements() * DataTypeSize(dtype)) {
+      return absl::InvalidArgumentError(
+          "engine file: a constant holds no data, and the stored lowering is used without "
+          "lowering the stored graph");
+    }
     RECQ_ASSIGN_OR_RETURN(
         HostData data,
         HostData::FromBytes(dtype,
@@ -270,6 +290,205 @@ absl::StatusOr<DispatchList> ListOf(const pb::EngineFile& f) {
   return list;
 }
 
+std::string DescribeArg(const DispatchArg& a) {
+  switch (a.kind) {
+    case DispatchArg::Kind::kInternal:
+      return absl::StrCat("internal buffer ", a.index);
+    case DispatchArg::Kind::kSlot:
+      return absl::StrCat("binding ", a.index);
+    case DispatchArg::Kind::kConstant:
+      return absl::StrCat("constant ", a.index);
+    case DispatchArg::Kind::kScalar:
+      return absl::StrCat(a.bytes.size(), " scalar bytes");
+    case DispatchArg::Kind::kLocal:
+      return absl::StrCat(a.local_bytes, " bytes of local memory");
+    case DispatchArg::Kind::kNull:
+      return "a null buffer";
+  }
+  return "?";
+}
+
+bool SameArg(const DispatchArg& a, const DispatchArg& b) {
+  return a.kind == b.kind && a.index == b.index && a.bytes == b.bytes &&
+         a.local_bytes == b.local_bytes;
+}
+
+std::string Sizes(const std::array<size_t, 3>& s) { return absl::StrJoin(s, "x"); }
+
+// CheckStoredLowering compares the dispatch list an engine file stores with
+// the lowering of its stored graph: the bindings (names, element types,
+// shapes), kernels, memory plan, constants' types and sizes, and every
+// dispatch's kernel, work sizes and arguments. The constants may be numbered
+// differently (the graph's ONNX form lists them in its own order):
+// `*constant_of` gets, per stored constant, the lowered one it is. A
+// difference is DataLoss that names it: the file passed its checksum, so it
+// was written inconsistent (tampered, or by a recq that lowers differently).
+absl::Status CheckStoredLowering(const pb::EngineFile& f, const DispatchList& stored,
+                                 const DispatchList& lowered, std::vector<int32_t>* constant_of) {
+  auto differs = [](absl::string_view what) {
+    return absl::DataLossError(absl::StrCat(
+        "engine file: its stored lowering does not match the lowering of its stored graph: ", what,
+        " (a modified file, or one written by another version of recq: rebuild it)"));
+  };
+  if (stored.slots.size() != lowered.slots.size()) {
+    return differs(absl::StrCat(stored.slots.size(), " bindings stored; the graph has ",
+                                lowered.slots.size()));
+  }
+  for (size_t i = 0; i < stored.slots.size(); ++i) {
+    const Slot& a = stored.slots[i];
+    const Slot& b = lowered.slots[i];
+    if (a.name != b.name || a.desc != b.desc || a.is_input != b.is_input) {
+      return differs(absl::StrCat("binding ", i, " is stored as ", a.is_input ? "input" : "output",
+                                  " '", a.name, "' ", a.desc.ToString(), "; the graph gives ",
+                                  b.is_input ? "input" : "output", " '", b.name, "' ",
+                                  b.desc.ToString()));
+    }
+  }
+  if (stored.kernels.size() != lowered.kernels.size()) {
+    return differs(absl::StrCat(stored.kernels.size(), " kernels stored; lowering gives ",
+                                lowered.kernels.size()));
+  }
+  for (size_t k = 0; k < stored.kernels.size(); ++k) {
+    const KernelRef& a = stored.kernels[k];
+    const KernelRef& b = lowered.kernels[k];
+    if (a.program != b.program || a.name != b.name || a.options != b.options) {
+      return differs(absl::StrCat("kernel ", k, " is stored as ", a.program, ":", a.name, " [",
+                                  absl::StrJoin(a.options, " "), "]; lowering gives ", b.program,
+                                  ":", b.name, " [", absl::StrJoin(b.options, " "), "]"));
+    }
+  }
+  if (stored.internal_buffer_bytes != lowered.internal_buffer_bytes) {
+    return differs(absl::StrCat("intermediate buffers of [",
+                                absl::StrJoin(stored.internal_buffer_bytes, ", "),
+                                "] bytes stored; lowering plans [",
+                                absl::StrJoin(lowered.internal_buffer_bytes, ", "), "]"));
+  }
+  if (static_cast<size_t>(f.constants_size()) != lowered.constants.size()) {
+    return differs(absl::StrCat(f.constants_size(), " constants stored; lowering gives ",
+                                lowered.constants.size()));
+  }
+  // Stored constant -> lowered constant, from the order dispatches use them.
+  const size_t constants = lowered.constants.size();
+  constant_of->assign(constants, -1);
+  std::vector<int32_t> stored_of(constants, -1);
+  auto pair = [&](int32_t a, int32_t b) {
+    if (a < 0 || b < 0 || static_cast<size_t>(a) >= constants ||
+        static_cast<size_t>(b) >= constants) {
+      return false;
+    }
+    if ((*constant_of)[a] < 0 && stored_of[b] < 0) {
+      (*constant_of)[a] = b;
+      stored_of[b] = a;
+    }
+    return (*constant_of)[a] == b;
+  };
+  if (stored.dispatches.size() != lowered.dispatches.size()) {
+    return differs(absl::StrCat(stored.dispatches.size(), " dispatches stored; lowering gives ",
+                                lowered.dispatches.size()));
+  }
+  for (size_t d = 0; d < stored.dispatches.size(); ++d) {
+    const Dispatch& a = stored.dispatches[d];
+    const Dispatch& b = lowered.dispatches[d];
+    const std::string where = absl::StrCat("dispatch ", d, " ('", b.label, "')");
+    if (a.label != b.label || a.kernel != b.kernel) {
+      return differs(absl::StrCat(where, " is stored as '", a.label, "' running kernel ", a.kernel,
+                                  "; lowering runs kernel ", b.kernel));
+    }
+    if (a.work_dim != b.work_dim || a.global != b.global || a.local != b.local) {
+      return differs(absl::StrCat(where, " has work_dim ", a.work_dim, ", global ", Sizes(a.global),
+                                  ", local ", Sizes(a.local), "; lowering gives work_dim ",
+                                  b.work_dim, ", global ", Sizes(b.global), ", local ",
+                                  Sizes(b.local)));
+    }
+    if (a.args.size() != b.args.size()) {
+      return differs(absl::StrCat(where, " has ", a.args.size(), " arguments; lowering gives ",
+                                  b.args.size()));
+    }
+    for (size_t i = 0; i < a.args.size(); ++i) {
+      const bool constant = a.args[i].kind == DispatchArg::Kind::kConstant &&
+                            b.args[i].kind == DispatchArg::Kind::kConstant;
+      if (constant ? !pair(a.args[i].index, b.args[i].index) : !SameArg(a.args[i], b.args[i])) {
+        return differs(absl::StrCat(where, " argument ", i, " is ", DescribeArg(a.args[i]),
+                                    "; lowering gives ", DescribeArg(b.args[i])));
+      }
+    }
+  }
+  // Constants no dispatch uses pair up in order.
+  for (size_t a = 0, b = 0; a < constants; ++a) {
+    if ((*constant_of)[a] >= 0) continue;
+    while (stored_of[b] >= 0) ++b;
+    (*constant_of)[a] = static_cast<int32_t>(b);
+    stored_of[b] = static_cast<int32_t>(a);
+  }
+  for (size_t i = 0; i < constants; ++i) {
+    const pb::Constant& a = f.constants(static_cast<int>(i));
+    const HostData& b = *lowered.constants[(*constant_of)[i]];
+    if (a.element_type() != ElementTypeOf(b.dtype()) || a.elements() != b.size()) {
+      return differs(absl::StrCat("constant ", i, " is stored as ", a.elements(),
+                                  " elements of type ", a.element_type(), "; lowering gives ",
+                                  b.size(), " ", DataTypeName(b.dtype())));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// LowerStoredGraph imports the file's graph, optimizes it as Compile did and
+// lowers it for `facts`, replaying the stored kernel-variant choices.
+absl::StatusOr<Lowered> LowerStoredGraph(const pb::EngineFile& f, const Context& context,
+                                         const EngineOptions& options, const DeviceFacts& facts) {
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(f.graph_onnx());
+  if (!graph.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("engine file: its graph does not load: ", graph.status().message()));
+  }
+  Graph optimized = *std::move(graph);
+  if (options.optimize) {
+    RECQ_ASSIGN_OR_RETURN(optimized, Optimize(optimized, context));
+  }
+  LoweringTarget target;
+  static_cast<DeviceFacts&>(target) = facts;
+  size_t next = 0;
+  std::string replay_error;
+  target.choose_kernel = [&](const Node& node, const LoweringContext&,
+                             absl::Span<const size_t> fitting) -> KernelChoice {
+    KernelChoice first{fitting[0], {}};
+    if (!replay_error.empty()) return first;
+    if (next >= static_cast<size_t>(f.variant_choices_size()) ||
+        f.variant_choices(static_cast<int>(next)).node() != node.name) {
+      replay_error = absl::StrCat("no stored kernel-variant choice for node '", node.name,
+                                  "' at position ", next);
+      return first;
+    }
+    const pb::VariantChoice& stored = f.variant_choices(static_cast<int>(next++));
+    const size_t pick = stored.variant();
+    if (std::find(fitting.begin(), fitting.end(), pick) == fitting.end()) {
+      replay_error = absl::StrCat("the stored kernel variant ", pick, " of node '", node.name,
+                                  "' does not fit it");
+      return first;
+    }
+    absl::StatusOr<KernelParams> params = ParseKernelParams(stored.params());
+    if (!params.ok()) {
+      replay_error = absl::StrCat("the stored kernel parameters of node '", node.name,
+                                  "' do not parse: ", params.status().message());
+      return first;
+    }
+    return KernelChoice{pick, *std::move(params)};
+  };
+  absl::StatusOr<Lowered> lowered = Lower(optimized, target);
+  if (replay_error.empty() && lowered.ok() &&
+      next != static_cast<size_t>(f.variant_choices_size())) {
+    replay_error = absl::StrCat(f.variant_choices_size(), " kernel-variant choices stored; ",
+                                "lowering asked for ", next);
+  }
+  if (!replay_error.empty() || !lowered.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("engine file: its stored graph does not lower as stored: ",
+                     replay_error.empty() ? lowered.status().message() : replay_error,
+                     " (a modified file, or one written by another version of recq: rebuild it)"));
+  }
+  return lowered;
+}
+
 bool SameDriver(const pb::Device& a, const DeviceInfo& b) {
   return a.name() == b.name && a.vendor() == b.vendor && a.version() == b.version &&
          a.driver_version() == b.driver_version && a.platform_name() == b.platform_name &&
@@ -309,6 +528,72 @@ std::string WrapEngineFilePayload(absl::string_view payload, uint32_t format_ver
   absl::StatusOr<std::string> digest = Sha256(payload);
   if (digest.ok()) envelope.set_payload_sha256(*digest);
   return envelope.SerializeAsString();
+}
+
+namespace {
+
+// Bit `i` of an LLVM bitstream: bits fill bytes from the least significant.
+uint32_t GetBits(const std::string& data, size_t bit, int count) {
+  uint32_t value = 0;
+  for (int k = 0; k < count; ++k, ++bit) {
+    value |= static_cast<uint32_t>((static_cast<uint8_t>(data[bit / 8]) >> (bit % 8)) & 1) << k;
+  }
+  return value;
+}
+
+void SetBits(std::string* data, size_t bit, int count, uint32_t value) {
+  for (int k = 0; k < count; ++k, ++bit) {
+    char& byte = (*data)[bit / 8];
+    const uint8_t mask = static_cast<uint8_t>(1u << (bit % 8));
+    byte = static_cast<char>(((value >> k) & 1) ? (static_cast<uint8_t>(byte) | mask)
+                                                : (static_cast<uint8_t>(byte) & ~mask));
+  }
+}
+
+}  // namespace
+
+void CanonicalizePoclBinary(std::string* binary) {
+  static constexpr char kMagic[] = "poclbin";  // with its NUL: 8 bytes
+  if (binary->size() < sizeof(kMagic) ||
+      binary->compare(0, sizeof(kMagic), kMagic, sizeof(kMagic)) != 0) {
+    return;
+  }
+  constexpr absl::string_view kPrefix = "tempfile_";
+  constexpr size_t kRandom = 6;  // mkstemp's XXXXXX
+  constexpr absl::string_view kSuffix = ".cl";
+  constexpr absl::string_view kCanonical = "000000";
+  // The raw copies (LLVM metadata strings), remembering the names replaced.
+  std::vector<std::string> names;
+  for (size_t at = binary->find(kPrefix.data(), 0, kPrefix.size()); at != std::string::npos;
+       at = binary->find(kPrefix.data(), at + 1, kPrefix.size())) {
+    const size_t random = at + kPrefix.size();
+    if (random + kRandom + kSuffix.size() > binary->size() ||
+        binary->compare(random + kRandom, kSuffix.size(), kSuffix.data(), kSuffix.size()) != 0 ||
+        !std::all_of(binary->begin() + random, binary->begin() + random + kRandom,
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; })) {
+      continue;
+    }
+    std::string name = binary->substr(at, kPrefix.size() + kRandom + kSuffix.size());
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    binary->replace(random, kRandom, kCanonical.data(), kRandom);
+  }
+  // The 7-bit copies (the module's SOURCE_FILENAME record: an array of
+  // Fixed(7) characters at any bit offset).
+  const size_t bits = binary->size() * 8;
+  for (const std::string& name : names) {
+    const size_t span = name.size() * 7;
+    for (size_t bit = 0; bit + span <= bits; ++bit) {
+      size_t c = 0;
+      while (c < name.size() && GetBits(*binary, bit + c * 7, 7) == static_cast<uint8_t>(name[c])) {
+        ++c;
+      }
+      if (c != name.size()) continue;
+      for (size_t k = 0; k < kRandom; ++k) {
+        SetBits(binary, bit + (kPrefix.size() + k) * 7, 7, static_cast<uint8_t>(kCanonical[k]));
+      }
+      bit += span - 1;
+    }
+  }
 }
 
 absl::StatusOr<std::string> SerializeEngineState(const EngineState& state) {
@@ -352,12 +637,34 @@ absl::StatusOr<std::string> SerializeEngineState(const EngineState& state) {
   plan->set_total_bytes(state.stats.intermediate_bytes);
   plan->set_unplanned_bytes(list.unplanned_bytes);
   plan->set_lower_bound_bytes(state.stats.lower_bound_bytes);
+  // The graph first: with it, the constants' data is not stored (the loader
+  // lowers the graph again), so the weights are in the file once.
+  if (state.graph_onnx != nullptr) {
+    f.set_graph_onnx(*state.graph_onnx);
+  } else if (!state.graph_missing_reason.empty()) {
+    f.set_graph_missing_reason(state.graph_missing_reason);
+  } else {
+    absl::StatusOr<std::string> onnx = SaveOnnxToBytes(state.source_graph, "recq-engine");
+    if (onnx.ok()) {
+      f.set_graph_onnx(*std::move(onnx));
+    } else {
+      f.set_graph_missing_reason(std::string(onnx.status().message()));
+    }
+  }
+  for (const EngineState::VariantChoice& c : state.variant_choices) {
+    pb::VariantChoice* choice = f.add_variant_choices();
+    choice->set_node(c.node);
+    choice->set_variant(c.variant);
+    choice->set_params(c.params);
+  }
   for (const auto& data : list.constants) {
     pb::Constant* c = f.add_constants();
     c->set_element_type(ElementTypeOf(data->dtype()));
     c->set_elements(data->size());
-    c->set_data(std::string(static_cast<const char*>(data->bytes()),
-                            data->byte_size()));  // little-endian hosts
+    if (f.graph_onnx().empty()) {
+      c->set_data(std::string(static_cast<const char*>(data->bytes()),
+                              data->byte_size()));  // little-endian hosts
+    }
   }
   // One Program per distinct (sorted options, source); its binary is taken
   // now, after the warm-up, so that drivers that add code lazily (PoCL's
@@ -378,7 +685,9 @@ absl::StatusOr<std::string> SerializeEngineState(const EngineState& state) {
       p->set_source(*state.kernel_sources[k]);
       RECQ_ASSIGN_OR_RETURN(std::vector<uint8_t> binary,
                             ProgramBinary(state.programs[k]->get(), state.context->device));
-      p->set_binary(std::string(binary.begin(), binary.end()));
+      std::string stored(binary.begin(), binary.end());
+      CanonicalizePoclBinary(&stored);
+      p->set_binary(std::move(stored));
     }
     pb::Kernel* kernel = f.add_kernels();
     kernel->set_program(it->second);
@@ -421,18 +730,6 @@ absl::StatusOr<std::string> SerializeEngineState(const EngineState& state) {
       }
     }
   }
-  if (state.graph_onnx != nullptr) {
-    f.set_graph_onnx(*state.graph_onnx);
-  } else if (!state.graph_missing_reason.empty()) {
-    f.set_graph_missing_reason(state.graph_missing_reason);
-  } else {
-    absl::StatusOr<std::string> onnx = SaveOnnxToBytes(state.source_graph, "recq-engine");
-    if (onnx.ok()) {
-      f.set_graph_onnx(*std::move(onnx));
-    } else {
-      f.set_graph_missing_reason(std::string(onnx.status().message()));
-    }
-  }
   std::string payload;
   if (f.ByteSizeLong() > static_cast<size_t>(INT_MAX) || !f.SerializeToString(&payload)) {
     return absl::UnimplementedError(absl::StrCat("Engine::Serialize: the engine file would need ",
@@ -452,35 +749,82 @@ absl::StatusOr<std::string> SerializeEngineState(const EngineState& state) {
   return bytes;
 }
 
+namespace {
+
+// The envelope's fields, its payload a view into the file's bytes (the
+// payload is most of the file: parsing the envelope as a message would copy
+// it).
+struct EnvelopeView {
+  std::string magic;
+  uint32_t format_version = 0;
+  absl::string_view payload;
+  std::string payload_sha256;
+};
+
+// ReadEnvelope reads an EngineFileEnvelope with protobuf's wire-format
+// reader; false when `bytes` are not one.
+bool ReadEnvelope(absl::string_view bytes, EnvelopeView* out) {
+  using google::protobuf::internal::WireFormatLite;
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) return false;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  in.SetTotalBytesLimit(INT_MAX);
+  for (;;) {
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) return in.CurrentPosition() == static_cast<int>(bytes.size());
+    const int field = WireFormatLite::GetTagFieldNumber(tag);
+    const bool delimited =
+        WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+    uint32_t length = 0;
+    if (field == pb::EngineFileEnvelope::kFormatVersionFieldNumber &&
+        WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_VARINT) {
+      if (!in.ReadVarint32(&out->format_version)) return false;
+    } else if (delimited && (field == pb::EngineFileEnvelope::kMagicFieldNumber ||
+                             field == pb::EngineFileEnvelope::kPayloadSha256FieldNumber)) {
+      std::string* value =
+          field == pb::EngineFileEnvelope::kMagicFieldNumber ? &out->magic : &out->payload_sha256;
+      if (!in.ReadVarint32(&length) || length > 256 || !in.ReadString(value, length)) return false;
+    } else if (delimited && field == pb::EngineFileEnvelope::kPayloadFieldNumber) {
+      if (!in.ReadVarint32(&length)) return false;
+      const size_t start = static_cast<size_t>(in.CurrentPosition());
+      if (length > bytes.size() - start || !in.Skip(static_cast<int>(length))) return false;
+      out->payload = bytes.substr(start, length);
+    } else if (!WireFormatLite::SkipField(&in, tag)) {
+      return false;
+    }
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<pb::EngineFile> ParseEngineFile(absl::string_view bytes) {
-  pb::EngineFileEnvelope envelope;
-  if (bytes.size() > static_cast<size_t>(INT_MAX) ||
-      !envelope.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  EnvelopeView envelope;
+  if (!ReadEnvelope(bytes, &envelope)) {
     return absl::InvalidArgumentError(
         absl::StrCat("not a recq engine file: ", bytes.size(),
                      " bytes that do not parse as an engine-file envelope (truncated, corrupt, "
                      "or another kind of file)"));
   }
-  if (envelope.magic() != kEngineFileMagic) {
+  if (envelope.magic != kEngineFileMagic) {
     return absl::InvalidArgumentError(
         "not a recq engine file: the envelope lacks the magic 'recq-engine'");
   }
-  if (envelope.format_version() != kEngineFileFormatVersion) {
+  if (envelope.format_version != kEngineFileFormatVersion) {
     return absl::InvalidArgumentError(
-        absl::StrCat("engine file format version ", envelope.format_version(),
+        absl::StrCat("engine file format version ", envelope.format_version,
                      "; this build of recq reads "
                      "version ",
                      kEngineFileFormatVersion, ": rebuild the engine (recq build MODEL.onnx)"));
   }
-  RECQ_ASSIGN_OR_RETURN(std::string digest, Sha256(envelope.payload()));
-  if (envelope.payload_sha256() != digest) {
+  RECQ_ASSIGN_OR_RETURN(std::string digest, Sha256(envelope.payload));
+  if (envelope.payload_sha256 != digest) {
     return absl::DataLossError(
-        absl::StrCat("engine file: the SHA-256 of its ", envelope.payload().size(),
+        absl::StrCat("engine file: the SHA-256 of its ", envelope.payload.size(),
                      "-byte payload does not match the stored one (corrupt, truncated or "
                      "modified file)"));
   }
   pb::EngineFile f;
-  if (!f.ParseFromString(envelope.payload())) {
+  if (!f.ParseFromArray(envelope.payload.data(), static_cast<int>(envelope.payload.size()))) {
     return absl::DataLossError(
         "engine file: the payload passes its checksum but does not parse (written by a "
         "broken writer?)");
@@ -522,6 +866,11 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
                                            const EngineLoadOptions& load) {
   auto start = std::chrono::steady_clock::now();
   RECQ_ASSIGN_OR_RETURN(pb::EngineFile f, internal::ParseEngineFile(bytes));
+  Log(LogLevel::kInfo, absl::StrCat("load: ", bytes.size(), " bytes checked and parsed in ",
+                                    std::chrono::duration<double, std::milli>(
+                                        std::chrono::steady_clock::now() - start)
+                                        .count(),
+                                    " ms"));
   EngineOptions options;
   options.optimize = f.options().optimize();
   options.kernel_target = internal::KernelTargetOf(f.options().kernel_target());
@@ -554,7 +903,7 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
     }
     RECQ_ASSIGN_OR_RETURN(std::shared_ptr<internal::EngineState> state,
                           internal::CompileEngineState(context, *graph, options));
-    state->graph_onnx = std::make_shared<const std::string>(f.graph_onnx());
+    state->graph_onnx = std::make_shared<const std::string>(std::move(*f.mutable_graph_onnx()));
     state->stats.origin = EngineOrigin::kFileRelowered;
     state->stats.origin_reason = absl::StrCat(mismatch, ": re-lowered from the stored graph");
     state->stats.compile_ms =
@@ -569,16 +918,45 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
   auto state = std::make_shared<internal::EngineState>(context);
   state->options = options;
   state->lowered_for = here;
-  RECQ_ASSIGN_OR_RETURN(state->list, internal::ListOf(f));
+  const bool from_graph = !f.graph_onnx().empty();
+  RECQ_ASSIGN_OR_RETURN(internal::DispatchList stored, internal::ListOf(f, !from_graph));
+  if (from_graph) {
+    // The weights are in the graph: lower it again (replaying the stored
+    // variant choices) and check that this gives the stored dispatch list,
+    // bindings and work sizes included; the constants come from it.
+    auto lower_start = std::chrono::steady_clock::now();
+    RECQ_ASSIGN_OR_RETURN(internal::Lowered lowered,
+                          internal::LowerStoredGraph(f, context, options, here));
+    std::vector<int32_t> constant_of;
+    RECQ_RETURN_IF_ERROR(internal::CheckStoredLowering(f, stored, lowered.list, &constant_of));
+    // The stored list, with the lowering's constants (in the stored order)
+    // and its work estimates for profiles.
+    for (int32_t c : constant_of) stored.constants.push_back(lowered.list.constants[c]);
+    for (size_t d = 0; d < stored.dispatches.size(); ++d) {
+      stored.dispatches[d].flops = lowered.list.dispatches[d].flops;
+      stored.dispatches[d].bytes = lowered.list.dispatches[d].bytes;
+    }
+    state->list = std::move(stored);
+    Log(LogLevel::kInfo, absl::StrCat("load: stored graph lowered and checked in ",
+                                      std::chrono::duration<double, std::milli>(
+                                          std::chrono::steady_clock::now() - lower_start)
+                                          .count(),
+                                      " ms"));
+  } else {
+    state->list = std::move(stored);
+  }
   RECQ_RETURN_IF_ERROR(internal::CheckPlanFits(state->list, device));
   state->stats.intermediate_bytes = f.memory_plan().total_bytes();
   state->stats.lower_bound_bytes = f.memory_plan().lower_bound_bytes();
-  if (f.graph_onnx().empty()) {
+  for (const pb::VariantChoice& c : f.variant_choices()) {
+    state->variant_choices.push_back({c.node(), c.variant(), c.params()});
+  }
+  if (from_graph) {
+    state->graph_onnx = std::make_shared<const std::string>(std::move(*f.mutable_graph_onnx()));
+  } else {
     state->graph_missing_reason = f.graph_missing_reason().empty()
                                       ? std::string("the engine file held no graph")
                                       : f.graph_missing_reason();
-  } else {
-    state->graph_onnx = std::make_shared<const std::string>(f.graph_onnx());
   }
 
   std::vector<internal::ProgramRequest> requests(f.programs_size());
@@ -588,7 +966,13 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
     requests[p].options.assign(program.options().begin(), program.options().end());
     if (same_driver) requests[p].binary = program.binary();
   }
+  const auto programs_start = std::chrono::steady_clock::now();
   RECQ_RETURN_IF_ERROR(state->context->programs.GetOrBuildAll(absl::MakeSpan(requests)));
+  Log(LogLevel::kInfo, absl::StrCat("load: ", requests.size(), " programs ready in ",
+                                    std::chrono::duration<double, std::milli>(
+                                        std::chrono::steady_clock::now() - programs_start)
+                                        .count(),
+                                    " ms"));
   std::vector<std::shared_ptr<const std::string>> sources;
   for (internal::ProgramRequest& r : requests) {
     if (r.origin == internal::ProgramOrigin::kSource) ++state->stats.kernels_built;
@@ -619,10 +1003,36 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
 }
 
 absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read '", path, "'"));
+  // One read(2) loop into a string sized from fstat: a stream iterator read
+  // a 200 MB engine file a character at a time (about a second).
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    if (error == EACCES) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot open '", path, "': permission denied"));
+    }
+    return absl::NotFoundError(absl::StrCat("cannot open '", path, "': ", std::strerror(error)));
+  }
+  struct stat info {};
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    close(fd);
+    return absl::NotFoundError(absl::StrCat("cannot read '", path, "': not a regular file"));
+  }
+  std::string bytes;
+  bytes.resize(static_cast<size_t>(info.st_size));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = read(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  close(fd);
+  if (done != bytes.size()) {
+    return absl::DataLossError(
+        absl::StrCat("cannot read '", path, "': read ", done, " of ", bytes.size(), " bytes"));
+  }
   return bytes;
 }
 
@@ -675,7 +1085,10 @@ absl::StatusOr<EngineFileSummary> SummarizeEngineFile(absl::string_view bytes) {
   for (const pb::Dispatch& dispatch : f.dispatches()) s.dispatches.push_back(dispatch.label());
   s.programs = f.programs_size();
   for (const pb::Program& p : f.programs()) s.programs_with_binary += !p.binary().empty();
-  for (const pb::Constant& c : f.constants()) s.weight_bytes += c.data().size();
+  for (const pb::Constant& c : f.constants()) {
+    // Validated: a defined type, and a size that fits.
+    s.weight_bytes += c.elements() * DataTypeSize(*internal::DataTypeOf(c.element_type(), ""));
+  }
   s.intermediate_bytes = f.memory_plan().total_bytes();
   s.has_graph = !f.graph_onnx().empty();
   s.graph_missing_reason = f.graph_missing_reason();

@@ -27,6 +27,15 @@ inline constexpr char kEngineFileMagic[] = "recq-engine";
 // described in recq/engine_file.h; never aborts.
 [[nodiscard]] absl::StatusOr<engine_file::EngineFile> ParseEngineFile(absl::string_view bytes);
 
+// CanonicalizePoclBinary makes a PoCL program binary ("poclbin") the same in
+// every process: its program.bc names the temporary source file PoCL
+// compiled, whose mkstemp suffix is random; both copies of that name (raw,
+// and as LLVM's 7-bit SOURCE_FILENAME characters) get a fixed suffix of the
+// same length. Other binaries are left as they are. The name's directory
+// (POCL_CACHE_DIR) stays: binaries built under different PoCL cache
+// directories still differ.
+void CanonicalizePoclBinary(std::string* binary);
+
 // WrapEngineFilePayload puts `payload` in an envelope with its checksum
 // (tests and the fuzzer use it to reach the payload checks).
 std::string WrapEngineFilePayload(absl::string_view payload,

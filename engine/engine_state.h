@@ -48,6 +48,17 @@ struct EngineState {
   Graph source_graph;
   std::shared_ptr<const std::string> graph_onnx;  // null: export source_graph
   std::string graph_missing_reason;
+  // The kernel variant lowering chose per node (node name, index into the
+  // op's variants), in the order it asked; an engine file stores them so
+  // that loading lowers its graph again the same way.
+  // Each entry: the node, the variant, and its parameters
+  // (KernelParamsString; empty: the heuristic's).
+  struct VariantChoice {
+    std::string node;
+    uint32_t variant = 0;
+    std::string params;
+  };
+  std::vector<VariantChoice> variant_choices;
 };
 
 // CompileEngineState is Engine::Compile's work: passes, lowering, programs
@@ -66,6 +77,11 @@ struct EngineState {
 // buffer exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE or one recording's
 // intermediates plus the weights exceed CL_DEVICE_GLOBAL_MEM_SIZE.
 [[nodiscard]] absl::Status CheckPlanFits(const DispatchList& list, const DeviceInfo& device);
+
+// RecordingChooser wraps `chooser` (empty: the first variant that fits)
+// so that every choice is appended to `*choices`.
+VariantChooser RecordingChooser(
+    VariantChooser chooser, std::shared_ptr<std::vector<std::pair<std::string, uint32_t>>> choices);
 
 // LoweringFactsFor returns the device facts lowering reads on `device`.
 DeviceFacts LoweringFactsFor(const DeviceInfo& device, EngineOptions::KernelTarget kernel_target);

@@ -175,6 +175,15 @@ absl::StatusOr<SharedProgram> ProgramCache::GetOrLoad(absl::string_view source,
 
 absl::Status ProgramCache::GetOrBuildAll(absl::Span<ProgramRequest> requests, unsigned threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  // PoCL compiles under one lock per cl_context, so its builds do not run
+  // in parallel; and the bitcode it keeps in a program binary carries the
+  // metadata kinds that context's LLVM context has registered so far, so
+  // the order of builds shows in the binaries. One thread, in request order,
+  // keeps engine files reproducible at no cost.
+  if (device_info_ != nullptr &&
+      device_info_->platform_name.find("Portable Computing Language") != std::string::npos) {
+    threads = 1;
+  }
   threads = std::min<unsigned>(threads, static_cast<unsigned>(requests.size()));
   std::atomic<size_t> next{0};
   std::vector<absl::Status> status(requests.size());
@@ -212,6 +221,8 @@ void ProgramCache::FlushPendingBinaries() {
     entry->pending_store.reset();
   }
 }
+
+ProgramCache::~ProgramCache() { FlushPendingBinaries(); }
 
 size_t ProgramCache::size() const {
   // Entries are copied first: GetOrLoad takes an entry's mutex, then mu_.

@@ -80,12 +80,19 @@ class ProgramCache {
                                            unsigned threads = 0);
 
   // FlushPendingBinaries stores in the disk cache the binaries of the
-  // programs built from source since the last flush. Engines call it after
-  // their warm-up: a driver that adds code to a program lazily at the first
-  // enqueue (PoCL's work-group functions) includes it in the binary it
-  // serializes at the first binary query, and keeps that serialization.
+  // programs built from source since the last flush. Context::FlushBinaryCache
+  // and the destructor call it, after the engines' warm-ups: a driver that
+  // adds code to a program lazily at the first enqueue (PoCL's work-group
+  // functions) includes it in the binary it serializes at the first binary
+  // query, and keeps that serialization. Compile does not: for PoCL the first
+  // binary query also compiles a generic work-group function per kernel.
   // Disk errors are counted by the BinaryCache and otherwise ignored.
   void FlushPendingBinaries();
+
+  ProgramCache(const ProgramCache&) = delete;
+  ProgramCache& operator=(const ProgramCache&) = delete;
+  // Flushes the pending binaries.
+  ~ProgramCache();
 
   size_t size() const;
 

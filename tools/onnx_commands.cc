@@ -409,6 +409,9 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
   const Clock::time_point first_start = Clock::now();
   RECQ_RETURN_IF_ERROR(recording.Run(bindings));
   const Clock::time_point first_end = Clock::now();
+  // Store the new programs' binaries for the next start now, after the
+  // first result and before the timed runs.
+  context.FlushBinaryCache();
   const double first_ms =
       std::chrono::duration<double, std::milli>(first_end - first_start).count();
   std::vector<double> ms;

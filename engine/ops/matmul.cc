@@ -169,11 +169,11 @@ absl::Status LowerGemmLocal(const LocalTile& tile, LoweringContext& ctx, const N
   const size_t lx = size_t(tile.tn / tile.rn), ly = size_t(tile.tm / tile.rm);
   Dispatch d;
   d.label = absl::StrCat("gemm_local_", tile.tm, "x", tile.tn);
-  d.kernel =
-      ctx.Kernel("matmul_local.cl", "matmul_local",
-                 {absl::StrCat("-DRECQ_ML_TM=", tile.tm), absl::StrCat("-DRECQ_ML_TN=", tile.tn),
-                  absl::StrCat("-DRECQ_ML_RM=", tile.rm), absl::StrCat("-DRECQ_ML_RN=", tile.rn),
-                  absl::StrCat("-DRECQ_ML_CONTIG=", tile.contiguous ? 1 : 0)});
+  d.kernel = ctx.Kernel(
+      "matmul_local.cl", "matmul_local",
+      {absl::StrCat("-DRECQ_ML_TM=", tile.tm), absl::StrCat("-DRECQ_ML_TN=", tile.tn),
+       absl::StrCat("-DRECQ_ML_RM=", tile.rm), absl::StrCat("-DRECQ_ML_RN=", tile.rn),
+       absl::StrCat("-DRECQ_ML_CONTIG=", tile.contiguous ? 1 : 0), "-DRECQ_ML_EPILOGUE=1"});
   d.work_dim = 3;
   d.global = {CeilDiv(n, tile.tn) * lx, CeilDiv(m, tile.tm) * ly, 1};
   d.local = {lx, ly, 1};

@@ -26,6 +26,12 @@
 #ifndef RECQ_ML_RN
 #define RECQ_ML_RN 4
 #endif
+// 1: Gemm's epilogue (alpha, beta * C, the activation); 0: MatMul's plain
+// store (the epilogue's per-element code halved MatMul's throughput on the
+// H100 even when it did nothing).
+#ifndef RECQ_ML_EPILOGUE
+#define RECQ_ML_EPILOGUE 0
+#endif
 #ifndef RECQ_ML_CONTIG
 #define RECQ_ML_CONTIG 1
 #endif
@@ -117,9 +123,13 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
       const int n = n0 + tx + j * RECQ_ML_LX;
 #endif
       if (n >= N) continue;
+#if RECQ_ML_EPILOGUE
       float v = alpha * acc[i][j];
       if (c) v += beta * c[m * c_sm + n * c_sn];
       yb[(size_t)m * N + n] = recq_activate(v, act, act_a, act_b);
+#else
+      yb[(size_t)m * N + n] = acc[i][j];
+#endif
     }
   }
 }

@@ -98,6 +98,15 @@ class Context {
   cl_platform_id platform() const;
   const DeviceInfo& device_info() const;
 
+  // FlushBinaryCache stores in the on-disk binary cache the binaries of the
+  // programs this context built from source since the last flush. Compile
+  // leaves that for later because asking PoCL for a binary compiles a
+  // generic work-group function for every kernel of the program (about as
+  // long again as the build and warm-up): call it once the first result is
+  // out, or leave it to the context's destruction, which flushes. Errors
+  // only mean a colder next start; they are counted, not returned.
+  void FlushBinaryCache() const;
+
   // Internal state shared with engines and recordings.
   const std::shared_ptr<internal::ContextState>& state() const { return state_; }
 

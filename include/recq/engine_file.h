@@ -7,15 +7,24 @@
 //     engine->SerializeToFile("model.recq").IgnoreError();
 //   }
 //
-// An engine file holds the graph given to Compile (as ONNX), the lowered
-// dispatch list with each dispatch's kernel variant, the bindings, the memory
-// plan, the weights, every kernel's source and its program binary for the
-// build device, and the device, driver and options it was built with. It is
+// An engine file holds the graph given to Compile (as ONNX, with the
+// weights), the lowered dispatch list with each dispatch's kernel variant and
+// each node's variant choice, the bindings, the memory plan, every kernel's
+// source and its program binary for the build device, and the device, driver
+// and options it was built with. The weights are stored once, in the graph:
+// the lowered constants are described (type, size) but not stored. It is
 // versioned (kEngineFileFormatVersion) and its contents are checked against
-// a SHA-256 before anything is parsed.
+// a SHA-256 before anything is parsed. The same model, options, device and
+// caches give the same bytes (on PoCL: under the same POCL_CACHE_DIR path,
+// which its binaries name).
 //
-// Loading into a context whose device and driver match the file uses the
-// stored lowering and binaries (no kernel compiler). Another driver of the
+// Loading into a context whose device and driver match the file lowers the
+// stored graph again on the host (passes and lowering, replaying the stored
+// variant choices; constant folding, where a graph has constant subgraphs,
+// runs on the device), checks that this gives the stored dispatch list, its
+// bindings, work sizes and arguments (a difference is DataLoss), takes the
+// constants from it, and uses the stored program binaries (no kernel
+// compiler). Another driver of the
 // same device type rebuilds the programs from the stored sources; another
 // device type (kernel family, work-group limit, compute units) re-lowers
 // from the stored graph. EngineStats::origin says which happened;
@@ -25,7 +34,10 @@
 // InvalidArgument for bytes that are not a recq engine file (foreign,
 // truncated before the header parses, another format version, inconsistent
 // contents); DataLoss for a file whose contents fail the checksum (corrupt,
-// truncated or tampered). Nothing here aborts on malformed input. The
+// truncated or tampered), or whose stored lowering disagrees with the lowering
+// of its stored graph (a binding's type or shape, a work size, an argument,
+// a constant's size: tampered behind a valid checksum, or written by another
+// version of recq). Nothing here aborts on malformed input. The
 // checksum detects accidents, not attackers: a file's program binaries are
 // native code, so load engine files only from sources you trust, as you
 // would a shared library.
@@ -44,7 +56,7 @@
 namespace recq {
 
 // The format version this build reads and writes.
-inline constexpr uint32_t kEngineFileFormatVersion = 1;
+inline constexpr uint32_t kEngineFileFormatVersion = 2;
 
 // LoadEngine reads the engine file at `path` and loads it into `context`.
 [[nodiscard]] absl::StatusOr<Engine> LoadEngine(const Context& context, const std::string& path,

@@ -10,8 +10,10 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "engine/engine_file.h"
 #include "gtest/gtest.h"
 #include "recq/onnx.h"
@@ -200,9 +202,16 @@ TEST_F(EngineFileTest, AnotherDeviceTypeRelowersFromTheStoredGraph) {
 
   // Without a stored graph there is nothing to re-lower: FailedPrecondition
   // that says why.
-  std::string no_graph = Rewrap(other, [](engine_file::EngineFile& f) {
+  // (Such a file stores its constants: with the graph gone, put them in.)
+  const auto& constants = engine_->state()->list.constants;
+  std::string no_graph = Rewrap(other, [&](engine_file::EngineFile& f) {
     f.clear_graph_onnx();
     f.set_graph_missing_reason("node 'n' has no ONNX export");
+    ASSERT_EQ(static_cast<size_t>(f.constants_size()), constants.size());
+    for (size_t i = 0; i < constants.size(); ++i) {
+      f.mutable_constants(static_cast<int>(i))
+          ->set_data(static_cast<const char*>(constants[i]->bytes()), constants[i]->byte_size());
+    }
   });
   auto missing = LoadEngineFromBytes(SharedContext(), no_graph);
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kFailedPrecondition) << missing.status();
@@ -295,10 +304,13 @@ TEST_F(EngineFileTest, ForeignEmptyAndWrongVersionFilesAreInvalidArgument) {
   }
   auto file = internal::ParseEngineFile(bytes_);
   ASSERT_TRUE(file.ok());
-  std::string v2 = internal::WrapEngineFilePayload(file->SerializeAsString(), 2);
-  auto loaded = LoadEngineFromBytes(SharedContext(), v2);
-  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(loaded.status().message().find("version 2"), std::string::npos) << loaded.status();
+  for (uint32_t version : {kEngineFileFormatVersion - 1, kEngineFileFormatVersion + 1}) {
+    std::string other = internal::WrapEngineFilePayload(file->SerializeAsString(), version);
+    auto loaded = LoadEngineFromBytes(SharedContext(), other);
+    EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(loaded.status().message().find(absl::StrCat("version ", version)), std::string::npos)
+        << loaded.status();
+  }
 }
 
 TEST_F(EngineFileTest, TruncatedAndMutatedFilesAreErrorsNeverCrashes) {
@@ -379,8 +391,6 @@ TEST_F(EngineFileTest, InconsistentContentsBehindAValidChecksumAreInvalidArgumen
        }},
       {"work_dim", [](F& f) { f.mutable_dispatches(0)->set_work_dim(4); }},
       {"global size", [](F& f) { f.mutable_dispatches(0)->set_global(0, 0); }},
-      {"constant size",
-       [](F& f) { f.mutable_constants(0)->set_elements(f.constants(0).elements() + 1); }},
       {"negative dim", [](F& f) { f.mutable_bindings(0)->mutable_desc()->set_shape(0, -1); }},
       {"huge shape",
        [](F& f) {
@@ -409,6 +419,124 @@ TEST_F(EngineFileTest, InconsistentContentsBehindAValidChecksumAreInvalidArgumen
   // A payload that passes its checksum but is not an EngineFile: DataLoss.
   auto loaded = LoadEngineFromBytes(SharedContext(), internal::WrapEngineFilePayload("\xff\xff"));
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss) << loaded.status();
+}
+
+// A file that passes its checksum and its own consistency checks but lies
+// about its bindings, work sizes, arguments, constants or variant choices is
+// caught against the lowering of its stored graph: DataLoss naming what
+// differs, never a run with wrong sizes.
+TEST_F(EngineFileTest, LiesBehindAValidChecksumAreCaughtAgainstTheStoredGraph) {
+  using F = engine_file::EngineFile;
+  auto file = internal::ParseEngineFile(bytes_);
+  ASSERT_TRUE(file.ok()) << file.status();
+  // A dispatch with an explicit local size, and one internal-buffer argument.
+  int local_dispatch = -1, internal_dispatch = -1, internal_arg = -1;
+  for (int d = 0; d < file->dispatches_size(); ++d) {
+    if (local_dispatch < 0 && file->dispatches(d).local_size() == 3) local_dispatch = d;
+    for (int a = 0; internal_dispatch < 0 && a < file->dispatches(d).args_size(); ++a) {
+      if (file->dispatches(d).args(a).kind() == engine_file::DispatchArg::INTERNAL) {
+        internal_dispatch = d;
+        internal_arg = a;
+      }
+    }
+  }
+  ASSERT_GE(internal_dispatch, 0);
+  ASSERT_GE(file->memory_plan().buffer_bytes_size(), 2);
+  ASSERT_GE(file->constants_size(), 2);
+  ASSERT_GE(file->variant_choices_size(), 1);
+  const std::vector<std::tuple<std::string, std::string, std::function<void(F&)>>> lies = {
+      {"binding element type", "binding 0",
+       [](F& f) { f.mutable_bindings(0)->mutable_desc()->set_element_type(engine_file::FLOAT16); }},
+      {"binding shape", "binding 1",
+       [](F& f) {
+         auto* desc = f.mutable_bindings(1)->mutable_desc();
+         desc->set_shape(desc->shape_size() - 1, 2 * desc->shape(desc->shape_size() - 1));
+       }},
+      {"binding name", "binding 0", [](F& f) { f.mutable_bindings(0)->set_name("z"); }},
+      {"global size", "global",
+       [](F& f) {
+         auto* d = f.mutable_dispatches(0);
+         const uint64_t l = d->local_size() ? d->local(0) : 1;
+         d->set_global(0, d->global(0) + 64 * l);
+       }},
+      {"intermediate size", "intermediate buffers",
+       [](F& f) {
+         f.mutable_memory_plan()->set_buffer_bytes(0, f.memory_plan().buffer_bytes(0) / 2);
+       }},
+      {"argument", "argument",
+       [&](F& f) {
+         auto* arg = f.mutable_dispatches(internal_dispatch)->mutable_args(internal_arg);
+         arg->set_index((arg->index() + 1) % f.memory_plan().buffer_bytes_size());
+       }},
+      {"constant size", "constant 0",
+       [](F& f) { f.mutable_constants(0)->set_elements(f.constants(0).elements() + 1); }},
+      {"constants swapped", "constant", [](F& f) { f.mutable_constants()->SwapElements(0, 1); }},
+      {"kernel entry point", "kernel 0",
+       [](F& f) { f.mutable_kernels(0)->set_entry_point("other"); }},
+      {"variant choice", "variant", [](F& f) { f.mutable_variant_choices(0)->set_variant(1000); }},
+  };
+  for (const auto& [what, names, edit] : lies) {
+    std::string bytes = Rewrap(bytes_, edit);
+    auto loaded = LoadEngineFromBytes(SharedContext(), bytes);
+    ASSERT_FALSE(loaded.ok()) << what;
+    EXPECT_TRUE(loaded.status().code() == absl::StatusCode::kDataLoss ||
+                loaded.status().code() == absl::StatusCode::kInvalidArgument)
+        << what << ": " << loaded.status();
+    EXPECT_NE(loaded.status().message().find(names), std::string::npos)
+        << what << ": " << loaded.status();
+  }
+  if (local_dispatch >= 0) {
+    std::string bytes = Rewrap(bytes_, [&](F& f) {
+      auto* d = f.mutable_dispatches(local_dispatch);
+      d->set_global(0, d->global(0) * 2);
+      d->set_local(0, d->local(0) * 2);
+    });
+    auto loaded = LoadEngineFromBytes(SharedContext(), bytes);
+    EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss) << loaded.status();
+  }
+}
+
+// Program binaries from PoCL name a temporary source file with a random
+// suffix; CanonicalizePoclBinary fixes it in both of its encodings and
+// leaves other bytes and other drivers' binaries alone.
+TEST(CanonicalizePoclBinaryTest, FixesTheRandomSourceNameInBothEncodings) {
+  const std::string name = "tempfile_Ab3xYz.cl";
+  std::string binary("poclbin\0", 8);
+  binary += "head/dir/" + name + "tail";
+  // The same name as 7-bit characters starting 3 bits into a byte.
+  const size_t start_bit = (binary.size() + 2) * 8 + 3;
+  binary += std::string(4 + (name.size() * 7 + 10) / 8, '\x5a');
+  auto put = [](std::string& bytes, size_t bit, uint32_t v) {
+    for (int k = 0; k < 7; ++k, ++bit) {
+      char& byte = bytes[bit / 8];
+      byte =
+          static_cast<char>((v >> k) & 1 ? (byte | (1 << (bit % 8))) : (byte & ~(1 << (bit % 8))));
+    }
+  };
+  for (size_t c = 0; c < name.size(); ++c)
+    put(binary, start_bit + 7 * c, static_cast<uint8_t>(name[c]));
+  std::string other = binary;
+  for (size_t c = 9; c < 15; ++c) put(other, start_bit + 7 * c, 'q');  // another random suffix
+  other.replace(binary.find(name) + 9, 6, "qqqqqq");
+  ASSERT_NE(binary, other);
+  internal::CanonicalizePoclBinary(&binary);
+  internal::CanonicalizePoclBinary(&other);
+  EXPECT_EQ(binary, other);
+  EXPECT_NE(binary.find("head/dir/tempfile_000000.cl"), std::string::npos);
+  std::string decoded;
+  for (size_t c = 0; c < name.size(); ++c) {
+    uint32_t v = 0;
+    for (int k = 0; k < 7; ++k) {
+      const size_t bit = start_bit + 7 * c + k;
+      v |= ((static_cast<uint8_t>(binary[bit / 8]) >> (bit % 8)) & 1u) << k;
+    }
+    decoded += static_cast<char>(v);
+  }
+  EXPECT_EQ(decoded, "tempfile_000000.cl");
+  // Not a PoCL binary: untouched.
+  std::string foreign = "ELF" + name;
+  internal::CanonicalizePoclBinary(&foreign);
+  EXPECT_EQ(foreign, "ELF" + name);
 }
 
 // With RECQ_WRITE_ENGINE_FILE_SEEDS=DIR, writes the engine-file fuzzer's
