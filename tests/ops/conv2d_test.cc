@@ -279,23 +279,6 @@ struct ForcedCase {
 
 void PrintTo(const ForcedCase& c, std::ostream* os) { *os << c.variant << "_" << c.conv.name; }
 
-// Force picks the variant named `name` wherever it fits a Conv2D node and
-// counts those nodes in `*forced`; other nodes get the first that fits.
-VariantChooser Force(const std::string& name, std::shared_ptr<int> forced) {
-  return [name, forced](const Node& node, const LoweringContext&,
-                        absl::Span<const size_t> fitting) -> size_t {
-    if (node.op != OpType::kConv2D) return fitting[0];
-    const OpDef* def = FindOp(node.op);
-    for (size_t i : fitting) {
-      if (def->variants[i].name == name) {
-        ++*forced;
-        return i;
-      }
-    }
-    return fitting[0];
-  };
-}
-
 class Conv2DForcedVariantTest : public ::testing::TestWithParam<ForcedCase> {};
 
 TEST_P(Conv2DForcedVariantTest, MatchesReference) {
@@ -310,7 +293,7 @@ TEST_P(Conv2DForcedVariantTest, MatchesReference) {
   if (c.fused.kind != ActivationKind::kNone) b.graph().SetFusedActivation(y, c.fused);
   CheckOptions options = For(f.target);
   auto forced = std::make_shared<int>(0);
-  options.choose_variant = Force(f.variant, forced);
+  options.choose_variant = ForceVariant(OpType::kConv2D, f.variant, forced);
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), options);
   EXPECT_GT(*forced, 0) << f.variant << " does not fit " << c.name;
 }
@@ -436,21 +419,26 @@ INSTANTIATE_TEST_SUITE_P(Variants, Conv2DForcedVariantTest, ::testing::ValuesIn(
 // ResNet's blocks need: one dispatch, matching the reference.
 class TiledResidualTest : public ::testing::TestWithParam<ConvCase> {};
 
+// ResidualGraph builds Conv -> Add(residual input "r") -> (Relu when the
+// case's activation is Relu): a ResNet block's tail. `residual_first` puts
+// the residual on the Add's left.
+absl::StatusOr<OpGraph> ResidualGraph(const ConvCase& c, bool residual_first) {
+  OpGraphBuilder b;
+  TensorRef x = b.Input("x", c.x);
+  TensorRef w =
+      b.Constant("w", {c.out_channels, c.x[1] / c.attrs.groups, c.kernel[0], c.kernel[1]});
+  TensorRef y =
+      b.graph().Conv2D(x, w, c.bias ? b.Constant("b", {c.out_channels}) : TensorRef{}, c.attrs);
+  const auto& ys = b.graph().desc(y).shape;
+  TensorRef r = b.Input("r", {ys.begin(), ys.end()});
+  TensorRef z = residual_first ? b.graph().Add(r, y) : b.graph().Add(y, r);
+  if (c.fused.kind == ActivationKind::kRelu) z = b.graph().Relu(z);
+  return std::move(b).Build(z);
+}
+
 TEST_P(TiledResidualTest, FusedAndMatchesReference) {
   const ConvCase& c = GetParam();
-  auto build = [&] {
-    OpGraphBuilder b;
-    TensorRef x = b.Input("x", c.x);
-    TensorRef w =
-        b.Constant("w", {c.out_channels, c.x[1] / c.attrs.groups, c.kernel[0], c.kernel[1]});
-    TensorRef y =
-        b.graph().Conv2D(x, w, c.bias ? b.Constant("b", {c.out_channels}) : TensorRef{}, c.attrs);
-    const auto& ys = b.graph().desc(y).shape;
-    TensorRef r = b.Input("r", {ys.begin(), ys.end()});
-    TensorRef z = b.graph().Add(r, y);
-    if (c.fused.kind == ActivationKind::kRelu) z = b.graph().Relu(z);
-    return std::move(b).Build(z);
-  };
+  auto build = [&] { return ResidualGraph(c, /*residual_first=*/true); };
   absl::StatusOr<std::vector<std::string>> labels =
       DispatchLabels(build(), KernelTarget::kCpu, /*optimize=*/true);
   ASSERT_TRUE(labels.ok()) << labels.status();
@@ -481,19 +469,7 @@ class IgemmResidualTest : public ::testing::TestWithParam<IgemmResidualCase> {};
 
 TEST_P(IgemmResidualTest, FusedAndMatchesReference) {
   const ConvCase& c = GetParam().conv;
-  auto build = [&] {
-    OpGraphBuilder b;
-    TensorRef x = b.Input("x", c.x);
-    TensorRef w =
-        b.Constant("w", {c.out_channels, c.x[1] / c.attrs.groups, c.kernel[0], c.kernel[1]});
-    TensorRef y =
-        b.graph().Conv2D(x, w, c.bias ? b.Constant("b", {c.out_channels}) : TensorRef{}, c.attrs);
-    const auto& ys = b.graph().desc(y).shape;
-    TensorRef r = b.Input("r", {ys.begin(), ys.end()});
-    TensorRef z = b.graph().Add(y, r);
-    if (c.fused.kind == ActivationKind::kRelu) z = b.graph().Relu(z);
-    return std::move(b).Build(z);
-  };
+  auto build = [&] { return ResidualGraph(c, /*residual_first=*/false); };
   absl::StatusOr<std::vector<std::string>> labels =
       DispatchLabels(build(), KernelTarget::kGpu, /*optimize=*/true);
   ASSERT_TRUE(labels.ok()) << labels.status();

@@ -18,23 +18,6 @@ struct Case {
   std::vector<int64_t> a, b;
 };
 
-// Force picks variant `name` for MatMul nodes wherever it fits and counts
-// those nodes in `*forced`.
-VariantChooser Force(const std::string& name, std::shared_ptr<int> forced) {
-  return [name, forced](const Node& node, const LoweringContext&,
-                        absl::Span<const size_t> fitting) -> size_t {
-    if (node.op != OpType::kMatMul) return fitting[0];
-    const OpDef* def = FindOp(node.op);
-    for (size_t i : fitting) {
-      if (def->variants[i].name == name) {
-        ++*forced;
-        return i;
-      }
-    }
-    return fitting[0];
-  };
-}
-
 class MatMulVariantTest : public ::testing::TestWithParam<std::tuple<std::string, Case>> {};
 
 TEST_P(MatMulVariantTest, MatchesReference) {
@@ -45,7 +28,7 @@ TEST_P(MatMulVariantTest, MatchesReference) {
   TensorRef y = b.graph().AddNode(OpType::kMatMul, {x, w});
   CheckOptions options;
   auto forced = std::make_shared<int>(0);
-  options.choose_variant = Force(variant, forced);
+  options.choose_variant = ForceVariant(OpType::kMatMul, variant, forced);
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), options);
   EXPECT_GT(*forced, 0) << variant << " does not fit " << c.name;
 }

@@ -202,6 +202,21 @@ absl::StatusOr<OpGraph> OpGraphBuilder::Build(TensorRef output) && {
   return OpGraph{*std::move(graph), std::move(inputs_)};
 }
 
+VariantChooser ForceVariant(OpType op, const std::string& name, std::shared_ptr<int> forced) {
+  return [op, name, forced](const Node& node, const LoweringContext&,
+                            absl::Span<const size_t> fitting) -> size_t {
+    if (node.op != op) return fitting[0];
+    const OpDef* def = FindOp(node.op);
+    for (size_t i : fitting) {
+      if (def->variants[i].name == name) {
+        ++*forced;
+        return i;
+      }
+    }
+    return fitting[0];
+  };
+}
+
 CheckOptions Exact() {
   CheckOptions options;
   options.atol = 0.0f;

@@ -18,6 +18,7 @@
 #define RECQ_TESTS_OPS_OP_TEST_UTIL_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "recq/context.h"
 #include "recq/engine.h"
 #include "recq/graph.h"
+#include "recq/op_registry.h"
 #include "reference/reference_ops.h"
 
 namespace recq::optest {
@@ -107,6 +109,11 @@ struct CheckOptions {
 // Exact returns CheckOptions that demand bit-identical results (for data
 // movement and comparisons: copies, Relu, Clip, MaxPool...).
 CheckOptions Exact();
+
+// ForceVariant is a VariantChooser that picks the variant named `name` for
+// every node of op `op` it fits and counts those nodes in `*forced`; other
+// nodes get the first variant that fits.
+VariantChooser ForceVariant(OpType op, const std::string& name, std::shared_ptr<int> forced);
 
 // KernelTargetName returns "auto", "cpu" or "gpu".
 const char* KernelTargetName(EngineOptions::KernelTarget target);
