@@ -156,7 +156,10 @@ absl::Status ApplyPrePostProcessing(Graph& graph, const PrePostProcessing& ppp) 
   std::vector<ValueId> outputs = graph.outputs();
   std::vector<Node> head;  // the Preprocess nodes, first in the list
 
-  for (const auto& [name, spec] : ppp.inputs) {
+  for (const auto& input : ppp.inputs) {
+    // Named, not structured bindings: lambdas below capture them (C++17).
+    const std::string& name = input.first;
+    const auto& spec = input.second;
     auto it = std::find_if(inputs.begin(), inputs.end(),
                            [&](ValueId id) { return values[id].name == name; });
     if (it == inputs.end()) {
@@ -195,7 +198,9 @@ absl::Status ApplyPrePostProcessing(Graph& graph, const PrePostProcessing& ppp) 
     head.push_back(std::move(node));
   }
 
-  for (const auto& [name, spec] : ppp.outputs) {
+  for (const auto& output : ppp.outputs) {
+    const std::string& name = output.first;
+    const auto& spec = output.second;
     auto it = std::find_if(outputs.begin(), outputs.end(),
                            [&](ValueId id) { return values[id].name == name; });
     if (it == outputs.end()) {
