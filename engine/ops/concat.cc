@@ -94,14 +94,6 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
   const int64_t outer = Product(out, 0, axis);
   const int64_t inner = Product(out, axis + 1, out.size());
   int64_t offset = 0;
-  if (node.inputs.size() == 1) {
-    const int64_t inner_x = ShapeOf(ctx, node.inputs[0])[axis] * inner;
-    Dispatch& d =
-        ctx.Emit(MakeDispatch(ctx, "concat.cl", "concat_copy", {size_t(outer * inner_x)}));
-    d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
-    AddInts(d, {inner_x, out[axis] * inner, offset});
-    return absl::OkStatus();
-  }
   // Eight inputs per dispatch: a copy per input cost DenseNet-121 597
   // dispatches, about half of its time on the H100.
   for (size_t first = 0; first < node.inputs.size(); first += 8) {

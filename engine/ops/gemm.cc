@@ -81,27 +81,6 @@ absl::Status ImportMatMul(OnnxNodeContext& n) {
   return n.Emit(OpType::kMatMul, {a, b}, {});
 }
 
-ValueId COf(const Node& node) { return node.inputs.size() > 2 ? node.inputs[2] : kNoValue; }
-
-// What both Gemm kernels read: M, N, K, and the strides (in elements) of C
-// broadcast to [M, N] (0 along a dimension of size 1).
-struct GemmShape {
-  int64_t m, n, k, c_sm = 0, c_sn = 0;
-};
-GemmShape GemmShapeOf(const LoweringContext& ctx, const Node& node) {
-  const auto& a = AttrsOr<GemmAttrs>(node);
-  const Shape& out = ShapeOf(ctx, node.outputs[0]);
-  const Shape& in = ShapeOf(ctx, node.inputs[0]);
-  GemmShape g{out[0], out[1], a.trans_a ? in[0] : in[1]};
-  if (COf(node) != kNoValue) {
-    Shape cs = ShapeOf(ctx, COf(node));
-    while (cs.size() < 2) cs.insert(cs.begin(), 1);
-    g.c_sm = cs[0] == 1 ? 0 : cs[1];
-    g.c_sn = cs[1] == 1 ? 0 : 1;
-  }
-  return g;
-}
-
 // Arguments both kernels take: A, B, C, Y, M, N, K, [extra ints], alpha,
 // beta, the C strides, the fused activation.
 void SetGemmArgs(LoweringContext& ctx, const Node& node, const GemmShape& g,

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -93,35 +94,49 @@ constexpr LocalTile kLocalTiles[] = {
     {"matmul_local_32x32", 32, 32, 2, 2, false, 16, 16},
 };
 
+// LocalTilesRun: the device runs work-groups of 256 items of the GPU family.
+bool LocalTilesRun(const DeviceFacts& device) {
+  return device.gpu && (device.max_work_group_size == 0 || device.max_work_group_size >= 256);
+}
+
 bool LocalFits(const LocalTile& tile, const Node& node, const LoweringContext& ctx) {
-  const DeviceFacts& device = ctx.device();
-  if (!device.gpu) return false;
-  if (device.max_work_group_size != 0 && device.max_work_group_size < 256) return false;
+  if (!LocalTilesRun(ctx.device())) return false;
   const MatMulShape s = ShapeOfMatMul(ctx, node);
   return s.batch.size() <= 8 && s.m >= tile.min_m && s.n >= tile.min_n;
 }
 
-absl::Status LowerLocal(const LocalTile& tile, LoweringContext& ctx, const Node& node) {
-  const MatMulShape s = ShapeOfMatMul(ctx, node);
+// LocalDispatch returns matmul_local's dispatch for `s` over A, B, C (null
+// for MatMul) and Y, its arguments up to B's batch strides; the caller adds
+// the epilogue's (alpha, beta, C's strides, the activation).
+Dispatch LocalDispatch(const LocalTile& tile, LoweringContext& ctx, std::string label,
+                       bool epilogue, const MatMulShape& s, std::vector<DispatchArg> operands) {
   const int64_t batch = Product(s.batch, 0, s.batch.size());
   const size_t lx = size_t(tile.tn / tile.rn), ly = size_t(tile.tm / tile.rm);
   Dispatch d;
-  d.label = tile.name;
+  d.label = std::move(label);
   d.kernel =
       ctx.Kernel("matmul_local.cl", "matmul_local",
                  {absl::StrCat("-DRECQ_ML_TM=", tile.tm), absl::StrCat("-DRECQ_ML_TN=", tile.tn),
                   absl::StrCat("-DRECQ_ML_RM=", tile.rm), absl::StrCat("-DRECQ_ML_RN=", tile.rn),
-                  absl::StrCat("-DRECQ_ML_CONTIG=", tile.contiguous ? 1 : 0)});
+                  absl::StrCat("-DRECQ_ML_CONTIG=", tile.contiguous ? 1 : 0),
+                  absl::StrCat("-DRECQ_ML_EPILOGUE=", epilogue ? 1 : 0)});
   d.work_dim = 3;
   d.global = {CeilDiv(s.n, tile.tn) * lx, CeilDiv(s.m, tile.tm) * ly, size_t(batch)};
   d.local = {lx, ly, 1};
-  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), DispatchArg::Null(),
-            ctx.Arg(node.outputs[0])};
+  d.args = std::move(operands);
   AddInts(d, {s.m, s.n, s.k});
   d.flops = 2.0 * double(s.m) * double(s.n) * double(s.k) * double(batch);
   d.args.push_back(DispatchArg::Scalar(Pad8(s.batch, 1)));
   d.args.push_back(DispatchArg::Scalar(s.sa));
   d.args.push_back(DispatchArg::Scalar(s.sb));
+  return d;
+}
+
+absl::Status LowerLocal(const LocalTile& tile, LoweringContext& ctx, const Node& node) {
+  Dispatch d = LocalDispatch(tile, ctx, tile.name, /*epilogue=*/false, ShapeOfMatMul(ctx, node),
+                             {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), DispatchArg::Null(),
+                              ctx.Arg(node.outputs[0])});
+  // The epilogue's arguments, unread without RECQ_ML_EPILOGUE.
   d.args.push_back(DispatchArg::Scalar(1.0f));
   d.args.push_back(DispatchArg::Scalar(0.0f));
   AddInts(d, {0, 0});
@@ -135,9 +150,7 @@ absl::Status LowerLocal(const LocalTile& tile, LoweringContext& ctx, const Node&
 // fused activation are applied as the tiles are written. Fewer than 16 rows
 // go to gemm_rowdot, whose work-group per output fills the device better.
 bool GemmLocalFits(const LocalTile& tile, const Node& node, const LoweringContext& ctx) {
-  const DeviceFacts& device = ctx.device();
-  if (!device.gpu) return false;
-  if (device.max_work_group_size != 0 && device.max_work_group_size < 256) return false;
+  if (!LocalTilesRun(ctx.device())) return false;
   const auto& a = AttrsOr<GemmAttrs>(node);
   if (a.trans_a) return false;
   if (a.trans_b && ctx.graph().value(node.inputs[1]).kind != Value::Kind::kConstant) return false;
@@ -147,52 +160,50 @@ bool GemmLocalFits(const LocalTile& tile, const Node& node, const LoweringContex
 
 absl::Status LowerGemmLocal(const LocalTile& tile, LoweringContext& ctx, const Node& node) {
   const auto& a = AttrsOr<GemmAttrs>(node);
-  const Shape& out = ShapeOf(ctx, node.outputs[0]);
-  const int64_t m = out[0], n = out[1], k = ShapeOf(ctx, node.inputs[0])[1];
+  const GemmShape g = GemmShapeOf(ctx, node);
   DispatchArg b = ctx.Arg(node.inputs[1]);
   if (a.trans_b) {
     absl::Span<const float> w = ctx.graph().value(node.inputs[1]).floats();
-    auto kn = std::make_shared<std::vector<float>>(size_t(k * n));
-    for (int64_t r = 0; r < n; ++r) {
-      for (int64_t i = 0; i < k; ++i) (*kn)[i * n + r] = w[r * k + i];
+    auto kn = std::make_shared<std::vector<float>>(size_t(g.k * g.n));
+    for (int64_t r = 0; r < g.n; ++r) {
+      for (int64_t i = 0; i < g.k; ++i) (*kn)[i * g.n + r] = w[r * g.k + i];
     }
     b = ctx.ReplaceConstant(node.inputs[1], std::move(kn));
   }
-  const ValueId c = node.inputs.size() > 2 ? node.inputs[2] : kNoValue;
-  int64_t c_sm = 0, c_sn = 0;
-  if (c != kNoValue) {
-    Shape cs = ShapeOf(ctx, c);
-    while (cs.size() < 2) cs.insert(cs.begin(), 1);
-    c_sm = cs[0] == 1 ? 0 : cs[1];
-    c_sn = cs[1] == 1 ? 0 : 1;
-  }
-  const size_t lx = size_t(tile.tn / tile.rn), ly = size_t(tile.tm / tile.rm);
-  Dispatch d;
-  d.label = absl::StrCat("gemm_local_", tile.tm, "x", tile.tn);
-  d.kernel = ctx.Kernel(
-      "matmul_local.cl", "matmul_local",
-      {absl::StrCat("-DRECQ_ML_TM=", tile.tm), absl::StrCat("-DRECQ_ML_TN=", tile.tn),
-       absl::StrCat("-DRECQ_ML_RM=", tile.rm), absl::StrCat("-DRECQ_ML_RN=", tile.rn),
-       absl::StrCat("-DRECQ_ML_CONTIG=", tile.contiguous ? 1 : 0), "-DRECQ_ML_EPILOGUE=1"});
-  d.work_dim = 3;
-  d.global = {CeilDiv(n, tile.tn) * lx, CeilDiv(m, tile.tm) * ly, 1};
-  d.local = {lx, ly, 1};
-  d.args = {ctx.Arg(node.inputs[0]), b, ctx.Arg(c), ctx.Arg(node.outputs[0])};
-  AddInts(d, {m, n, k});
-  d.flops = 2.0 * double(m) * double(n) * double(k);
-  const cl_int8 zero = BroadcastStrides({}, {});
-  d.args.push_back(DispatchArg::Scalar(Pad8({}, 1)));
-  d.args.push_back(DispatchArg::Scalar(zero));
-  d.args.push_back(DispatchArg::Scalar(zero));
+  MatMulShape s;  // one product: no batch, zero batch strides
+  s.m = g.m;
+  s.n = g.n;
+  s.k = g.k;
+  s.sa = s.sb = BroadcastStrides({}, {});
+  Dispatch d =
+      LocalDispatch(tile, ctx, absl::StrCat("gemm_local_", tile.tm, "x", tile.tn),
+                    /*epilogue=*/true, s,
+                    {ctx.Arg(node.inputs[0]), b, ctx.Arg(COf(node)), ctx.Arg(node.outputs[0])});
   d.args.push_back(DispatchArg::Scalar(a.alpha));
   d.args.push_back(DispatchArg::Scalar(a.beta));
-  AddInts(d, {c_sm, c_sn});
+  AddInts(d, {g.c_sm, g.c_sn});
   AddFusedActivation(ctx, d, node);
   ctx.Emit(std::move(d));
   return absl::OkStatus();
 }
 
 }  // namespace
+
+ValueId COf(const Node& node) { return node.inputs.size() > 2 ? node.inputs[2] : kNoValue; }
+
+GemmShape GemmShapeOf(const LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<GemmAttrs>(node);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const Shape& in = ShapeOf(ctx, node.inputs[0]);
+  GemmShape g{out[0], out[1], a.trans_a ? in[0] : in[1]};
+  if (COf(node) != kNoValue) {
+    Shape cs = ShapeOf(ctx, COf(node));
+    while (cs.size() < 2) cs.insert(cs.begin(), 1);
+    g.c_sm = cs[0] == 1 ? 0 : cs[1];
+    g.c_sn = cs[1] == 1 ? 0 : 1;
+  }
+  return g;
+}
 
 std::vector<KernelVariant> GemmLocalGpuVariants() {
   std::vector<KernelVariant> variants;

@@ -1,5 +1,5 @@
-// The register-tiled MatMul variant (engine/ops/matmul.cc), listed first
-// among MatMul's variants in gemm.cc.
+// MatMul's and Gemm's tiled variants (engine/ops/matmul.cc), listed first
+// among their variants in gemm.cc, and the Gemm shape both files read.
 #ifndef RECQ_ENGINE_OPS_MATMUL_H_
 #define RECQ_ENGINE_OPS_MATMUL_H_
 
@@ -23,6 +23,16 @@ std::vector<KernelVariant> MatMulLocalGpuVariants();
 // constant) on the same kernel with C, alpha, beta and the fused activation,
 // for 16 rows or more; listed before gemm_rowdot.
 std::vector<KernelVariant> GemmLocalGpuVariants();
+
+// COf returns Gemm's C input (kNoValue when absent).
+ValueId COf(const Node& node);
+
+// What every Gemm kernel reads: M, N, K, and the strides (in elements) of C
+// broadcast to [M, N] (0 along a dimension of size 1).
+struct GemmShape {
+  int64_t m, n, k, c_sm = 0, c_sn = 0;
+};
+GemmShape GemmShapeOf(const LoweringContext& ctx, const Node& node);
 
 }  // namespace recq::internal
 
