@@ -55,3 +55,31 @@ inline int recq_broadcast_offset(int i, int8 dims, int8 strides) {
 RECQ_DEFINE_VECTOR_ACTIVATE(float8, 8)
 RECQ_DEFINE_VECTOR_ACTIVATE(float16, 16)
 #undef RECQ_DEFINE_VECTOR_ACTIVATE
+
+// Storage of float tensors. Kernels declare float tensors as RECQ_T and read
+// and write them only through these macros, so that one source serves both
+// precisions: float (the default), or half storage under -DRECQ_HALF_STORAGE
+// (weights and activations stored as half with the core vload_half /
+// vstore_half built-ins, arithmetic in float; no cl_khr_fp16 needed). The
+// vector forms take a vector index, as vloadN does (elements N*i .. N*i+N-1).
+#ifdef RECQ_HALF_STORAGE
+#define RECQ_T half
+#define RECQ_LOAD(p, i) vload_half((i), (p))
+#define RECQ_LOAD4(p, i) vload_half4((i), (p))
+#define RECQ_LOAD8(p, i) vload_half8((i), (p))
+#define RECQ_LOAD16(p, i) vload_half16((i), (p))
+#define RECQ_STORE(p, i, v) vstore_half_rte((v), (i), (p))
+#define RECQ_STORE4(p, i, v) vstore_half4_rte((v), (i), (p))
+#define RECQ_STORE8(p, i, v) vstore_half8_rte((v), (i), (p))
+#define RECQ_STORE16(p, i, v) vstore_half16_rte((v), (i), (p))
+#else
+#define RECQ_T float
+#define RECQ_LOAD(p, i) ((p)[(i)])
+#define RECQ_LOAD4(p, i) vload4((i), (p))
+#define RECQ_LOAD8(p, i) vload8((i), (p))
+#define RECQ_LOAD16(p, i) vload16((i), (p))
+#define RECQ_STORE(p, i, v) ((p)[(i)] = (v))
+#define RECQ_STORE4(p, i, v) vstore4((v), (i), (p))
+#define RECQ_STORE8(p, i, v) vstore8((v), (i), (p))
+#define RECQ_STORE16(p, i, v) vstore16((v), (i), (p))
+#endif
