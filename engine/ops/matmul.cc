@@ -89,10 +89,32 @@ struct LocalTile {
   bool contiguous;
   int64_t min_m, min_n;  // below them the next tile wastes less
 };
+constexpr int64_t kLocalTk = 16;
 constexpr LocalTile kLocalTiles[] = {
+    {"matmul_local_128x64", 128, 64, 8, 4, true, 96, 48},
     {"matmul_local_64x64", 64, 64, 4, 4, true, 48, 48},
     {"matmul_local_32x32", 32, 32, 2, 2, false, 16, 16},
 };
+
+// SplitKOf: the slices of K for `tile` over `s`: enough work-groups for
+// about two per compute unit, keeping at least four TK steps per slice and
+// at most 16 slices (each adds a pass over the output to the reduction).
+// ViT-B/16's MLP output (M 197, K 3072, N 768) has 48 tiles of 64x64 for
+// 132 compute units.
+int64_t SplitKOf(const LocalTile& tile, const MatMulShape& s, const DeviceFacts& device) {
+  const int64_t tiles = static_cast<int64_t>(CeilDiv(s.m, tile.tm) * CeilDiv(s.n, tile.tn)) *
+                        Product(s.batch, 0, s.batch.size());
+  const int64_t units = device.compute_units != 0 ? device.compute_units : 16;
+  const int64_t want = std::max<int64_t>(1, 2 * units / std::max<int64_t>(1, tiles));
+  return std::clamp<int64_t>(std::min<int64_t>(want, s.k / (4 * kLocalTk)), 1, 16);
+}
+
+size_t SplitKScratch(const LocalTile& tile, const MatMulShape& s, const DeviceFacts& device) {
+  const int64_t sk = SplitKOf(tile, s, device);
+  return sk > 1
+             ? size_t(sk) * size_t(s.m * s.n * Product(s.batch, 0, s.batch.size())) * sizeof(float)
+             : 0;
+}
 
 // LocalTilesRun: the device runs work-groups of 256 items of the GPU family.
 bool LocalTilesRun(const DeviceFacts& device) {
@@ -105,43 +127,74 @@ bool LocalFits(const LocalTile& tile, const Node& node, const LoweringContext& c
   return s.batch.size() <= 8 && s.m >= tile.min_m && s.n >= tile.min_n;
 }
 
-// LocalDispatch returns matmul_local's dispatch for `s` over A, B, C (null
-// for MatMul) and Y, its arguments up to B's batch strides; the caller adds
-// the epilogue's (alpha, beta, C's strides, the activation).
-Dispatch LocalDispatch(const LocalTile& tile, LoweringContext& ctx, std::string label,
-                       bool epilogue, const MatMulShape& s, std::vector<DispatchArg> operands) {
+// The epilogue matmul_local (one slice of K) or matmul_local_reduce (split
+// K) applies: Gemm's alpha, beta * C and activation; MatMul's none.
+struct LocalEpilogue {
+  bool on = false;
+  DispatchArg c = DispatchArg::Null();
+  float alpha = 1.0f, beta = 0.0f;
+  int64_t c_sm = 0, c_sn = 0;
+  Activation act;
+};
+
+// EmitLocal emits matmul_local's dispatch for `s` over A and B into Y, and
+// with K split the reduction after it.
+void EmitLocal(const LocalTile& tile, LoweringContext& ctx, std::string label, const MatMulShape& s,
+               DispatchArg a, DispatchArg b, DispatchArg y, const LocalEpilogue& epilogue) {
   const int64_t batch = Product(s.batch, 0, s.batch.size());
+  const int64_t sk = SplitKOf(tile, s, ctx.device());
+  const bool vec = s.k % 4 == 0 && s.n % 4 == 0;
   const size_t lx = size_t(tile.tn / tile.rn), ly = size_t(tile.tm / tile.rm);
   Dispatch d;
-  d.label = std::move(label);
+  d.label = sk > 1 ? absl::StrCat(label, "_sk") : std::move(label);
   d.kernel =
       ctx.Kernel("matmul_local.cl", "matmul_local",
                  {absl::StrCat("-DRECQ_ML_TM=", tile.tm), absl::StrCat("-DRECQ_ML_TN=", tile.tn),
-                  absl::StrCat("-DRECQ_ML_RM=", tile.rm), absl::StrCat("-DRECQ_ML_RN=", tile.rn),
+                  absl::StrCat("-DRECQ_ML_TK=", kLocalTk), absl::StrCat("-DRECQ_ML_RM=", tile.rm),
+                  absl::StrCat("-DRECQ_ML_RN=", tile.rn),
                   absl::StrCat("-DRECQ_ML_CONTIG=", tile.contiguous ? 1 : 0),
-                  absl::StrCat("-DRECQ_ML_EPILOGUE=", epilogue ? 1 : 0)});
+                  absl::StrCat("-DRECQ_ML_EPILOGUE=", epilogue.on ? 1 : 0),
+                  absl::StrCat("-DRECQ_ML_VEC=", vec ? 1 : 0), absl::StrCat("-DRECQ_ML_SK=", sk)});
   d.work_dim = 3;
-  d.global = {CeilDiv(s.n, tile.tn) * lx, CeilDiv(s.m, tile.tm) * ly, size_t(batch)};
+  d.global = {CeilDiv(s.n, tile.tn) * lx, CeilDiv(s.m, tile.tm) * ly, size_t(batch * sk)};
   d.local = {lx, ly, 1};
-  d.args = std::move(operands);
+  const DispatchArg part = sk > 1 ? ctx.Scratch() : DispatchArg::Null();
+  d.args = {a, b, sk > 1 ? DispatchArg::Null() : epilogue.c, sk > 1 ? DispatchArg::Null() : y,
+            part};
   AddInts(d, {s.m, s.n, s.k});
   d.flops = 2.0 * double(s.m) * double(s.n) * double(s.k) * double(batch);
   d.args.push_back(DispatchArg::Scalar(Pad8(s.batch, 1)));
   d.args.push_back(DispatchArg::Scalar(s.sa));
   d.args.push_back(DispatchArg::Scalar(s.sb));
-  return d;
+  d.args.push_back(DispatchArg::Scalar(epilogue.alpha));
+  d.args.push_back(DispatchArg::Scalar(epilogue.beta));
+  AddInts(d, {epilogue.c_sm, epilogue.c_sn});
+  AddActivation(d, epilogue.act);
+  const int64_t total = s.m * s.n * batch;
+  const double partial_bytes = double(sk) * double(total) * sizeof(float);
+  if (sk > 1) d.bytes += partial_bytes;
+  ctx.Emit(std::move(d));
+  if (sk == 1) return;
+  Dispatch r;
+  r.label = "matmul_local_reduce";
+  r.kernel = ctx.Kernel("matmul_local.cl", "matmul_local_reduce");
+  const size_t local = GpuGroup(ctx.device(), 256);
+  r.work_dim = 1;
+  r.global = {RoundUp(size_t(total), local), 1, 1};
+  r.local = {local, 1, 1};
+  r.args = {part, epilogue.c, y};
+  AddInts(r, {total, s.n, sk, epilogue.on ? 1 : 0});
+  r.args.push_back(DispatchArg::Scalar(epilogue.alpha));
+  r.args.push_back(DispatchArg::Scalar(epilogue.beta));
+  AddInts(r, {epilogue.c_sm, epilogue.c_sn});
+  AddActivation(r, epilogue.act);
+  r.bytes = partial_bytes + double(total) * sizeof(float);
+  ctx.Emit(std::move(r));
 }
 
 absl::Status LowerLocal(const LocalTile& tile, LoweringContext& ctx, const Node& node) {
-  Dispatch d = LocalDispatch(tile, ctx, tile.name, /*epilogue=*/false, ShapeOfMatMul(ctx, node),
-                             {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), DispatchArg::Null(),
-                              ctx.Arg(node.outputs[0])});
-  // The epilogue's arguments, unread without RECQ_ML_EPILOGUE.
-  d.args.push_back(DispatchArg::Scalar(1.0f));
-  d.args.push_back(DispatchArg::Scalar(0.0f));
-  AddInts(d, {0, 0});
-  AddActivation(d, Activation{});
-  ctx.Emit(std::move(d));
+  EmitLocal(tile, ctx, tile.name, ShapeOfMatMul(ctx, node), ctx.Arg(node.inputs[0]),
+            ctx.Arg(node.inputs[1]), ctx.Arg(node.outputs[0]), LocalEpilogue{});
   return absl::OkStatus();
 }
 
@@ -175,15 +228,17 @@ absl::Status LowerGemmLocal(const LocalTile& tile, LoweringContext& ctx, const N
   s.n = g.n;
   s.k = g.k;
   s.sa = s.sb = BroadcastStrides({}, {});
-  Dispatch d =
-      LocalDispatch(tile, ctx, absl::StrCat("gemm_local_", tile.tm, "x", tile.tn),
-                    /*epilogue=*/true, s,
-                    {ctx.Arg(node.inputs[0]), b, ctx.Arg(COf(node)), ctx.Arg(node.outputs[0])});
-  d.args.push_back(DispatchArg::Scalar(a.alpha));
-  d.args.push_back(DispatchArg::Scalar(a.beta));
-  AddInts(d, {g.c_sm, g.c_sn});
-  AddFusedActivation(ctx, d, node);
-  ctx.Emit(std::move(d));
+  LocalEpilogue e;
+  e.on = true;
+  e.c = ctx.Arg(COf(node));
+  e.alpha = a.alpha;
+  e.beta = a.beta;
+  e.c_sm = g.c_sm;
+  e.c_sn = g.c_sn;
+  e.act = node.fused;
+  ctx.MarkActivationApplied();
+  EmitLocal(tile, ctx, absl::StrCat("gemm_local_", tile.tm, "x", tile.tn), s,
+            ctx.Arg(node.inputs[0]), b, ctx.Arg(node.outputs[0]), e);
   return absl::OkStatus();
 }
 
@@ -214,6 +269,14 @@ std::vector<KernelVariant> GemmLocalGpuVariants() {
       return GemmLocalFits(tile, n, ctx);
     };
     v.lower = [&tile](LoweringContext& ctx, const Node& n) { return LowerGemmLocal(tile, ctx, n); };
+    v.scratch_bytes = [&tile](const Node& n, const LoweringContext& ctx) {
+      const GemmShape g = GemmShapeOf(ctx, n);
+      MatMulShape s;
+      s.m = g.m;
+      s.n = g.n;
+      s.k = g.k;
+      return SplitKScratch(tile, s, ctx.device());
+    };
     variants.push_back(std::move(v));
   }
   return variants;
@@ -228,6 +291,9 @@ std::vector<KernelVariant> MatMulLocalGpuVariants() {
     v.name = tile.name;
     v.fits = [&tile](const Node& n, const LoweringContext& ctx) { return LocalFits(tile, n, ctx); };
     v.lower = [&tile](LoweringContext& ctx, const Node& n) { return LowerLocal(tile, ctx, n); };
+    v.scratch_bytes = [&tile](const Node& n, const LoweringContext& ctx) {
+      return SplitKScratch(tile, ShapeOfMatMul(ctx, n), ctx.device());
+    };
     variants.push_back(std::move(v));
   }
   return variants;

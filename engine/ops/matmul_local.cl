@@ -7,9 +7,14 @@
 // A and B in elements (0 where broadcast), as for `matmul` (gemm.cl).
 // Epilogue (Gemm's): Y = act(alpha * A*B + beta * C[m * c_sm + n * c_sn]),
 // C optional (NULL); MatMul passes alpha 1 and no C.
-// Build options: -DRECQ_ML_TM, _TN, _TK, _RM, _RN, _CONTIG. The work-group
-// has (TN/RN) x (TM/RM) items; TK*TM and TK*TN are multiples of it.
-// Global size: (ceil(N/TN) * TN/RN, ceil(M/TM) * TM/RM, batch), local
+// Build options: -DRECQ_ML_TM, _TN, _TK, _RM, _RN, _CONTIG, _VEC, _SK. The
+// work-group has (TN/RN) x (TM/RM) items; TK*TM and TK*TN are multiples of
+// four times it. RECQ_ML_VEC (K and N multiples of 4): the tiles are read
+// from global memory as float4. RECQ_ML_SK > 1 splits K into SK slices of
+// whole TK steps, for products with too few tiles to fill the device: slice
+// s of batch b writes its partial sums to part[s][b][M][N] and
+// matmul_local_reduce adds them up and applies the epilogue; y is unused.
+// Global size: (ceil(N/TN) * TN/RN, ceil(M/TM) * TM/RM, batch * SK), local
 // (TN/RN, TM/RM, 1).
 #ifndef RECQ_ML_TM
 #define RECQ_ML_TM 64
@@ -35,6 +40,12 @@
 #ifndef RECQ_ML_CONTIG
 #define RECQ_ML_CONTIG 1
 #endif
+#ifndef RECQ_ML_VEC
+#define RECQ_ML_VEC 0
+#endif
+#ifndef RECQ_ML_SK
+#define RECQ_ML_SK 1
+#endif
 
 #define RECQ_ML_LX (RECQ_ML_TN / RECQ_ML_RN)
 #define RECQ_ML_LY (RECQ_ML_TM / RECQ_ML_RM)
@@ -42,9 +53,9 @@
 
 __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void matmul_local(
     __global const float* restrict a, __global const float* restrict b,
-    __global const float* restrict c, __global float* restrict y, int M, int N, int K,
-    int8 dims, int8 sa, int8 sb, float alpha, float beta, int c_sm, int c_sn, int act,
-    float act_a, float act_b) {
+    __global const float* restrict c, __global float* restrict y, __global float* restrict part,
+    int M, int N, int K, int8 dims, int8 sa, int8 sb, float alpha, float beta, int c_sm, int c_sn,
+    int act, float act_a, float act_b) {
   // A's tile is written along K by consecutive items: its rows are padded
   // by 4 so that they fall in different local-memory banks.
   __local float as[RECQ_ML_TK][RECQ_ML_TM + 4] __attribute__((aligned(16)));
@@ -54,7 +65,16 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
   const int tid = ty * RECQ_ML_LX + tx;
   const int n0 = get_group_id(0) * RECQ_ML_TN;
   const int m0 = get_group_id(1) * RECQ_ML_TM;
-  const int batch = get_group_id(2);
+  const int batch = get_group_id(2) / RECQ_ML_SK;
+#if RECQ_ML_SK > 1
+  const int slice = get_group_id(2) % RECQ_ML_SK;
+  const int chunk = ((K + RECQ_ML_SK - 1) / RECQ_ML_SK + RECQ_ML_TK - 1) / RECQ_ML_TK * RECQ_ML_TK;
+  const int k_begin = slice * chunk;
+  const int k_end = min(K, k_begin + chunk);
+#else
+  const int k_begin = 0;
+  const int k_end = K;
+#endif
   const __global float* ab = a + recq_broadcast_offset(batch, dims, sa);
   const __global float* bb = b + recq_broadcast_offset(batch, dims, sb);
 
@@ -65,21 +85,45 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
     for (int j = 0; j < RECQ_ML_RN; ++j) acc[i][j] = 0.0f;
   }
 
-  for (int k0 = 0; k0 < K; k0 += RECQ_ML_TK) {
+  for (int k0 = k_begin; k0 < k_end; k0 += RECQ_ML_TK) {
+#if RECQ_ML_VEC
+    // A's tile as float4 along K, transposed into as[k][m].
+    for (int e = tid; e < RECQ_ML_TK * RECQ_ML_TM / 4; e += RECQ_ML_ITEMS) {
+      const int m = e / (RECQ_ML_TK / 4);
+      const int kq = (e % (RECQ_ML_TK / 4)) * 4;
+      const int gm = m0 + m, gk = k0 + kq;
+      const float4 v =
+          gm < M && gk < k_end ? vload4(0, ab + (size_t)gm * K + gk) : (float4)(0.0f);
+      as[kq][m] = v.x;
+      as[kq + 1][m] = v.y;
+      as[kq + 2][m] = v.z;
+      as[kq + 3][m] = v.w;
+    }
+    // B's tile as float4 along N.
+    for (int e = tid; e < RECQ_ML_TK * RECQ_ML_TN / 4; e += RECQ_ML_ITEMS) {
+      const int kk = e / (RECQ_ML_TN / 4);
+      const int nq = (e % (RECQ_ML_TN / 4)) * 4;
+      const int gk = k0 + kk, gn = n0 + nq;
+      const float4 v =
+          gk < k_end && gn < N ? vload4(0, bb + (size_t)gk * N + gn) : (float4)(0.0f);
+      vstore4(v, 0, &bs[kk][nq]);
+    }
+#else
     // A's tile, read along K (consecutive items, consecutive k).
     for (int e = tid; e < RECQ_ML_TK * RECQ_ML_TM; e += RECQ_ML_ITEMS) {
       const int m = e / RECQ_ML_TK;
       const int kk = e % RECQ_ML_TK;
       const int gm = m0 + m, gk = k0 + kk;
-      as[kk][m] = gm < M && gk < K ? ab[(size_t)gm * K + gk] : 0.0f;
+      as[kk][m] = gm < M && gk < k_end ? ab[(size_t)gm * K + gk] : 0.0f;
     }
     // B's tile, read along N.
     for (int e = tid; e < RECQ_ML_TK * RECQ_ML_TN; e += RECQ_ML_ITEMS) {
       const int kk = e / RECQ_ML_TN;
       const int n = e % RECQ_ML_TN;
       const int gk = k0 + kk, gn = n0 + n;
-      bs[kk][n] = gk < K && gn < N ? bb[(size_t)gk * N + gn] : 0.0f;
+      bs[kk][n] = gk < k_end && gn < N ? bb[(size_t)gk * N + gn] : 0.0f;
     }
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
     for (int kk = 0; kk < RECQ_ML_TK; ++kk) {
@@ -106,7 +150,11 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 
+#if RECQ_ML_SK > 1
+  __global float* yb = part + ((size_t)slice * get_global_size(2) / RECQ_ML_SK + batch) * M * N;
+#else
   __global float* yb = y + (size_t)batch * M * N;
+#endif
 #pragma unroll
   for (int i = 0; i < RECQ_ML_RM; ++i) {
 #if RECQ_ML_CONTIG
@@ -123,7 +171,7 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
       const int n = n0 + tx + j * RECQ_ML_LX;
 #endif
       if (n >= N) continue;
-#if RECQ_ML_EPILOGUE
+#if RECQ_ML_EPILOGUE && RECQ_ML_SK == 1
       float v = alpha * acc[i][j];
       if (c) v += beta * c[m * c_sm + n * c_sn];
       yb[(size_t)m * N + n] = recq_activate(v, act, act_a, act_b);
@@ -132,4 +180,24 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
 #endif
     }
   }
+}
+
+// Finishes a split-K matmul_local: y[i] = the sum of the SK slices' partial
+// sums (part [SK][total]), with Gemm's epilogue when `epilogue` is set: y =
+// act(alpha * sum + beta * C[m * c_sm + n * c_sn]) (C optional), over
+// `total` = batch * M * N elements of rows of N.
+__kernel void matmul_local_reduce(__global const float* restrict part,
+                                  __global const float* restrict c, __global float* restrict y,
+                                  int total, int N, int SK, int epilogue, float alpha, float beta,
+                                  int c_sm, int c_sn, int act, float act_a, float act_b) {
+  const int i = get_global_id(0);
+  if (i >= total) return;
+  float v = 0.0f;
+  for (int s = 0; s < SK; ++s) v += part[(size_t)s * total + i];
+  if (epilogue) {
+    v *= alpha;
+    if (c) v += beta * c[(i / N) * c_sm + (i % N) * c_sn];
+    v = recq_activate(v, act, act_a, act_b);
+  }
+  y[i] = v;
 }

@@ -84,7 +84,10 @@ INSTANTIATE_TEST_SUITE_P(
                           GemmShape{"3x17x11", 3, 17, 11}, GemmShape{"1x256x10", 1, 256, 10},
                           // The GPU family's local-memory tiles
                           // (gemm_local_32x32, gemm_local_64x64).
-                          GemmShape{"20x40x18", 20, 40, 18}, GemmShape{"50x33x60", 50, 33, 60}),
+                          GemmShape{"20x40x18", 20, 40, 18}, GemmShape{"50x33x60", 50, 33, 60},
+                          // ... with K split (the epilogue in
+                          // matmul_local_reduce), float4 loads or not.
+                          GemmShape{"24x30x260", 24, 30, 260}, GemmShape{"28x32x256", 28, 32, 256}),
         ::testing::Values(
             GemmVariant{"nn_biasN", false, false, 1.0f, 1.0f, Bias::kN, true},
             GemmVariant{"tn_biasN", true, false, 1.0f, 1.0f, Bias::kN, false},

@@ -58,5 +58,19 @@ INSTANTIATE_TEST_SUITE_P(
                                          Case{"exact_tiles", {64, 32}, {32, 64}})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
+// K split over work-groups (few tiles for PoCL's compute units: the partial
+// sums go to scratch and matmul_local_reduce adds them), with K and N
+// multiples of 4 (float4 tile loads) or not, ragged last slices, batches;
+// and the 128x64 tile, which needs 96 rows.
+INSTANTIATE_TEST_SUITE_P(
+    SplitK, MatMulVariantTest,
+    ::testing::Combine(::testing::Values("matmul_local_128x64", "matmul_local_64x64",
+                                         "matmul_local_32x32"),
+                       ::testing::Values(Case{"vector_loads", {1, 100, 256}, {256, 52}},
+                                         Case{"ragged_slices", {100, 300}, {300, 52}},
+                                         Case{"scalar_loads_batched", {2, 97, 258}, {2, 258, 50}},
+                                         Case{"exact_tiles", {128, 64}, {64, 64}})),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
+
 }  // namespace
 }  // namespace recq::optest
