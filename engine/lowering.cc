@@ -248,6 +248,16 @@ class Lowerer final : public LoweringContext {
     }
   }
 
+  // IsLastDimBias: `b` is [N] or [1, ..., 1, N] for an output `y` of rank at
+  // least b's whose last dimension is N.
+  static bool IsLastDimBias(const Shape& b, const Shape& y) {
+    if (b.empty() || y.empty() || b.size() > y.size() || b.back() != y.back()) return false;
+    for (size_t i = 0; i + 1 < b.size(); ++i) {
+      if (b[i] != 1) return false;
+    }
+    return true;
+  }
+
   // PairResidualAdds finds each node without a fused activation whose kernel
   // variant absorbs a residual Add and whose only use is such an Add of
   // equal shapes right after it (MobileNet V2's projection + residual): the
@@ -275,14 +285,14 @@ class Lowerer final : public LoweringContext {
       if (uses[v] != 1 || pin_[Find(v)].kind != Storage::Kind::kNone) continue;
       if (add.inputs.size() != 2 || (add.inputs[0] == v) == (add.inputs[1] == v)) continue;
       const auto& shape = graph_.value(v).desc.shape;
-      if (graph_.value(add.inputs[0]).desc.shape != shape ||
-          graph_.value(add.inputs[1]).desc.shape != shape ||
-          graph_.value(add.outputs[0]).desc.shape != shape) {
-        continue;
-      }
+      const Shape& other =
+          graph_.value(add.inputs[0] == v ? add.inputs[1] : add.inputs[0]).desc.shape;
+      if (graph_.value(add.outputs[0]).desc.shape != shape) continue;
+      const bool bias = other != shape;
+      if (bias && !IsLastDimBias(other, shape)) continue;
       // Only now ask for the variant: fit tests may read shapes, never storage.
       RECQ_ASSIGN_OR_RETURN(const KernelVariant* variant, VariantOf(static_cast<int>(n)));
-      if (!variant->absorbs_residual_add) continue;
+      if (!variant->absorbs_residual_add || (bias && !variant->absorbs_bias_add)) continue;
       residual_add_of_[n] = static_cast<int>(n + 1);
       fused_into_previous_[n + 1] = true;
       fused_away_[v] = true;

@@ -130,7 +130,7 @@ bool LocalFits(const LocalTile& tile, const Node& node, const LoweringContext& c
 // The epilogue matmul_local (one slice of K) or matmul_local_reduce (split
 // K) applies: Gemm's alpha, beta * C and activation; MatMul's none.
 struct LocalEpilogue {
-  bool on = false;
+  int mode = 0;  // RECQ_ML_EPILOGUE
   DispatchArg c = DispatchArg::Null();
   float alpha = 1.0f, beta = 0.0f;
   int64_t c_sm = 0, c_sn = 0;
@@ -153,7 +153,7 @@ void EmitLocal(const LocalTile& tile, LoweringContext& ctx, std::string label, c
                   absl::StrCat("-DRECQ_ML_TK=", kLocalTk), absl::StrCat("-DRECQ_ML_RM=", tile.rm),
                   absl::StrCat("-DRECQ_ML_RN=", tile.rn),
                   absl::StrCat("-DRECQ_ML_CONTIG=", tile.contiguous ? 1 : 0),
-                  absl::StrCat("-DRECQ_ML_EPILOGUE=", epilogue.on ? 1 : 0),
+                  absl::StrCat("-DRECQ_ML_EPILOGUE=", epilogue.mode),
                   absl::StrCat("-DRECQ_ML_VEC=", vec ? 1 : 0), absl::StrCat("-DRECQ_ML_SK=", sk)});
   d.work_dim = 3;
   d.global = {CeilDiv(s.n, tile.tn) * lx, CeilDiv(s.m, tile.tm) * ly, size_t(batch * sk)};
@@ -183,7 +183,7 @@ void EmitLocal(const LocalTile& tile, LoweringContext& ctx, std::string label, c
   r.global = {RoundUp(size_t(total), local), 1, 1};
   r.local = {local, 1, 1};
   r.args = {part, epilogue.c, y};
-  AddInts(r, {total, s.n, sk, epilogue.on ? 1 : 0});
+  AddInts(r, {total, s.n, sk, epilogue.mode != 0 ? 1 : 0});
   r.args.push_back(DispatchArg::Scalar(epilogue.alpha));
   r.args.push_back(DispatchArg::Scalar(epilogue.beta));
   AddInts(r, {epilogue.c_sm, epilogue.c_sn});
@@ -192,9 +192,26 @@ void EmitLocal(const LocalTile& tile, LoweringContext& ctx, std::string label, c
   ctx.Emit(std::move(r));
 }
 
+// MatMul, with the Add after it absorbed (a Linear layer's bias [N] or a
+// residual of the output's shape) and that Add's activation.
 absl::Status LowerLocal(const LocalTile& tile, LoweringContext& ctx, const Node& node) {
-  EmitLocal(tile, ctx, tile.name, ShapeOfMatMul(ctx, node), ctx.Arg(node.inputs[0]),
-            ctx.Arg(node.inputs[1]), ctx.Arg(node.outputs[0]), LocalEpilogue{});
+  const MatMulShape s = ShapeOfMatMul(ctx, node);
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  LocalEpilogue e;
+  if (residual != kNoValue || act.kind != ActivationKind::kNone) {
+    e.mode = act.kind != ActivationKind::kNone ? 1 : 2;
+    e.c = ctx.Arg(residual);
+    e.beta = 1.0f;
+    if (residual != kNoValue) {
+      const bool full = ShapeOf(ctx, residual) == ShapeOf(ctx, node.outputs[0]);
+      e.c_sm = full ? s.n : 0;
+      e.c_sn = 1;
+    }
+    e.act = act;
+    ctx.MarkActivationApplied();
+  }
+  EmitLocal(tile, ctx, tile.name, s, ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(y),
+            e);
   return absl::OkStatus();
 }
 
@@ -229,7 +246,7 @@ absl::Status LowerGemmLocal(const LocalTile& tile, LoweringContext& ctx, const N
   s.k = g.k;
   s.sa = s.sb = BroadcastStrides({}, {});
   LocalEpilogue e;
-  e.on = true;
+  e.mode = 1;
   e.c = ctx.Arg(COf(node));
   e.alpha = a.alpha;
   e.beta = a.beta;
@@ -291,6 +308,8 @@ std::vector<KernelVariant> MatMulLocalGpuVariants() {
     v.name = tile.name;
     v.fits = [&tile](const Node& n, const LoweringContext& ctx) { return LocalFits(tile, n, ctx); };
     v.lower = [&tile](LoweringContext& ctx, const Node& n) { return LowerLocal(tile, ctx, n); };
+    v.absorbs_residual_add = true;
+    v.absorbs_bias_add = true;
     v.scratch_bytes = [&tile](const Node& n, const LoweringContext& ctx) {
       return SplitKScratch(tile, ShapeOfMatMul(ctx, n), ctx.device());
     };

@@ -6,7 +6,8 @@
 // `dims` is the batch shape padded to rank 8, `sa`/`sb` the batch strides of
 // A and B in elements (0 where broadcast), as for `matmul` (gemm.cl).
 // Epilogue (Gemm's): Y = act(alpha * A*B + beta * C[m * c_sm + n * c_sn]),
-// C optional (NULL); MatMul passes alpha 1 and no C.
+// C optional (NULL), C offset by batch * M * c_sm for each batch; MatMul
+// passes alpha 1 and, with a bias or residual Add absorbed, that operand.
 // Build options: -DRECQ_ML_TM, _TN, _TK, _RM, _RN, _CONTIG, _VEC, _SK. The
 // work-group has (TN/RN) x (TM/RM) items; TK*TM and TK*TN are multiples of
 // four times it. RECQ_ML_VEC (K and N multiples of 4): the tiles are read
@@ -31,8 +32,9 @@
 #ifndef RECQ_ML_RN
 #define RECQ_ML_RN 4
 #endif
-// 1: Gemm's epilogue (alpha, beta * C, the activation); 0: MatMul's plain
-// store (the epilogue's per-element code halved MatMul's throughput on the
+// 1: Gemm's epilogue (alpha, beta * C, the activation); 2: Y = A*B + C (a
+// Linear layer's bias or a residual: alpha 1, beta 1, no activation); 0:
+// MatMul's plain store (the epilogue's per-element code halved MatMul's throughput on the
 // H100 even when it did nothing).
 #ifndef RECQ_ML_EPILOGUE
 #define RECQ_ML_EPILOGUE 0
@@ -154,6 +156,8 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
   __global float* yb = part + ((size_t)slice * get_global_size(2) / RECQ_ML_SK + batch) * M * N;
 #else
   __global float* yb = y + (size_t)batch * M * N;
+  // C of this batch: a full-shape residual moves with it, a bias does not.
+  const __global float* cb = c + (size_t)batch * M * c_sm;
 #endif
 #pragma unroll
   for (int i = 0; i < RECQ_ML_RM; ++i) {
@@ -171,10 +175,12 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
       const int n = n0 + tx + j * RECQ_ML_LX;
 #endif
       if (n >= N) continue;
-#if RECQ_ML_EPILOGUE && RECQ_ML_SK == 1
+#if RECQ_ML_EPILOGUE == 1 && RECQ_ML_SK == 1
       float v = alpha * acc[i][j];
-      if (c) v += beta * c[m * c_sm + n * c_sn];
+      if (c) v += beta * cb[m * c_sm + n * c_sn];
       yb[(size_t)m * N + n] = recq_activate(v, act, act_a, act_b);
+#elif RECQ_ML_EPILOGUE == 2 && RECQ_ML_SK == 1
+      yb[(size_t)m * N + n] = acc[i][j] + cb[m * c_sm + n * c_sn];
 #else
       yb[(size_t)m * N + n] = acc[i][j];
 #endif

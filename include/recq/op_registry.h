@@ -215,6 +215,10 @@ struct KernelVariant {
   // none). It is planned with the intermediates, alive during the node
   // only, and read through LoweringContext::Scratch. Reads shapes only.
   std::function<size_t(const Node& node, const LoweringContext& ctx)> scratch_bytes = nullptr;
+  // With absorbs_residual_add: the Add's other operand may also be a bias
+  // broadcast along the last dimension ([N], or [1, ..., 1, N]; a Linear
+  // layer's MatMul + Add), which OutputOf returns as the residual.
+  bool absorbs_bias_add = false;
 };
 
 // KernelChoice: a variant (an index into the op's variants) and its

@@ -72,5 +72,63 @@ INSTANTIATE_TEST_SUITE_P(
                                          Case{"exact_tiles", {128, 64}, {64, 64}})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
+// A Linear layer's MatMul + Add absorbed by the local tiles: a bias [N] or
+// [1, 1, N], or a residual of the output's shape, with the Add's ReLU or
+// without, K split or not (the epilogue in matmul_local or in
+// matmul_local_reduce).
+struct AddCase {
+  std::string name;
+  std::vector<int64_t> a, w, addend;
+  bool relu;
+};
+
+class MatMulAddTest : public ::testing::TestWithParam<std::tuple<std::string, AddCase>> {};
+
+TEST_P(MatMulAddTest, MatchesReference) {
+  const auto& [variant, c] = GetParam();
+  OpGraphBuilder b;
+  TensorRef x = b.Input("a", c.a);
+  TensorRef mm = b.graph().AddNode(OpType::kMatMul, {x, b.Constant("w", c.w)});
+  const bool residual = c.addend.size() == c.a.size();
+  TensorRef addend = residual ? b.Input("r", c.addend) : b.Constant("bias", c.addend);
+  TensorRef y = b.graph().AddNode(OpType::kAdd, {mm, addend});
+  if (c.relu) y = b.graph().AddNode(OpType::kRelu, {y});
+  absl::StatusOr<OpGraph> op = std::move(b).Build(y);
+  ASSERT_TRUE(op.ok()) << op.status();
+  // The GPU family's dispatches: the tile (and its reduction), no Add.
+  {
+    const absl::StatusOr<Context>& context = SharedContext();
+    ASSERT_TRUE(context.ok()) << context.status();
+    EngineOptions engine_options;
+    engine_options.kernel_target = EngineOptions::KernelTarget::kGpu;
+    engine_options.tuning = EngineOptions::Tuning::kOff;
+    auto forced = std::make_shared<int>(0);
+    engine_options.choose_variant = ForceVariant(OpType::kMatMul, variant, forced);
+    absl::StatusOr<Engine> engine = Engine::Compile(*context, op->graph, engine_options);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    for (const std::string& label : engine->DispatchLabels()) {
+      EXPECT_NE(label.find("matmul_local"), std::string::npos) << c.name << ": " << label;
+    }
+  }
+  CheckOptions options;
+  auto forced = std::make_shared<int>(0);
+  options.choose_variant = ForceVariant(OpType::kMatMul, variant, forced);
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(op), options);
+  EXPECT_GT(*forced, 0) << variant << " does not fit " << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    LocalVariants, MatMulAddTest,
+    ::testing::Combine(
+        ::testing::Values("matmul_local_128x64", "matmul_local_64x64", "matmul_local_32x32"),
+        ::testing::Values(
+            AddCase{"bias_split_k", {1, 100, 256}, {256, 52}, {52}, false},
+            AddCase{"bias3d_relu", {1, 100, 256}, {256, 52}, {1, 1, 52}, true},
+            AddCase{"bias_one_slice", {1, 100, 24}, {24, 52}, {52}, false},
+            AddCase{"bias_relu_one_slice", {1, 100, 24}, {24, 52}, {52}, true},
+            AddCase{"residual_split_k", {1, 100, 256}, {256, 52}, {1, 100, 52}, false},
+            AddCase{"residual_one_slice", {1, 100, 24}, {24, 52}, {1, 100, 52}, false})),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
+
 }  // namespace
 }  // namespace recq::optest
