@@ -3,6 +3,7 @@
 // result.
 #include <cmath>
 
+#include "engine/ops/layout_attrs.h"
 #include "engine/passes.h"
 #include "engine/patterns/pattern_table.h"
 #include "gtest/gtest.h"
@@ -209,6 +210,62 @@ TEST(PatternsTest, GeluLookAlikesAreLeftAlone) {
   EXPECT_EQ(Count(after, OpType("Gelu")), 0);
   EXPECT_EQ(Count(after, OpType("Erf")), 1);
   ExpectMatchesUnfused(g, {2, 7, 19}, 26);
+}
+
+// torch.roll as exported: Concat(x[s:], x[:s]) along the rolled axis, on
+// axes 1 (shift 2, positive bounds) and 2 (shift -2 written with negative
+// starts and an INT64_MAX end), or a look-alike (`variant`): 1 a slice of
+// another tensor, 2 a step of 2 on the first slice, 3 the first slice on
+// another axis (all of it), 4 the first slice also a graph output.
+Graph Roll(int variant) {
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {1, 6, 5, 3});
+  auto slice = [&](TensorRef from, int64_t axis, int64_t start, int64_t end, int64_t step = 1) {
+    internal::SliceAttrs a;
+    a.starts = {start};
+    a.ends = {end};
+    a.axes = {axis};
+    a.steps = {step};
+    return b.AddNode(OpType("Slice"), {from}, a);
+  };
+  TensorRef first = variant == 1   ? slice(b.Input("x2", {1, 6, 5, 3}), 1, 4, 6)
+                    : variant == 2 ? slice(x, 1, 4, 6, 2)
+                    : variant == 3 ? slice(x, 2, 0, 5)
+                                   : slice(x, 1, 4, 6);
+  TensorRef r1 = b.AddNode(OpType::kConcat, {first, slice(x, 1, 0, 4)}, ConcatAttrs{1});
+  TensorRef r2 = b.AddNode(OpType::kConcat, {slice(r1, -2, -2, INT64_MAX), slice(r1, 2, 0, -2)},
+                           ConcatAttrs{2});
+  b.Output(r2, "y");
+  if (variant == 4) b.Output(first, "first");
+  return *std::move(b).Build();
+}
+
+TEST(PatternsTest, RollBecomesOneGatherPerAxis) {
+  Graph g = Roll(0);
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, internal::RunPatternPasses(g));
+  EXPECT_EQ(Count(fused, OpType::kConcat), 0);
+  EXPECT_EQ(Count(fused, OpType("Slice")), 0);
+  EXPECT_EQ(Count(fused, OpType("Gather")), 2);
+  for (auto target : {EngineOptions::KernelTarget::kCpu, EngineOptions::KernelTarget::kGpu}) {
+    EngineOptions options;
+    options.kernel_target = target;
+    RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g, options));
+    EXPECT_EQ(engine.stats().dispatches, 2u);
+  }
+  // The values: y[c, w] = x[(c + 4) % 6, (w + 3) % 5] against the unfused
+  // graph's reference.
+  ExpectMatchesUnfused(g, {1, 6, 5, 3}, 31);
+}
+
+TEST(PatternsTest, RollLookAlikesAreLeftAlone) {
+  for (int variant = 1; variant <= 4; ++variant) {
+    SCOPED_TRACE(::testing::Message() << "variant " << variant);
+    Graph g = Roll(variant);
+    RECQ_ASSERT_OK_AND_ASSIGN(Graph after, internal::RunPatternPasses(g));
+    // The first axis keeps its Concat; the second still becomes a Gather.
+    EXPECT_EQ(Count(after, OpType::kConcat), 1);
+    EXPECT_EQ(Count(after, OpType("Gather")), 1);
+  }
 }
 
 }  // namespace
