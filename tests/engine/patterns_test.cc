@@ -268,5 +268,40 @@ TEST(PatternsTest, RollLookAlikesAreLeftAlone) {
   }
 }
 
+// x[:, 1:5] then [:, :, 1:7:2] (`same_axis`: then [:, 1:3] again, which
+// stays two Slices; `shared`: the first slice is also a graph output).
+Graph TwoSlices(bool same_axis, bool shared) {
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {1, 6, 8, 5});
+  auto slice = [&](TensorRef from, int64_t axis, int64_t start, int64_t end, int64_t step) {
+    internal::SliceAttrs a;
+    a.starts = {start};
+    a.ends = {end};
+    a.axes = {axis};
+    a.steps = {step};
+    return b.AddNode(OpType("Slice"), {from}, a);
+  };
+  TensorRef first = slice(x, 1, 1, 5, 1);
+  TensorRef second = same_axis ? slice(first, 1, 1, 3, 1) : slice(first, -2, 1, 7, 2);
+  b.Output(second, "y");
+  if (shared) b.Output(first, "first");
+  return *std::move(b).Build();
+}
+
+TEST(PatternsTest, SlicesOnDifferentAxesMerge) {
+  Graph g = TwoSlices(false, false);
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, internal::RunPatternPasses(g));
+  EXPECT_EQ(Count(fused, OpType("Slice")), 1);
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
+  EXPECT_EQ(engine.stats().dispatches, 1u);
+  ExpectMatchesUnfused(g, {1, 6, 8, 5}, 32);
+  for (bool same_axis : {false, true}) {
+    Graph look_alike = TwoSlices(same_axis, !same_axis);
+    RECQ_ASSERT_OK_AND_ASSIGN(Graph after, internal::RunPatternPasses(look_alike));
+    EXPECT_EQ(Count(after, OpType("Slice")), 2) << (same_axis ? "same axis" : "shared");
+  }
+  ExpectMatchesUnfused(TwoSlices(true, false), {1, 6, 8, 5}, 33);
+}
+
 }  // namespace
 }  // namespace recq
