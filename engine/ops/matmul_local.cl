@@ -41,8 +41,8 @@
 #define RECQ_ML_ITEMS (RECQ_ML_LX * RECQ_ML_LY)
 
 __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void matmul_local(
-    __global const float* restrict a, __global const float* restrict b,
-    __global const float* restrict c, __global float* restrict y, int M, int N, int K,
+    __global const RECQ_T* restrict a, __global const RECQ_T* restrict b,
+    __global const RECQ_T* restrict c, __global RECQ_T* restrict y, int M, int N, int K,
     int8 dims, int8 sa, int8 sb, float alpha, float beta, int c_sm, int c_sn, int act,
     float act_a, float act_b) {
   // A's tile is written along K by consecutive items: its rows are padded
@@ -55,8 +55,8 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
   const int n0 = get_group_id(0) * RECQ_ML_TN;
   const int m0 = get_group_id(1) * RECQ_ML_TM;
   const int batch = get_group_id(2);
-  const __global float* ab = a + recq_broadcast_offset(batch, dims, sa);
-  const __global float* bb = b + recq_broadcast_offset(batch, dims, sb);
+  const __global RECQ_T* ab = a + recq_broadcast_offset(batch, dims, sa);
+  const __global RECQ_T* bb = b + recq_broadcast_offset(batch, dims, sb);
 
   float acc[RECQ_ML_RM][RECQ_ML_RN];
 #pragma unroll
@@ -71,14 +71,14 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
       const int m = e / RECQ_ML_TK;
       const int kk = e % RECQ_ML_TK;
       const int gm = m0 + m, gk = k0 + kk;
-      as[kk][m] = gm < M && gk < K ? ab[(size_t)gm * K + gk] : 0.0f;
+      as[kk][m] = gm < M && gk < K ? RECQ_LOAD(ab, (size_t)gm * K + gk) : 0.0f;
     }
     // B's tile, read along N.
     for (int e = tid; e < RECQ_ML_TK * RECQ_ML_TN; e += RECQ_ML_ITEMS) {
       const int kk = e / RECQ_ML_TN;
       const int n = e % RECQ_ML_TN;
       const int gk = k0 + kk, gn = n0 + n;
-      bs[kk][n] = gk < K && gn < N ? bb[(size_t)gk * N + gn] : 0.0f;
+      bs[kk][n] = gk < K && gn < N ? RECQ_LOAD(bb, (size_t)gk * N + gn) : 0.0f;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
@@ -106,7 +106,7 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 
-  __global float* yb = y + (size_t)batch * M * N;
+  __global RECQ_T* yb = y + (size_t)batch * M * N;
 #pragma unroll
   for (int i = 0; i < RECQ_ML_RM; ++i) {
 #if RECQ_ML_CONTIG
@@ -125,10 +125,10 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
       if (n >= N) continue;
 #if RECQ_ML_EPILOGUE
       float v = alpha * acc[i][j];
-      if (c) v += beta * c[m * c_sm + n * c_sn];
-      yb[(size_t)m * N + n] = recq_activate(v, act, act_a, act_b);
+      if (c) v += beta * RECQ_LOAD(c, m * c_sm + n * c_sn);
+      RECQ_STORE(yb, (size_t)m * N + n, recq_activate(v, act, act_a, act_b));
 #else
-      yb[(size_t)m * N + n] = acc[i][j];
+      RECQ_STORE(yb, (size_t)m * N + n, acc[i][j]);
 #endif
     }
   }
