@@ -16,17 +16,17 @@
 #endif
 
 // 16 floats from p[q..q+15]; lanes at or past n read as zero.
-inline float16 dw_load16(const __global float* p, int q, int n) {
-  if (q + 16 <= n) return vload16(0, p + q);
+inline float16 dw_load16(const __global RECQ_T* p, int q, int n) {
+  if (q + 16 <= n) return RECQ_LOAD16(p + q, 0);
   float t[16];
-  for (int i = 0; i < 16; ++i) t[i] = q + i < n ? p[q + i] : 0.0f;
+  for (int i = 0; i < 16; ++i) t[i] = q + i < n ? RECQ_LOAD(p, q + i) : 0.0f;
   return vload16(0, t);
 }
 
-inline float8 dw_load8(const __global float* p, int q, int n) {
-  if (q + 8 <= n) return vload8(0, p + q);
+inline float8 dw_load8(const __global RECQ_T* p, int q, int n) {
+  if (q + 8 <= n) return RECQ_LOAD8(p + q, 0);
   float t[8];
-  for (int i = 0; i < 8; ++i) t[i] = q + i < n ? p[q + i] : 0.0f;
+  for (int i = 0; i < 8; ++i) t[i] = q + i < n ? RECQ_LOAD(p, q + i) : 0.0f;
   return vload8(0, t);
 }
 
@@ -43,17 +43,17 @@ inline float8 dw_load8(const __global float* p, int q, int n) {
 // The three taps of one kernel row for VW consecutive outputs whose centre
 // tap of lane 0 is input column q (left pad 1): t0 = columns q-1+S*i,
 // t1 = q+S*i, t2 = q+1+S*i; columns outside [0, n) read as zero.
-inline void c3_taps(const __global float* row, int q, int W, floatV* o0, floatV* o1, floatV* o2) {
-  const float l = q > 0 ? row[q - 1] : 0.0f;
+inline void c3_taps(const __global RECQ_T* row, int q, int W, floatV* o0, floatV* o1, floatV* o2) {
+  const float l = q > 0 ? RECQ_LOAD(row, q - 1) : 0.0f;
 #if RECQ_C3_STRIDE == 1 && RECQ_C3_VW == 8
   const float8 m = dw_load8(row, q, W);
-  const float r = q + 8 < W ? row[q + 8] : 0.0f;
+  const float r = q + 8 < W ? RECQ_LOAD(row, q + 8) : 0.0f;
   *o0 = (float8)(l, m.s0123, m.s456);
   *o1 = m;
   *o2 = (float8)(m.s123, m.s4567, r);
 #elif RECQ_C3_STRIDE == 1 && RECQ_C3_VW == 16
   const float16 m = dw_load16(row, q, W);
-  const float r = q + 16 < W ? row[q + 16] : 0.0f;
+  const float r = q + 16 < W ? RECQ_LOAD(row, q + 16) : 0.0f;
   *o0 = (float16)(l, m.s0123, m.s456789ab, m.scde);
   *o1 = m;
   *o2 = (float16)(m.s123, m.s456789ab, m.scdef, r);
@@ -74,8 +74,8 @@ inline void c3_taps(const __global float* row, int q, int W, floatV* o0, floatV*
 }
 
 // Global size: (ceil(OW/VW), OH, N*C), rounded up to the local size.
-__kernel void conv2d_depthwise3x3(__global const float* restrict x, __global const float* restrict w,
-                                  __global const float* restrict bias, __global float* restrict y,
+__kernel void conv2d_depthwise3x3(__global const RECQ_T* restrict x, __global const RECQ_T* restrict w,
+                                  __global const RECQ_T* restrict bias, __global RECQ_T* restrict y,
                                   int N, int C, int H, int W, int OH, int OW, int PT, int act,
                                   float act_a, float act_b) {
   int ow0 = get_global_id(0) * RECQ_C3_VW;
@@ -84,36 +84,36 @@ __kernel void conv2d_depthwise3x3(__global const float* restrict x, __global con
   if (ow0 >= OW || oh >= OH || nc >= N * C) return;
   if (OW >= RECQ_C3_VW) ow0 = min(ow0, OW - RECQ_C3_VW);
   const int c = nc % C;
-  const __global float* xc = x + (size_t)nc * H * W;
-  const __global float* wc = w + c * 9;
-  floatV acc = (floatV)(bias ? bias[c] : 0.0f);
+  const __global RECQ_T* xc = x + (size_t)nc * H * W;
+  const __global RECQ_T* wc = w + c * 9;
+  floatV acc = (floatV)(bias ? RECQ_LOAD(bias, c) : 0.0f);
   const int q = ow0 * RECQ_C3_STRIDE;  // input column of the centre tap of lane 0
   for (int kh = 0; kh < 3; ++kh) {
     const int ih = oh * RECQ_C3_STRIDE - PT + kh;
     if (ih < 0 || ih >= H) continue;
-    const __global float* row = xc + (size_t)ih * W;
+    const __global RECQ_T* row = xc + (size_t)ih * W;
     floatV t0, t1, t2;
     c3_taps(row, q, W, &t0, &t1, &t2);
-    acc = fma((floatV)(wc[kh * 3 + 0]), t0, acc);
-    acc = fma((floatV)(wc[kh * 3 + 1]), t1, acc);
-    acc = fma((floatV)(wc[kh * 3 + 2]), t2, acc);
+    acc = fma((floatV)(RECQ_LOAD(wc, kh * 3 + 0)), t0, acc);
+    acc = fma((floatV)(RECQ_LOAD(wc, kh * 3 + 1)), t1, acc);
+    acc = fma((floatV)(RECQ_LOAD(wc, kh * 3 + 2)), t2, acc);
   }
   const floatV v = activateV(acc, act, act_a, act_b);
-  __global float* yp = y + ((size_t)nc * OH + oh) * OW + ow0;
+  __global RECQ_T* yp = y + ((size_t)nc * OH + oh) * OW + ow0;
   if (OW >= RECQ_C3_VW) {
     vstoreV(v, 0, yp);
   } else {
     float t[RECQ_C3_VW];
     vstoreV(v, 0, t);
-    for (int i = 0; i < OW; ++i) yp[i] = t[i];
+    for (int i = 0; i < OW; ++i) RECQ_STORE(yp, i, t[i]);
   }
 }
 
 // Y[n][oc][oh][ow] for 8 output channels; `wp` holds the weights packed by
 // the lowering as [ceil(OC/8)][C][3][3][8], zero past OC.
 // Global size: (ceil(OW/VW), OH, N*ceil(OC/8)), rounded up to the local size.
-__kernel void conv2d_dense3x3(__global const float* restrict x, __global const float* restrict wp,
-                              __global const float* restrict bias, __global float* restrict y,
+__kernel void conv2d_dense3x3(__global const RECQ_T* restrict x, __global const RECQ_T* restrict wp,
+                              __global const RECQ_T* restrict bias, __global RECQ_T* restrict y,
                               int N, int C, int H, int W, int OC, int OH, int OW, int PT,
                               int act, float act_a, float act_b) {
   int ow0 = get_global_id(0) * RECQ_C3_VW;
@@ -129,16 +129,16 @@ __kernel void conv2d_dense3x3(__global const float* restrict x, __global const f
   for (int j = 0; j < 8; ++j) acc[j] = (floatV)(0.0f);
   const int q = ow0 * RECQ_C3_STRIDE;
   for (int c = 0; c < C; ++c) {
-    const __global float* xc = x + ((size_t)n * C + c) * H * W;
-    const __global float* wc = wp + ((size_t)ocb * C + c) * 72;
+    const __global RECQ_T* xc = x + ((size_t)n * C + c) * H * W;
+    const __global RECQ_T* wc = wp + ((size_t)ocb * C + c) * 72;
     for (int kh = 0; kh < 3; ++kh) {
       const int ih = oh * RECQ_C3_STRIDE - PT + kh;
       if (ih < 0 || ih >= H) continue;
       floatV t0, t1, t2;
       c3_taps(xc + (size_t)ih * W, q, W, &t0, &t1, &t2);
-      const float8 w0 = vload8(0, wc + kh * 24);
-      const float8 w1 = vload8(0, wc + kh * 24 + 8);
-      const float8 w2 = vload8(0, wc + kh * 24 + 16);
+      const float8 w0 = RECQ_LOAD8(wc + kh * 24, 0);
+      const float8 w1 = RECQ_LOAD8(wc + kh * 24 + 8, 0);
+      const float8 w2 = RECQ_LOAD8(wc + kh * 24 + 16, 0);
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         acc[j] = fma((floatV)(w0[j]), t0, acc[j]);
@@ -150,14 +150,14 @@ __kernel void conv2d_dense3x3(__global const float* restrict x, __global const f
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
     if (oc0 + j >= OC) break;
-    const floatV v = activateV(acc[j] + (bias ? bias[oc0 + j] : 0.0f), act, act_a, act_b);
-    __global float* yp = y + (((size_t)n * OC + oc0 + j) * OH + oh) * OW + ow0;
+    const floatV v = activateV(acc[j] + (bias ? RECQ_LOAD(bias, oc0 + j) : 0.0f), act, act_a, act_b);
+    __global RECQ_T* yp = y + (((size_t)n * OC + oc0 + j) * OH + oh) * OW + ow0;
     if (OW >= RECQ_C3_VW) {
       vstoreV(v, 0, yp);
     } else {
       float t[RECQ_C3_VW];
       vstoreV(v, 0, t);
-      for (int i = 0; i < OW; ++i) yp[i] = t[i];
+      for (int i = 0; i < OW; ++i) RECQ_STORE(yp, i, t[i]);
     }
   }
 }

@@ -73,20 +73,20 @@
 // `wcol` and `wmask`: the window's columns clamped into the row, and an
 // all-ones mask where the column lies inside it (zero where it is padding),
 // computed once per tile so the edge path has no branches.
-__attribute__((always_inline)) inline void ct_taps(const __global float* row, int q, bool inside,
+__attribute__((always_inline)) inline void ct_taps(const __global RECQ_T* row, int q, bool inside,
                                                    const int* wcol, const int* wmask,
                                                    floatV* taps) {
 #ifdef CT_DIRECT_SPAN
   if (inside) {
 #pragma unroll
     for (int kw = 0; kw < KW; ++kw) {
-      const __global float* p = row + q + kw * DW;
+      const __global RECQ_T* p = row + q + kw * DW;
 #if SW == 1
       taps[kw] = vloadV(0, p);
 #elif VW == 16
-      taps[kw] = (float16)(vload16(0, p).even, vload16(0, p + 16).even);
+      taps[kw] = (float16)(RECQ_LOAD16(p, 0).even, RECQ_LOAD16(p + 16, 0).even);
 #else
-      taps[kw] = vload16(0, p).even;
+      taps[kw] = RECQ_LOAD16(p, 0).even;
 #endif
     }
     return;
@@ -95,7 +95,7 @@ __attribute__((always_inline)) inline void ct_taps(const __global float* row, in
   float win[CT_WIN];
 #pragma unroll
   for (int i = 0; i < CT_WIN; ++i) {
-    win[i] = as_float(as_int(row[wcol[i]]) & wmask[i]);
+    win[i] = as_float(as_int(RECQ_LOAD(row, wcol[i])) & wmask[i]);
   }
 #pragma unroll
   for (int kw = 0; kw < KW; ++kw) {
@@ -110,9 +110,9 @@ __attribute__((always_inline)) inline void ct_taps(const __global float* row, in
   }
 }
 
-__kernel void conv2d_tiled(__global const float* restrict x, __global const float* restrict wp,
-                           __global const float* restrict bias, __global const float* restrict r,
-                           __global float* restrict y, int N, int C, int H, int W, int OC, int OH,
+__kernel void conv2d_tiled(__global const RECQ_T* restrict x, __global const RECQ_T* restrict wp,
+                           __global const RECQ_T* restrict bias, __global const RECQ_T* restrict r,
+                           __global RECQ_T* restrict y, int N, int C, int H, int W, int OC, int OH,
                            int OW, int KH, int SH, int DH, int PT, int PL, int groups, int act,
                            float act_a, float act_b) {
   const int cpg = C / groups;
@@ -133,8 +133,8 @@ __kernel void conv2d_tiled(__global const float* restrict x, __global const floa
 #else
   const bool inside = false;
 #endif
-  const __global float* xg = x + ((size_t)n * C + (size_t)g * cpg) * H * W;
-  const __global float* wg = wp + ((size_t)g * blocks + b) * cpg * KH * KW * OCB;
+  const __global RECQ_T* xg = x + ((size_t)n * C + (size_t)g * cpg) * H * W;
+  const __global RECQ_T* wg = wp + ((size_t)g * blocks + b) * cpg * KH * KW * OCB;
   int wcol[CT_WIN], wmask[CT_WIN];
 #pragma unroll
   for (int i = 0; i < CT_WIN; ++i) {
@@ -148,9 +148,9 @@ __kernel void conv2d_tiled(__global const float* restrict x, __global const floa
     for (int j = 0; j < OCB; ++j) acc[rr][j] = (floatV)(0.0f);
   }
   for (int c = 0; c < cpg; ++c) {
-    const __global float* xc = xg + (size_t)c * H * W;
+    const __global RECQ_T* xc = xg + (size_t)c * H * W;
     for (int kh = 0; kh < KH; ++kh) {
-      const __global float* wk = wg + ((size_t)c * KH + kh) * (KW * OCB);
+      const __global RECQ_T* wk = wg + ((size_t)c * KH + kh) * (KW * OCB);
 #pragma unroll
       for (int rr = 0; rr < RB; ++rr) {
         const int ih = (oh0 + rr) * SH - PT + kh * DH;
@@ -161,7 +161,7 @@ __kernel void conv2d_tiled(__global const float* restrict x, __global const floa
         for (int kw = 0; kw < KW; ++kw) {
 #pragma unroll
           for (int j = 0; j < OCB; ++j) {
-            acc[rr][j] = fma((floatV)(wk[kw * OCB + j]), taps[kw], acc[rr][j]);
+            acc[rr][j] = fma((floatV)(RECQ_LOAD(wk, kw * OCB + j)), taps[kw], acc[rr][j]);
           }
         }
       }
@@ -177,7 +177,7 @@ __kernel void conv2d_tiled(__global const float* restrict x, __global const floa
       const int oc = b * OCB + j;
       if (oc >= ocpg) break;
       const int o = g * ocpg + oc;
-      floatV s = acc[rr][j] + (bias ? bias[o] : 0.0f);
+      floatV s = acc[rr][j] + (bias ? RECQ_LOAD(bias, o) : 0.0f);
       const size_t at = (((size_t)n * OC + o) * OH + oh) * OW + ow0;
       if (r) {
         if (full) {
@@ -185,7 +185,7 @@ __kernel void conv2d_tiled(__global const float* restrict x, __global const floa
         } else {
           float t[VW];
 #pragma unroll
-          for (int i = 0; i < VW; ++i) t[i] = i < OW ? r[at + i] : 0.0f;
+          for (int i = 0; i < VW; ++i) t[i] = i < OW ? RECQ_LOAD(r, at + i) : 0.0f;
           s += vloadV(0, t);
         }
       }
@@ -195,7 +195,7 @@ __kernel void conv2d_tiled(__global const float* restrict x, __global const floa
       } else {
         float t[VW];
         vstoreV(v, 0, t);
-        for (int i = 0; i < OW; ++i) y[at + i] = t[i];
+        for (int i = 0; i < OW; ++i) RECQ_STORE(y, at + i, t[i]);
       }
     }
   }

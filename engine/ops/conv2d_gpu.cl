@@ -24,10 +24,10 @@
 #define RECQ_PW_LX 64
 #endif
 
-__kernel void conv2d_pointwise_gpu(__global const float* restrict x,
-                                   __global const float* restrict wp,
-                                   __global const float* restrict bias,
-                                   __global const float* restrict r, __global float* restrict y,
+__kernel void conv2d_pointwise_gpu(__global const RECQ_T* restrict x,
+                                   __global const RECQ_T* restrict wp,
+                                   __global const RECQ_T* restrict bias,
+                                   __global const RECQ_T* restrict r, __global RECQ_T* restrict y,
                                    int N, int C, int HW, int OC, int act, float act_a,
                                    float act_b) {
   const int gid = get_global_id(0);
@@ -53,13 +53,13 @@ __kernel void conv2d_pointwise_gpu(__global const float* restrict x,
 #pragma unroll
   for (int j = 0; j < RECQ_PW_OCB; ++j) acc[j] = 0.0f;
   if (live) {
-    const __global float* xp = x + (size_t)n * C * HW + p;
-    const __global float* w = wp + (size_t)ocb * C * RECQ_PW_OCB;
+    const __global RECQ_T* xp = x + (size_t)n * C * HW + p;
+    const __global RECQ_T* w = wp + (size_t)ocb * C * RECQ_PW_OCB;
 #pragma unroll 4
     for (int c = c0; c < c1; ++c) {
-      const float xv = xp[(size_t)c * HW];
+      const float xv = RECQ_LOAD(xp, (size_t)c * HW);
 #pragma unroll
-      for (int j = 0; j < RECQ_PW_OCB; ++j) acc[j] = fma(w[c * RECQ_PW_OCB + j], xv, acc[j]);
+      for (int j = 0; j < RECQ_PW_OCB; ++j) acc[j] = fma(RECQ_LOAD(w, c * RECQ_PW_OCB + j), xv, acc[j]);
     }
   }
 #if RECQ_PW_KS > 1
@@ -90,9 +90,9 @@ __kernel void conv2d_pointwise_gpu(__global const float* restrict x,
     const int oc = ocb * RECQ_PW_OCB + j;
     if (oc >= OC) break;
     const size_t at = ((size_t)n * OC + oc) * HW + p;
-    float v = acc[j] + (bias ? bias[oc] : 0.0f);
-    if (r) v += r[at];
-    y[at] = recq_activate(v, act, act_a, act_b);
+    float v = acc[j] + (bias ? RECQ_LOAD(bias, oc) : 0.0f);
+    if (r) v += RECQ_LOAD(r, at);
+    RECQ_STORE(y, at, recq_activate(v, act, act_a, act_b));
   }
 }
 
@@ -107,9 +107,9 @@ __kernel void conv2d_pointwise_gpu(__global const float* restrict x,
 #define RECQ_DW_KW 3
 #endif
 
-__kernel void conv2d_depthwise_gpu(__global const float* restrict x,
-                                   __global const float* restrict w,
-                                   __global const float* restrict bias, __global float* restrict y,
+__kernel void conv2d_depthwise_gpu(__global const RECQ_T* restrict x,
+                                   __global const RECQ_T* restrict w,
+                                   __global const RECQ_T* restrict bias, __global RECQ_T* restrict y,
                                    int N, int C, int H, int W, int OH, int OW, int SH, int SW,
                                    int PT, int PL, int DH, int DW, int act, float act_a,
                                    float act_b) {
@@ -120,11 +120,11 @@ __kernel void conv2d_depthwise_gpu(__global const float* restrict x,
   const int oh = t % OH;
   const int nc = t / OH;
   const int c = nc % C;
-  const __global float* xc = x + (size_t)nc * H * W;
-  const __global float* wc = w + c * (RECQ_DW_KH * RECQ_DW_KW);
+  const __global RECQ_T* xc = x + (size_t)nc * H * W;
+  const __global RECQ_T* wc = w + c * (RECQ_DW_KH * RECQ_DW_KW);
   const int ih0 = oh * SH - PT;
   const int iw0 = ow * SW - PL;
-  float acc = bias ? bias[c] : 0.0f;
+  float acc = bias ? RECQ_LOAD(bias, c) : 0.0f;
 #pragma unroll
   for (int kh = 0; kh < RECQ_DW_KH; ++kh) {
     const int ih = ih0 + kh * DH;
@@ -133,10 +133,10 @@ __kernel void conv2d_depthwise_gpu(__global const float* restrict x,
     for (int kw = 0; kw < RECQ_DW_KW; ++kw) {
       const int iw = iw0 + kw * DW;
       if (iw < 0 || iw >= W) continue;
-      acc = fma(xc[ih * W + iw], wc[kh * RECQ_DW_KW + kw], acc);
+      acc = fma(RECQ_LOAD(xc, ih * W + iw), RECQ_LOAD(wc, kh * RECQ_DW_KW + kw), acc);
     }
   }
-  y[gid] = recq_activate(acc, act, act_a, act_b);
+  RECQ_STORE(y, gid, recq_activate(acc, act, act_a, act_b));
 }
 
 // Direct NCHW convolution with groups, dilation, padding, optional bias and a
@@ -155,8 +155,8 @@ __kernel void conv2d_depthwise_gpu(__global const float* restrict x,
 #define RECQ_DG_OCB 1
 #endif
 
-__kernel void conv2d_direct_gpu(__global const float* restrict x, __global const float* restrict w,
-                                __global const float* restrict bias, __global float* restrict y,
+__kernel void conv2d_direct_gpu(__global const RECQ_T* restrict x, __global const RECQ_T* restrict w,
+                                __global const RECQ_T* restrict bias, __global RECQ_T* restrict y,
                                 int N, int C, int H, int W, int OC, int OH, int OW, int SH,
                                 int SW, int PT, int PL, int DH, int DW, int groups, int act,
                                 float act_a, float act_b) {
@@ -173,12 +173,12 @@ __kernel void conv2d_direct_gpu(__global const float* restrict x, __global const
   const int g = oc / (OC / groups);
   float acc[RECQ_DG_OCB];
 #pragma unroll
-  for (int j = 0; j < RECQ_DG_OCB; ++j) acc[j] = bias ? bias[oc + j] : 0.0f;
+  for (int j = 0; j < RECQ_DG_OCB; ++j) acc[j] = bias ? RECQ_LOAD(bias, oc + j) : 0.0f;
   const int ih0 = oh * SH - PT;
   const int iw0 = ow * SW - PL;
   for (int ic = 0; ic < cpg; ++ic) {
-    const __global float* xc = x + ((size_t)(n * C + g * cpg + ic)) * H * W;
-    const __global float* wc = w + ((size_t)(oc * cpg + ic)) * (RECQ_DG_KH * RECQ_DG_KW);
+    const __global RECQ_T* xc = x + ((size_t)(n * C + g * cpg + ic)) * H * W;
+    const __global RECQ_T* wc = w + ((size_t)(oc * cpg + ic)) * (RECQ_DG_KH * RECQ_DG_KW);
     const size_t wstride = (size_t)cpg * (RECQ_DG_KH * RECQ_DG_KW);  // next output channel
 #pragma unroll
     for (int kh = 0; kh < RECQ_DG_KH; ++kh) {
@@ -188,17 +188,17 @@ __kernel void conv2d_direct_gpu(__global const float* restrict x, __global const
       for (int kw = 0; kw < RECQ_DG_KW; ++kw) {
         const int iw = iw0 + kw * DW;
         if (iw < 0 || iw >= W) continue;
-        const float xv = xc[ih * W + iw];
+        const float xv = RECQ_LOAD(xc, ih * W + iw);
 #pragma unroll
         for (int j = 0; j < RECQ_DG_OCB; ++j) {
-          acc[j] = fma(xv, wc[j * wstride + kh * RECQ_DG_KW + kw], acc[j]);
+          acc[j] = fma(xv, RECQ_LOAD(wc, j * wstride + kh * RECQ_DG_KW + kw), acc[j]);
         }
       }
     }
   }
-  __global float* yp = y + (((size_t)n * OC + oc) * OH + oh) * OW + ow;
+  __global RECQ_T* yp = y + (((size_t)n * OC + oc) * OH + oh) * OW + ow;
 #pragma unroll
   for (int j = 0; j < RECQ_DG_OCB; ++j) {
-    yp[(size_t)j * OH * OW] = recq_activate(acc[j], act, act_a, act_b);
+    RECQ_STORE(yp, (size_t)j * OH * OW, recq_activate(acc[j], act, act_a, act_b));
   }
 }

@@ -59,9 +59,9 @@
 #define RECQ_IG_KHW (RECQ_IG_KH * RECQ_IG_KW)
 
 __kernel __attribute__((reqd_work_group_size(RECQ_IG_LX, RECQ_IG_LY, 1))) void conv2d_igemm_gpu(
-    __global const float* restrict x, __global const float* restrict wt,
-    __global const float* restrict bias, __global const float* restrict r,
-    __global float* restrict y, __global float* restrict part, int N, int C, int H, int W,
+    __global const RECQ_T* restrict x, __global const RECQ_T* restrict wt,
+    __global const RECQ_T* restrict bias, __global const RECQ_T* restrict r,
+    __global RECQ_T* restrict y, __global float* restrict part, int N, int C, int H, int W,
     int OC, int OH, int OW, int SH, int SW, int PT, int PL, int DH, int DW, int groups, int act,
     float act_a, float act_b) {
   __local float as[RECQ_IG_TK][RECQ_IG_TM] __attribute__((aligned(16)));
@@ -97,7 +97,7 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_LX, RECQ_IG_LY, 1))) void c
   const int bcol = n0 + bj;
   const bool bvalid = bcol < np;
   int ih0 = 0, iw0 = 0;
-  const __global float* xg = x;
+  const __global RECQ_T* xg = x;
   if (bvalid) {
     const int bn = bcol / ohw;
     const int bp = bcol - bn * ohw;
@@ -106,7 +106,7 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_LX, RECQ_IG_LY, 1))) void c
     iw0 = (bp - oh * OW) * SW - PL;
     xg = x + ((size_t)bn * C + (size_t)g * cpg) * H * W;
   }
-  const __global float* wg = wt + (size_t)g * kg * ocgp + m0;
+  const __global RECQ_T* wg = wt + (size_t)g * kg * ocgp + m0;
 
   float acc[RECQ_IG_RM][RECQ_IG_RN];
 #pragma unroll
@@ -119,7 +119,7 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_LX, RECQ_IG_LY, 1))) void c
     for (int e = tid; e < RECQ_IG_TK * RECQ_IG_TM; e += RECQ_IG_ITEMS) {
       const int kk = e / RECQ_IG_TM;
       const int m = e % RECQ_IG_TM;
-      as[kk][m] = k0 + kk < kend ? wg[(size_t)(k0 + kk) * ocgp + m] : 0.0f;
+      as[kk][m] = k0 + kk < kend ? RECQ_LOAD(wg, (size_t)(k0 + kk) * ocgp + m) : 0.0f;
     }
     for (int kk = bk0; kk < RECQ_IG_TK; kk += RECQ_IG_ITEMS / RECQ_IG_TN) {
       const int k = k0 + kk;
@@ -130,7 +130,7 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_LX, RECQ_IG_LY, 1))) void c
         const int kh = t / RECQ_IG_KW;
         const int ih = ih0 + kh * DH;
         const int iw = iw0 + (t - kh * RECQ_IG_KW) * DW;
-        if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = xg[((size_t)c * H + ih) * W + iw];
+        if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = RECQ_LOAD(xg, ((size_t)c * H + ih) * W + iw);
       }
       bs[kk][bj] = v;
     }
@@ -183,9 +183,9 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_LX, RECQ_IG_LY, 1))) void c
 #if RECQ_IG_SK > 1
       part[(size_t)get_group_id(2) * N * OC * ohw + at] = acc[i][j];
 #else
-      float v = acc[i][j] + (bias ? bias[oc] : 0.0f);
-      if (r) v += r[at];
-      y[at] = recq_activate(v, act, act_a, act_b);
+      float v = acc[i][j] + (bias ? RECQ_LOAD(bias, oc) : 0.0f);
+      if (r) v += RECQ_LOAD(r, at);
+      RECQ_STORE(y, at, recq_activate(v, act, act_a, act_b));
 #endif
     }
   }
@@ -194,15 +194,15 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_LX, RECQ_IG_LY, 1))) void c
 // Finishes a split-K conv2d_igemm_gpu: Y = act(sum of the SK partial sums +
 // bias (+ R)). Global size: Y's elements rounded up to the local size.
 __kernel void conv2d_igemm_reduce(__global const float* restrict part,
-                                  __global const float* restrict bias,
-                                  __global const float* restrict r, __global float* restrict y,
+                                  __global const RECQ_T* restrict bias,
+                                  __global const RECQ_T* restrict r, __global RECQ_T* restrict y,
                                   int total, int OC, int OHW, int SK, int act, float act_a,
                                   float act_b) {
   const int i = get_global_id(0);
   if (i >= total) return;
   float v = 0.0f;
   for (int s = 0; s < SK; ++s) v += part[(size_t)s * total + i];
-  if (bias) v += bias[(i / OHW) % OC];
-  if (r) v += r[i];
-  y[i] = recq_activate(v, act, act_a, act_b);
+  if (bias) v += RECQ_LOAD(bias, (i / OHW) % OC);
+  if (r) v += RECQ_LOAD(r, i);
+  RECQ_STORE(y, i, recq_activate(v, act, act_a, act_b));
 }

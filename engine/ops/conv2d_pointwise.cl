@@ -27,9 +27,9 @@
 #define vloadB PW_CAT(vload, RECQ_PW_OCB)
 #define activateV PW_CAT(recq_activate, RECQ_PW_VW)
 
-__kernel void conv2d_pointwise(__global const float* restrict x, __global const float* restrict wp,
-                               __global const float* restrict bias,
-                               __global const float* restrict r, __global float* restrict y, int N,
+__kernel void conv2d_pointwise(__global const RECQ_T* restrict x, __global const RECQ_T* restrict wp,
+                               __global const RECQ_T* restrict bias,
+                               __global const RECQ_T* restrict r, __global RECQ_T* restrict y, int N,
                                int C, int HW, int OC, int act, float act_a, float act_b) {
   const int ocb = get_global_id(1);
   const int n = get_global_id(2);
@@ -40,8 +40,8 @@ __kernel void conv2d_pointwise(__global const float* restrict x, __global const 
   // pixels of its neighbour (same values) and stays a full vector.
   const bool full = HW >= RECQ_PW_VW;
   if (full) p0 = min(p0, HW - RECQ_PW_VW);
-  const __global float* xp = x + (size_t)n * C * HW + p0;
-  const __global float* w = wp + (size_t)ocb * C * RECQ_PW_OCB;
+  const __global RECQ_T* xp = x + (size_t)n * C * HW + p0;
+  const __global RECQ_T* w = wp + (size_t)ocb * C * RECQ_PW_OCB;
   floatV acc[RECQ_PW_OCB];
 #pragma unroll
   for (int j = 0; j < RECQ_PW_OCB; ++j) acc[j] = (floatV)(0.0f);
@@ -58,7 +58,7 @@ __kernel void conv2d_pointwise(__global const float* restrict x, __global const 
     for (int c = 0; c < C; ++c) {
       float t[RECQ_PW_VW];
 #pragma unroll
-      for (int i = 0; i < RECQ_PW_VW; ++i) t[i] = xp[(size_t)c * HW + min(i, HW - 1)];
+      for (int i = 0; i < RECQ_PW_VW; ++i) t[i] = RECQ_LOAD(xp, (size_t)c * HW + min(i, HW - 1));
       const floatV xv = vloadV(0, t);
       const floatB wv = vloadB(0, w + c * RECQ_PW_OCB);
 #pragma unroll
@@ -66,20 +66,20 @@ __kernel void conv2d_pointwise(__global const float* restrict x, __global const 
     }
   }
   const size_t at = ((size_t)n * OC + oc0) * HW + p0;
-  __global float* yp = y + at;
+  __global RECQ_T* yp = y + at;
 #pragma unroll
   for (int j = 0; j < RECQ_PW_OCB; ++j) {
     if (oc0 + j >= OC) break;
-    const float b = bias ? bias[oc0 + j] : 0.0f;
+    const float b = bias ? RECQ_LOAD(bias, oc0 + j) : 0.0f;
     floatV s = acc[j] + b;
     if (r) {
-      const __global float* rp = r + at + (size_t)j * HW;
+      const __global RECQ_T* rp = r + at + (size_t)j * HW;
       if (full) {
         s += vloadV(0, rp);
       } else {
         float t[RECQ_PW_VW];
 #pragma unroll
-        for (int i = 0; i < RECQ_PW_VW; ++i) t[i] = rp[min(i, HW - 1)];
+        for (int i = 0; i < RECQ_PW_VW; ++i) t[i] = RECQ_LOAD(rp, min(i, HW - 1));
         s += vloadV(0, t);
       }
     }
@@ -89,7 +89,7 @@ __kernel void conv2d_pointwise(__global const float* restrict x, __global const 
     } else {
       float t[RECQ_PW_VW];
       vstoreV(v, 0, t);
-      for (int i = 0; i < HW; ++i) yp[(size_t)j * HW + i] = t[i];
+      for (int i = 0; i < HW; ++i) RECQ_STORE(yp, (size_t)j * HW + i, t[i]);
     }
   }
 }

@@ -54,8 +54,8 @@
 #define RECQ_ML_ITEMS (RECQ_ML_LX * RECQ_ML_LY)
 
 __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void matmul_local(
-    __global const float* restrict a, __global const float* restrict b,
-    __global const float* restrict c, __global float* restrict y, __global float* restrict part,
+    __global const RECQ_T* restrict a, __global const RECQ_T* restrict b,
+    __global const RECQ_T* restrict c, __global RECQ_T* restrict y, __global float* restrict part,
     int M, int N, int K, int8 dims, int8 sa, int8 sb, float alpha, float beta, int c_sm, int c_sn,
     int act, float act_a, float act_b) {
   // A's tile is written along K by consecutive items: its rows are padded
@@ -77,8 +77,8 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
   const int k_begin = 0;
   const int k_end = K;
 #endif
-  const __global float* ab = a + recq_broadcast_offset(batch, dims, sa);
-  const __global float* bb = b + recq_broadcast_offset(batch, dims, sb);
+  const __global RECQ_T* ab = a + recq_broadcast_offset(batch, dims, sa);
+  const __global RECQ_T* bb = b + recq_broadcast_offset(batch, dims, sb);
 
   float acc[RECQ_ML_RM][RECQ_ML_RN];
 #pragma unroll
@@ -95,7 +95,7 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
       const int kq = (e % (RECQ_ML_TK / 4)) * 4;
       const int gm = m0 + m, gk = k0 + kq;
       const float4 v =
-          gm < M && gk < k_end ? vload4(0, ab + (size_t)gm * K + gk) : (float4)(0.0f);
+          gm < M && gk < k_end ? RECQ_LOAD4(ab + (size_t)gm * K + gk, 0) : (float4)(0.0f);
       as[kq][m] = v.x;
       as[kq + 1][m] = v.y;
       as[kq + 2][m] = v.z;
@@ -107,7 +107,7 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
       const int nq = (e % (RECQ_ML_TN / 4)) * 4;
       const int gk = k0 + kk, gn = n0 + nq;
       const float4 v =
-          gk < k_end && gn < N ? vload4(0, bb + (size_t)gk * N + gn) : (float4)(0.0f);
+          gk < k_end && gn < N ? RECQ_LOAD4(bb + (size_t)gk * N + gn, 0) : (float4)(0.0f);
       vstore4(v, 0, &bs[kk][nq]);
     }
 #else
@@ -116,14 +116,14 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
       const int m = e / RECQ_ML_TK;
       const int kk = e % RECQ_ML_TK;
       const int gm = m0 + m, gk = k0 + kk;
-      as[kk][m] = gm < M && gk < k_end ? ab[(size_t)gm * K + gk] : 0.0f;
+      as[kk][m] = gm < M && gk < k_end ? RECQ_LOAD(ab, (size_t)gm * K + gk) : 0.0f;
     }
     // B's tile, read along N.
     for (int e = tid; e < RECQ_ML_TK * RECQ_ML_TN; e += RECQ_ML_ITEMS) {
       const int kk = e / RECQ_ML_TN;
       const int n = e % RECQ_ML_TN;
       const int gk = k0 + kk, gn = n0 + n;
-      bs[kk][n] = gk < k_end && gn < N ? bb[(size_t)gk * N + gn] : 0.0f;
+      bs[kk][n] = gk < k_end && gn < N ? RECQ_LOAD(bb, (size_t)gk * N + gn) : 0.0f;
     }
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -153,11 +153,12 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
   }
 
 #if RECQ_ML_SK > 1
-  __global float* yb = part + ((size_t)slice * get_global_size(2) / RECQ_ML_SK + batch) * M * N;
+  // The slice's partial sums, in float whatever the storage.
+  __global float* pb = part + ((size_t)slice * get_global_size(2) / RECQ_ML_SK + batch) * M * N;
 #else
-  __global float* yb = y + (size_t)batch * M * N;
+  __global RECQ_T* yb = y + (size_t)batch * M * N;
   // C of this batch: a full-shape residual moves with it, a bias does not.
-  const __global float* cb = c + (size_t)batch * M * c_sm;
+  const __global RECQ_T* cb = c + (size_t)batch * M * c_sm;
 #endif
 #pragma unroll
   for (int i = 0; i < RECQ_ML_RM; ++i) {
@@ -177,12 +178,14 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
       if (n >= N) continue;
 #if RECQ_ML_EPILOGUE == 1 && RECQ_ML_SK == 1
       float v = alpha * acc[i][j];
-      if (c) v += beta * cb[m * c_sm + n * c_sn];
-      yb[(size_t)m * N + n] = recq_activate(v, act, act_a, act_b);
+      if (c) v += beta * RECQ_LOAD(cb, m * c_sm + n * c_sn);
+      RECQ_STORE(yb, (size_t)m * N + n, recq_activate(v, act, act_a, act_b));
 #elif RECQ_ML_EPILOGUE == 2 && RECQ_ML_SK == 1
-      yb[(size_t)m * N + n] = acc[i][j] + cb[m * c_sm + n * c_sn];
+      RECQ_STORE(yb, (size_t)m * N + n, acc[i][j] + RECQ_LOAD(cb, m * c_sm + n * c_sn));
+#elif RECQ_ML_SK > 1
+      pb[(size_t)m * N + n] = acc[i][j];
 #else
-      yb[(size_t)m * N + n] = acc[i][j];
+      RECQ_STORE(yb, (size_t)m * N + n, acc[i][j]);
 #endif
     }
   }
@@ -193,7 +196,7 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
 // act(alpha * sum + beta * C[m * c_sm + n * c_sn]) (C optional), over
 // `total` = batch * M * N elements of rows of N.
 __kernel void matmul_local_reduce(__global const float* restrict part,
-                                  __global const float* restrict c, __global float* restrict y,
+                                  __global const RECQ_T* restrict c, __global RECQ_T* restrict y,
                                   int total, int N, int SK, int epilogue, float alpha, float beta,
                                   int c_sm, int c_sn, int act, float act_a, float act_b) {
   const int i = get_global_id(0);
@@ -202,8 +205,8 @@ __kernel void matmul_local_reduce(__global const float* restrict part,
   for (int s = 0; s < SK; ++s) v += part[(size_t)s * total + i];
   if (epilogue) {
     v *= alpha;
-    if (c) v += beta * c[(i / N) * c_sm + (i % N) * c_sn];
+    if (c) v += beta * RECQ_LOAD(c, (i / N) * c_sm + (i % N) * c_sn);
     v = recq_activate(v, act, act_a, act_b);
   }
-  y[i] = v;
+  RECQ_STORE(y, i, v);
 }

@@ -7,30 +7,30 @@
 // (LayerNorm: j; InstanceNorm: the channel; GroupNorm: the channel, or the
 // group for opset 18's per-group parameters). bias may be absent (has_bias 0).
 
-inline float recq_norm_affine(float n, __global const float* scale, __global const float* bias,
+inline float recq_norm_affine(float n, __global const RECQ_T* scale, __global const RECQ_T* bias,
                               int has_bias, int r, int j, int pm_mod, int pm_a, int pm_div) {
   const int p = (r % pm_mod) * pm_a + j / pm_div;
-  return has_bias ? n * scale[p] + bias[p] : n * scale[p];
+  return has_bias ? n * RECQ_LOAD(scale, p) + RECQ_LOAD(bias, p) : n * RECQ_LOAD(scale, p);
 }
 
 // One work-item per row. Global size: (rows).
-__kernel void norm_plain(__global const float* restrict x, __global const float* restrict scale,
-                         __global const float* restrict bias, __global float* restrict y, int D,
+__kernel void norm_plain(__global const RECQ_T* restrict x, __global const RECQ_T* restrict scale,
+                         __global const RECQ_T* restrict bias, __global RECQ_T* restrict y, int D,
                          int has_bias, int pm_mod, int pm_a, int pm_div, float epsilon) {
   const int r = get_global_id(0);
-  __global const float* p = x + (size_t)r * D;
+  __global const RECQ_T* p = x + (size_t)r * D;
   float sum = 0.0f;
-  for (int j = 0; j < D; ++j) sum += p[j];
+  for (int j = 0; j < D; ++j) sum += RECQ_LOAD(p, j);
   const float mean = sum / (float)D;
   float sq = 0.0f;
   for (int j = 0; j < D; ++j) {
-    const float d = p[j] - mean;
+    const float d = RECQ_LOAD(p, j) - mean;
     sq += d * d;
   }
   const float inv = rsqrt(sq / (float)D + epsilon);
-  __global float* q = y + (size_t)r * D;
+  __global RECQ_T* q = y + (size_t)r * D;
   for (int j = 0; j < D; ++j) {
-    q[j] = recq_norm_affine((p[j] - mean) * inv, scale, bias, has_bias, r, j, pm_mod, pm_a, pm_div);
+    RECQ_STORE(q, j, recq_norm_affine((RECQ_LOAD(p, j) - mean) * inv, scale, bias, has_bias, r, j, pm_mod, pm_a, pm_div));
   }
 }
 
@@ -53,24 +53,24 @@ inline float recq_norm_group_sum(__local float* red, int lid, float v) {
 // One work-group of RECQ_NORM_LOCAL (a power of two) work-items per row, the
 // sums reduced in local memory. Global size: (rows * RECQ_NORM_LOCAL); local
 // (RECQ_NORM_LOCAL).
-__kernel void norm_rows(__global const float* restrict x, __global const float* restrict scale,
-                        __global const float* restrict bias, __global float* restrict y, int D,
+__kernel void norm_rows(__global const RECQ_T* restrict x, __global const RECQ_T* restrict scale,
+                        __global const RECQ_T* restrict bias, __global RECQ_T* restrict y, int D,
                         int has_bias, int pm_mod, int pm_a, int pm_div, float epsilon) {
   __local float red[RECQ_NORM_LOCAL];
   const int lid = get_local_id(0);
   const int r = get_group_id(0);
-  __global const float* p = x + (size_t)r * D;
+  __global const RECQ_T* p = x + (size_t)r * D;
   float sum = 0.0f;
-  for (int j = lid; j < D; j += RECQ_NORM_LOCAL) sum += p[j];
+  for (int j = lid; j < D; j += RECQ_NORM_LOCAL) sum += RECQ_LOAD(p, j);
   const float mean = recq_norm_group_sum(red, lid, sum) / (float)D;
   float sq = 0.0f;
   for (int j = lid; j < D; j += RECQ_NORM_LOCAL) {
-    const float d = p[j] - mean;
+    const float d = RECQ_LOAD(p, j) - mean;
     sq += d * d;
   }
   const float inv = rsqrt(recq_norm_group_sum(red, lid, sq) / (float)D + epsilon);
-  __global float* q = y + (size_t)r * D;
+  __global RECQ_T* q = y + (size_t)r * D;
   for (int j = lid; j < D; j += RECQ_NORM_LOCAL) {
-    q[j] = recq_norm_affine((p[j] - mean) * inv, scale, bias, has_bias, r, j, pm_mod, pm_a, pm_div);
+    RECQ_STORE(q, j, recq_norm_affine((RECQ_LOAD(p, j) - mean) * inv, scale, bias, has_bias, r, j, pm_mod, pm_a, pm_div));
   }
 }

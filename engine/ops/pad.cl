@@ -8,7 +8,7 @@
 
 // y[i] = x at i's coordinates minus `begin` (rank 8, leading 1s), mapped
 // back into x by `mode` where they fall outside, or `value` (constant mode).
-__kernel void pad(__global const float* restrict x, __global float* restrict y, int8 out_dims,
+__kernel void pad(__global const RECQ_T* restrict x, __global RECQ_T* restrict y, int8 out_dims,
                   int8 in_dims, int8 begin, int mode, float value) {
   const int gid = get_global_id(0);
   int od[8], id[8], pb[8];
@@ -24,7 +24,7 @@ __kernel void pad(__global const float* restrict x, __global float* restrict y, 
     const int n = id[d];
     if (c < 0 || c >= n) {
       if (mode == PAD_CONSTANT) {
-        y[gid] = value;
+        RECQ_STORE(y, gid, value);
         return;
       } else if (mode == PAD_EDGE) {
         c = clamp(c, 0, n - 1);
@@ -43,5 +43,5 @@ __kernel void pad(__global const float* restrict x, __global float* restrict y, 
     offset += c * stride;
     stride *= n;
   }
-  y[gid] = x[offset];
+  RECQ_STORE(y, gid, RECQ_LOAD(x, offset));
 }

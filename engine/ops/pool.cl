@@ -2,14 +2,14 @@
 // Padding never contributes to a max; for averages it counts only when
 // count_include_pad is set (ONNX semantics, the window clipped to the padded
 // extent).
-__kernel void max_pool(__global const float* restrict x, __global float* restrict y, int H, int W,
+__kernel void max_pool(__global const RECQ_T* restrict x, __global RECQ_T* restrict y, int H, int W,
                        int OH, int OW, int KH, int KW, int SH, int SW, int PT, int PL, int DH,
                        int DW, int act, float act_a, float act_b) {
   const int ow = get_global_id(0);
   const int oh = get_global_id(1);
   const int nc = get_global_id(2);
   if (ow >= OW || oh >= OH) return;
-  const __global float* xc = x + (size_t)nc * H * W;
+  const __global RECQ_T* xc = x + (size_t)nc * H * W;
   float m = -INFINITY;
   for (int kh = 0; kh < KH; ++kh) {
     const int ih = oh * SH - PT + kh * DH;
@@ -17,13 +17,13 @@ __kernel void max_pool(__global const float* restrict x, __global float* restric
     for (int kw = 0; kw < KW; ++kw) {
       const int iw = ow * SW - PL + kw * DW;
       if (iw < 0 || iw >= W) continue;
-      m = fmax(m, xc[ih * W + iw]);
+      m = fmax(m, RECQ_LOAD(xc, ih * W + iw));
     }
   }
-  y[((size_t)nc * OH + oh) * OW + ow] = recq_activate(m, act, act_a, act_b);
+  RECQ_STORE(y, ((size_t)nc * OH + oh) * OW + ow, recq_activate(m, act, act_a, act_b));
 }
 
-__kernel void avg_pool(__global const float* restrict x, __global float* restrict y, int H, int W,
+__kernel void avg_pool(__global const RECQ_T* restrict x, __global RECQ_T* restrict y, int H, int W,
                        int OH, int OW, int KH, int KW, int SH, int SW, int PT, int PL, int PB,
                        int PR, int DH, int DW, int count_include_pad, int act, float act_a,
                        float act_b) {
@@ -31,7 +31,7 @@ __kernel void avg_pool(__global const float* restrict x, __global float* restric
   const int oh = get_global_id(1);
   const int nc = get_global_id(2);
   if (ow >= OW || oh >= OH) return;
-  const __global float* xc = x + (size_t)nc * H * W;
+  const __global RECQ_T* xc = x + (size_t)nc * H * W;
   float sum = 0.0f;
   int count = 0;
   for (int kh = 0; kh < KH; ++kh) {
@@ -41,22 +41,22 @@ __kernel void avg_pool(__global const float* restrict x, __global float* restric
       const int iw = ow * SW - PL + kw * DW;
       if (iw < -PL || iw >= W + PR) continue;
       const bool inside = ih >= 0 && ih < H && iw >= 0 && iw < W;
-      if (inside) sum += xc[ih * W + iw];
+      if (inside) sum += RECQ_LOAD(xc, ih * W + iw);
       if (inside || count_include_pad) ++count;
     }
   }
-  y[((size_t)nc * OH + oh) * OW + ow] = recq_activate(count > 0 ? sum / count : 0.0f, act, act_a, act_b);
+  RECQ_STORE(y, ((size_t)nc * OH + oh) * OW + ow, recq_activate(count > 0 ? sum / count : 0.0f, act, act_a, act_b));
 }
 
 // Mean over the `inner` trailing elements of each of the N * C rows.
 // Global size: (N * C).
-__kernel void global_avg_pool(__global const float* restrict x, __global float* restrict y,
+__kernel void global_avg_pool(__global const RECQ_T* restrict x, __global RECQ_T* restrict y,
                               int inner, int act, float act_a, float act_b) {
   const int row = get_global_id(0);
-  const __global float* xr = x + (size_t)row * inner;
+  const __global RECQ_T* xr = x + (size_t)row * inner;
   float sum = 0.0f;
-  for (int i = 0; i < inner; ++i) sum += xr[i];
-  y[row] = recq_activate(sum / inner, act, act_a, act_b);
+  for (int i = 0; i < inner; ++i) sum += RECQ_LOAD(xr, i);
+  RECQ_STORE(y, row, recq_activate(sum / inner, act, act_a, act_b));
 }
 
 // global_avg_pool's contract with one work-group of RECQ_GAP_LOCAL (a power
@@ -66,19 +66,19 @@ __kernel void global_avg_pool(__global const float* restrict x, __global float* 
 #ifndef RECQ_GAP_LOCAL
 #define RECQ_GAP_LOCAL 64
 #endif
-__kernel void global_avg_pool_rows(__global const float* restrict x, __global float* restrict y,
+__kernel void global_avg_pool_rows(__global const RECQ_T* restrict x, __global RECQ_T* restrict y,
                                    int inner, int act, float act_a, float act_b) {
   __local float red[RECQ_GAP_LOCAL];
   const int lid = get_local_id(0);
   const int row = get_group_id(0);
-  const __global float* xr = x + (size_t)row * inner;
+  const __global RECQ_T* xr = x + (size_t)row * inner;
   float sum = 0.0f;
-  for (int i = lid; i < inner; i += RECQ_GAP_LOCAL) sum += xr[i];
+  for (int i = lid; i < inner; i += RECQ_GAP_LOCAL) sum += RECQ_LOAD(xr, i);
   red[lid] = sum;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int s = RECQ_GAP_LOCAL / 2; s > 0; s >>= 1) {
     if (lid < s) red[lid] += red[lid + s];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  if (lid == 0) y[row] = recq_activate(red[0] / inner, act, act_a, act_b);
+  if (lid == 0) RECQ_STORE(y, row, recq_activate(red[0] / inner, act, act_a, act_b));
 }

@@ -73,20 +73,20 @@ inline float recq_reduce_final(float a, int n, float m) {
 // The input viewed as [outer, R, inner], reduced over R: one work-item per
 // output (outer * inner of them), reading R elements `inner` apart.
 // Global size: (outer * inner).
-__kernel void reduce_axis(__global const float* restrict x, __global float* restrict y, int R,
+__kernel void reduce_axis(__global const RECQ_T* restrict x, __global RECQ_T* restrict y, int R,
                           int inner) {
   const int i = get_global_id(0);
   const int o = i / inner;
   const int j = i - o * inner;
-  __global const float* p = x + (size_t)o * R * inner + j;
+  __global const RECQ_T* p = x + (size_t)o * R * inner + j;
   float m = 0.0f;
 #if RECQ_REDUCE_NEEDS_MAX
   m = -INFINITY;
-  for (int r = 0; r < R; ++r) m = fmax(m, p[(size_t)r * inner]);
+  for (int r = 0; r < R; ++r) m = fmax(m, RECQ_LOAD(p, (size_t)r * inner));
 #endif
   float a = recq_reduce_init();
-  for (int r = 0; r < R; ++r) a = recq_reduce_acc(a, p[(size_t)r * inner], m);
-  y[i] = recq_reduce_final(a, R, m);
+  for (int r = 0; r < R; ++r) a = recq_reduce_acc(a, RECQ_LOAD(p, (size_t)r * inner), m);
+  RECQ_STORE(y, i, recq_reduce_final(a, R, m));
 }
 
 #ifndef RECQ_REDUCE_LOCAL
@@ -112,39 +112,39 @@ __kernel void reduce_axis(__global const float* restrict x, __global float* rest
 // of elements (a global average over a feature map) would otherwise be one
 // work-item's serial loop. Global size: (rows * RECQ_REDUCE_LOCAL); local
 // (RECQ_REDUCE_LOCAL).
-__kernel void reduce_rows(__global const float* restrict x, __global float* restrict y, int R) {
+__kernel void reduce_rows(__global const RECQ_T* restrict x, __global RECQ_T* restrict y, int R) {
   __local float red[RECQ_REDUCE_LOCAL];
   const int lid = get_local_id(0);
-  __global const float* p = x + (size_t)get_group_id(0) * R;
+  __global const RECQ_T* p = x + (size_t)get_group_id(0) * R;
   float m = 0.0f;
 #if RECQ_REDUCE_NEEDS_MAX
   m = -INFINITY;
-  for (int r = lid; r < R; r += RECQ_REDUCE_LOCAL) m = fmax(m, p[r]);
+  for (int r = lid; r < R; r += RECQ_REDUCE_LOCAL) m = fmax(m, RECQ_LOAD(p, r));
   RECQ_GROUP_REDUCE(red, lid, m, fmax);
 #endif
   float a = recq_reduce_init();
-  for (int r = lid; r < R; r += RECQ_REDUCE_LOCAL) a = recq_reduce_acc(a, p[r], m);
+  for (int r = lid; r < R; r += RECQ_REDUCE_LOCAL) a = recq_reduce_acc(a, RECQ_LOAD(p, r), m);
   RECQ_GROUP_REDUCE(red, lid, a, recq_reduce_combine);
-  if (lid == 0) y[get_group_id(0)] = recq_reduce_final(a, R, m);
+  if (lid == 0) RECQ_STORE(y, get_group_id(0), recq_reduce_final(a, R, m));
 }
 
 // Any set of axes: output element i sits at input offset
 // recq_broadcast_offset(i, out_dims, out_strides) (the kept dimensions and
 // their input strides), and its R reduced elements at offsets
 // recq_broadcast_offset(r, red_dims, red_strides). Global size: (outputs).
-__kernel void reduce_generic(__global const float* restrict x, __global float* restrict y,
+__kernel void reduce_generic(__global const RECQ_T* restrict x, __global RECQ_T* restrict y,
                              int8 out_dims, int8 out_strides, int8 red_dims, int8 red_strides,
                              int R) {
   const int i = get_global_id(0);
-  __global const float* p = x + recq_broadcast_offset(i, out_dims, out_strides);
+  __global const RECQ_T* p = x + recq_broadcast_offset(i, out_dims, out_strides);
   float m = 0.0f;
 #if RECQ_REDUCE_NEEDS_MAX
   m = -INFINITY;
-  for (int r = 0; r < R; ++r) m = fmax(m, p[recq_broadcast_offset(r, red_dims, red_strides)]);
+  for (int r = 0; r < R; ++r) m = fmax(m, RECQ_LOAD(p, recq_broadcast_offset(r, red_dims, red_strides)));
 #endif
   float a = recq_reduce_init();
   for (int r = 0; r < R; ++r) {
-    a = recq_reduce_acc(a, p[recq_broadcast_offset(r, red_dims, red_strides)], m);
+    a = recq_reduce_acc(a, RECQ_LOAD(p, recq_broadcast_offset(r, red_dims, red_strides)), m);
   }
-  y[i] = recq_reduce_final(a, R, m);
+  RECQ_STORE(y, i, recq_reduce_final(a, R, m));
 }

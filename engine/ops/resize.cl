@@ -4,8 +4,8 @@
 
 // Any rank up to 8 (leading 1s). Global size: (number of output elements).
 // `combos` is the product of the non-zero counts.
-__kernel void resize_taps(__global const float* restrict x, __global const float* restrict table,
-                          __global float* restrict y, int8 out_dims, int8 in_strides,
+__kernel void resize_taps(__global const RECQ_T* restrict x, __global const float* restrict table,
+                          __global RECQ_T* restrict y, int8 out_dims, int8 in_strides,
                           int8 offsets, int8 counts, int combos) {
   const int gid = get_global_id(0);
   int od[8], st[8], off[8], cnt[8];
@@ -35,9 +35,9 @@ __kernel void resize_taps(__global const float* restrict x, __global const float
       offset += (int)table[at] * st[d];
       w *= table[at + 1];
     }
-    acc += w * x[offset];
+    acc += w * RECQ_LOAD(x, offset);
   }
-  y[gid] = acc;
+  RECQ_STORE(y, gid, acc);
 }
 
 #ifdef KY
@@ -46,22 +46,22 @@ __kernel void resize_taps(__global const float* restrict x, __global const float
 // work-item writes XPER consecutive outputs of one row (the H taps and row
 // pointers are loaded once for them). Global size: (ceil(w / XPER), h,
 // planes), rounded up.
-__kernel void resize_2d(__global const float* restrict x, __global const float* restrict table,
-                        __global float* restrict y, int h_in, int w_in, int h, int w, int planes,
+__kernel void resize_2d(__global const RECQ_T* restrict x, __global const float* restrict table,
+                        __global RECQ_T* restrict y, int h_in, int w_in, int h, int w, int planes,
                         int wtab) {
   const int ox0 = get_global_id(0) * XPER;
   const int oy = get_global_id(1);
   const int p = get_global_id(2);
   if (ox0 >= w || oy >= h || p >= planes) return;
-  __global const float* plane = x + (size_t)p * h_in * w_in;
-  __global const float* rows[KY];
+  __global const RECQ_T* plane = x + (size_t)p * h_in * w_in;
+  __global const RECQ_T* rows[KY];
   float wy[KY];
   for (int ty = 0; ty < KY; ++ty) {
     const int ay = 2 * (oy * KY + ty);
     rows[ty] = plane + (int)table[ay] * w_in;
     wy[ty] = table[ay + 1];
   }
-  __global float* out = y + ((size_t)p * h + oy) * w;
+  __global RECQ_T* out = y + ((size_t)p * h + oy) * w;
   const int end = min(ox0 + XPER, w);
   for (int ox = ox0; ox < end; ++ox) {
     float acc = 0.0f;
@@ -70,10 +70,10 @@ __kernel void resize_2d(__global const float* restrict x, __global const float* 
       const int ix = (int)table[ax];
       const float wx = table[ax + 1];
       float col = 0.0f;
-      for (int ty = 0; ty < KY; ++ty) col += wy[ty] * rows[ty][ix];
+      for (int ty = 0; ty < KY; ++ty) col += wy[ty] * RECQ_LOAD(rows[ty], ix);
       acc += wx * col;
     }
-    out[ox] = acc;
+    RECQ_STORE(out, ox, acc);
   }
 }
 #endif

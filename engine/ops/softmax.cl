@@ -7,18 +7,18 @@
 
 // Softmax over D elements spaced `inner` apart; the tensor is viewed as
 // [outer, D, inner]. Global size: (outer * inner).
-__kernel void softmax(__global const float* restrict x, __global float* restrict y, int D,
+__kernel void softmax(__global const RECQ_T* restrict x, __global RECQ_T* restrict y, int D,
                       int inner) {
   const int i = get_global_id(0);
   const int o = i / inner;
   const int j = i % inner;
   const size_t base = (size_t)o * D * inner + j;
   float m = -INFINITY;
-  for (int d = 0; d < D; ++d) m = fmax(m, x[base + (size_t)d * inner]);
+  for (int d = 0; d < D; ++d) m = fmax(m, RECQ_LOAD(x, base + (size_t)d * inner));
   float sum = 0.0f;
-  for (int d = 0; d < D; ++d) sum += exp(x[base + (size_t)d * inner] - m);
+  for (int d = 0; d < D; ++d) sum += exp(RECQ_LOAD(x, base + (size_t)d * inner) - m);
   for (int d = 0; d < D; ++d) {
-    y[base + (size_t)d * inner] = RECQ_SM_OUT(x[base + (size_t)d * inner], m, sum);
+    RECQ_STORE(y, base + (size_t)d * inner, RECQ_SM_OUT(RECQ_LOAD(x, base + (size_t)d * inner), m, sum));
   }
 }
 
@@ -30,12 +30,12 @@ __kernel void softmax(__global const float* restrict x, __global float* restrict
 #ifndef RECQ_SM_LOCAL
 #define RECQ_SM_LOCAL 256
 #endif
-__kernel void softmax_rows(__global const float* restrict x, __global float* restrict y, int D) {
+__kernel void softmax_rows(__global const RECQ_T* restrict x, __global RECQ_T* restrict y, int D) {
   __local float red[RECQ_SM_LOCAL];
   const int lid = get_local_id(0);
   const size_t base = (size_t)get_group_id(0) * D;
   float m = -INFINITY;
-  for (int d = lid; d < D; d += RECQ_SM_LOCAL) m = fmax(m, x[base + d]);
+  for (int d = lid; d < D; d += RECQ_SM_LOCAL) m = fmax(m, RECQ_LOAD(x, base + d));
   red[lid] = m;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int s = RECQ_SM_LOCAL / 2; s > 0; s >>= 1) {
@@ -45,7 +45,7 @@ __kernel void softmax_rows(__global const float* restrict x, __global float* res
   m = red[0];
   barrier(CLK_LOCAL_MEM_FENCE);
   float sum = 0.0f;
-  for (int d = lid; d < D; d += RECQ_SM_LOCAL) sum += exp(x[base + d] - m);
+  for (int d = lid; d < D; d += RECQ_SM_LOCAL) sum += exp(RECQ_LOAD(x, base + d) - m);
   red[lid] = sum;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int s = RECQ_SM_LOCAL / 2; s > 0; s >>= 1) {
@@ -53,5 +53,5 @@ __kernel void softmax_rows(__global const float* restrict x, __global float* res
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   sum = red[0];
-  for (int d = lid; d < D; d += RECQ_SM_LOCAL) y[base + d] = RECQ_SM_OUT(x[base + d], m, sum);
+  for (int d = lid; d < D; d += RECQ_SM_LOCAL) RECQ_STORE(y, base + d, RECQ_SM_OUT(RECQ_LOAD(x, base + d), m, sum));
 }

@@ -6,7 +6,7 @@
 // y[i] = x[base + sum_d (coord_d(i) % mods_d) * strides_d], where coord_d is
 // i's coordinate in the output `dims`. Strides may be negative (a Slice with
 // a negative step) or 0 (a broadcast axis).
-__kernel void strided_copy(__global const float* restrict x, __global float* restrict y, int base,
+__kernel void strided_copy(__global const RECQ_T* restrict x, __global RECQ_T* restrict y, int base,
                            int8 dims, int8 strides, int8 mods) {
   const int gid = get_global_id(0);
   int dd[8], ss[8], mm[8];
@@ -27,5 +27,5 @@ __kernel void strided_copy(__global const float* restrict x, __global float* res
   i %= mm[8 - RANK];
 #endif
   offset += i * ss[8 - RANK];
-  y[gid] = x[offset];
+  RECQ_STORE(y, gid, RECQ_LOAD(x, offset));
 }

@@ -67,7 +67,7 @@ inline float recq_unary(float v) {
 }
 
 // y = f(x). x and y may be the same buffer.
-__kernel void unary(__global const float* x, __global float* y) {
+__kernel void unary(__global const RECQ_T* x, __global RECQ_T* y) {
   const int i = get_global_id(0);
-  y[i] = recq_unary(x[i]);
+  RECQ_STORE(y, i, recq_unary(RECQ_LOAD(x, i)));
 }
