@@ -19,33 +19,14 @@
 #include "recq/onnx.h"
 #include "recq/recq.h"
 #include "reference/reference_executor.h"
+#include "testing/small_net.h"
 #include "testing/test_env.h"
 
 namespace recq {
 namespace {
 
 using testing::SharedContext;
-
-// conv3x3 + bias, ReLU, + input (residual), 1x1 conv: several programs,
-// dispatches, internal buffers and constants.
-Graph SmallNet() {
-  GraphBuilder b;
-  TensorRef x = b.Input("x", {1, 8, 10, 12});
-  auto w1 = reference::RandomTensor({8, 8, 3, 3}, 11, -0.3f, 0.3f);
-  auto b1 = reference::RandomTensor({8}, 12);
-  auto w2 = reference::RandomTensor({4, 8, 1, 1}, 13, -0.5f, 0.5f);
-  Conv2DAttrs pad1;
-  pad1.pads = {1, 1, 1, 1};
-  TensorRef y =
-      b.Conv2D(x, b.Constant("w1", w1.shape, w1.data), b.Constant("b1", b1.shape, b1.data), pad1);
-  y = b.Relu(y);
-  y = b.Add(y, x);
-  y = b.Conv2D(y, b.Constant("w2", w2.shape, w2.data), {}, {});
-  b.Output(y, "y");
-  auto g = std::move(b).Build();
-  EXPECT_TRUE(g.ok()) << g.status();
-  return *g;
-}
+using testing::SmallNet;
 
 constexpr float kAtol = 1e-4f;  // float32 sums of <= 80 terms of magnitude ~1
 constexpr float kRtol = 1e-4f;
@@ -140,30 +121,6 @@ TEST_F(EngineFileTest, LoadsAsStoredInAFreshContextWithoutCompiling) {
 // functions built so far for the program (in this process or its cache), so
 // byte-identity is checked from equal starting points: fresh contexts
 // without the disk cache.
-TEST_F(EngineFileTest, BytesAreReproducible) {
-  auto again = engine_->Serialize();
-  ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_TRUE(*again == bytes_) << "two Serialize calls differ";
-  std::string first;
-  for (int i = 0; i < 2; ++i) {
-    auto engine = Engine::Compile(FreshContext(), graph_);
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    auto bytes = engine->Serialize();
-    ASSERT_TRUE(bytes.ok()) << bytes.status();
-    if (i == 0) {
-      first = *std::move(bytes);
-    } else {
-      EXPECT_TRUE(*bytes == first) << "a second compile serializes differently";
-    }
-  }
-  // A loaded engine serializes to the file it was loaded from.
-  auto loaded = LoadEngineFromBytes(FreshContext(), first);
-  ASSERT_TRUE(loaded.ok()) << loaded.status();
-  auto loaded_bytes = loaded->Serialize();
-  ASSERT_TRUE(loaded_bytes.ok()) << loaded_bytes.status();
-  EXPECT_TRUE(*loaded_bytes == first) << "a loaded engine serializes differently";
-}
-
 TEST_F(EngineFileTest, AnotherDriverRebuildsProgramsFromTheStoredSources) {
   std::string other = Rewrap(bytes_, [](engine_file::EngineFile& f) {
     f.mutable_built_for()->set_driver_version("another driver 0.0");
