@@ -54,6 +54,9 @@ def parse_args():
     p.add_argument("--json", default="gpu-results/model_set_gpu.json")
     p.add_argument("--timeout-s", type=int, default=300, help="limit per recq call")
     p.add_argument("--skip-recq", action="store_true")
+    p.add_argument("--tune", choices=["none", "fast", "exhaustive"], default="none",
+                   help="run `recq tune` (its fast budget, or --exhaustive) on each model before "
+                        "measuring it; none: the run's own default fast tuning")
     p.add_argument("--skip-torch", action="store_true")
     return p.parse_args()
 
@@ -72,6 +75,11 @@ def first_line(text):
 
 
 def run_recq(args, onnx_path, in_path, out_path):
+    if args.tune != "none":
+        tune = [args.recq, "tune", onnx_path, f"--device={args.device}"]
+        if args.tune == "exhaustive":
+            tune.append("--exhaustive")
+        subprocess.run(tune, capture_output=True, text=True, timeout=args.timeout_s)
     cmd = [args.recq, "run", onnx_path, f"--input=input={in_path}",
            f"--output=output={out_path}", f"--runs={args.runs}", f"--backend={args.backend}",
            f"--device={args.device}"]
@@ -86,7 +94,7 @@ def run_recq(args, onnx_path, in_path, out_path):
     m = re.search(r"^device: (.*)$", out, re.M)
     if m:
         r["device"] = m.group(1)
-    m = re.search(r"(\d+) dispatches after passes, compile ([\d.]+) ms", out)
+    m = re.search(r"(\d+) dispatches, compile ([\d.]+) ms", out)
     if m:
         r.update(dispatches=int(m.group(1)), compile_ms=float(m.group(2)))
     m = re.search(r"^backend: (\S+)", out, re.M)
@@ -181,7 +189,7 @@ def main():
         manifests.update(em.export(stale, args.models_dir, force=True,
                                    log=lambda s: print("  " + s + " (re-exported)", flush=True)))
     report = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
-              "settings": {"runs": args.runs, "recq_backend": args.backend,
+              "settings": {"runs": args.runs, "recq_backend": args.backend, "recq_tune": args.tune,
                            "recq_device": args.device, "timing": "median wall ms per inference, "
                            "each run synchronized, after warm-up"},
               "models": []}
