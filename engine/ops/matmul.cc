@@ -92,7 +92,6 @@ struct LocalTile {
 constexpr int64_t kLocalTk = 16;
 constexpr LocalTile kLocalTiles[] = {
     {"matmul_local_128x64", 128, 64, 8, 4, true, 96, 48},
-    {"matmul_local_128x128", 128, 128, 8, 8, true, 96, 96},
     {"matmul_local_64x64", 64, 64, 4, 4, true, 48, 48},
     {"matmul_local_32x32", 32, 32, 2, 2, false, 16, 16},
 };

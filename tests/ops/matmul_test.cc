@@ -72,17 +72,6 @@ INSTANTIATE_TEST_SUITE_P(
                                          Case{"exact_tiles", {128, 64}, {64, 64}})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
-// The 128x128 tile (8x8 per item) on products of 96 rows and columns or
-// more, K split or not, float4 loads or not.
-INSTANTIATE_TEST_SUITE_P(
-    WideTile, MatMulVariantTest,
-    ::testing::Combine(::testing::Values("matmul_local_128x128"),
-                       ::testing::Values(Case{"split_k", {1, 100, 256}, {256, 100}},
-                                         Case{"ragged_batched", {2, 130, 90}, {2, 90, 140}},
-                                         Case{"scalar_loads", {1, 129, 66}, {66, 97}},
-                                         Case{"exact_tiles", {128, 64}, {64, 128}})),
-    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
-
 // A Linear layer's MatMul + Add absorbed by the local tiles: a bias [N] or
 // [1, 1, N], or a residual of the output's shape, with the Add's ReLU or
 // without, K split or not (the epilogue in matmul_local or in
