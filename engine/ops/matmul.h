@@ -15,8 +15,11 @@ namespace recq::internal {
 KernelVariant MatMulTiledVariant();
 
 // MatMulLocalGpuVariants: the GPU family's batched Y = A * B in tiles staged
-// in local memory (matmul_local.cl), 64x64 and 32x32 per work-group of 256
-// items; listed before MatMulTiledVariant.
+// in local memory (matmul_local.cl), 128x64, 64x64 and 32x32 per work-group
+// of 256 items, K split over work-groups when the tiles are too few to fill
+// the device, an Add after it (bias [N] or residual) absorbed; listed before
+// MatMulTiledVariant. (A 128x128 tile of 8x8 per item was never the tuner's
+// pick on the H200's transformers and was left out.)
 std::vector<KernelVariant> MatMulLocalGpuVariants();
 
 // GemmLocalGpuVariants: Gemm (A not transposed; B transposed only when
