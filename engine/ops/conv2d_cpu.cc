@@ -1,9 +1,10 @@
 // Conv2D's CPU kernel family: vector work-items and small groups, tuned on
 // PoCL. In order of preference: pointwise (1x1 stride 1 as a register-blocked
-// GEMM), depthwise 3x3 strips, the tiled direct convolution (any kernel,
-// stride, dilation, padding and groups with constant weights), dense 3x3
-// strips, and the generic one-output-per-item convolution (weights that are
-// not constants).
+// GEMM), depthwise 3x3 strips, depthwise KxK strips (conv2d_depthwise.cl:
+// square kernels up to 7x7, any padding), the tiled direct convolution (any
+// kernel, stride, dilation, padding and groups with constant weights), dense
+// 3x3 strips, and the generic one-output-per-item convolution (weights that
+// are not constants).
 #include <algorithm>
 #include <array>
 #include <memory>
