@@ -54,11 +54,12 @@ absl::Status Import(OnnxNodeContext& n) {
 absl::Status Lower(LoweringContext& ctx, const Node& node) {
   const auto& a = AttrsOr<BatchNormAttrs>(node);
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
-  Dispatch& d =
-      ctx.Emit(MakeDispatch(ctx, "batchnorm.cl", "batchnorm", {size_t(Product(x, 0, x.size()))}));
+  const int64_t inner = Product(x, 2, x.size());
+  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "batchnorm.cl", "batchnorm_rows",
+                                      {size_t((inner + 15) / 16), size_t(x[0] * x[1])}));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(node.inputs[2]),
             ctx.Arg(node.inputs[3]), ctx.Arg(node.inputs[4]), ctx.Arg(node.outputs[0])};
-  AddInts(d, {x[1], Product(x, 2, x.size())});
+  AddInts(d, {x[1], inner});
   d.args.push_back(DispatchArg::Scalar(a.epsilon));
   AddFusedActivation(ctx, d, node);
   return absl::OkStatus();
@@ -94,7 +95,7 @@ RECQ_REGISTER_OPS(BatchNorm) {
     out.SetFloat("epsilon", AttrsOr<BatchNormAttrs>(node).epsilon);
     return absl::OkStatus();
   };
-  def.variants = {{"batchnorm", nullptr, Lower}};
+  def.variants = {{"batchnorm_rows", nullptr, Lower}};
   def.absorbs_activation = true;
   def.as_channel_affine = AsChannelAffine;
   return table.Add(std::move(def));

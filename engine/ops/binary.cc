@@ -122,8 +122,9 @@ MidBroadcast MidBroadcastOf(const Node& node, const LoweringContext& ctx) {
 absl::Status LowerMid(LoweringContext& ctx, const Node& node) {
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const MidBroadcast m = MidBroadcastOf(node, ctx);
-  Dispatch& d =
-      ctx.Emit(MakeDispatch(ctx, "binary.cl", "binary_mid", {size_t(Product(out, 0, out.size()))}));
+  const size_t rows = m.inner > 0 ? size_t(Product(out, 0, out.size()) / m.inner) : 0;
+  Dispatch& d = ctx.Emit(
+      MakeDispatch(ctx, "binary.cl", "binary_mid_rows", {size_t((m.inner + 15) / 16), rows}));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(node.outputs[0])};
   AddInts(d, {CodeOf(node.op), m.small, m.mid, m.inner});
   d.args.push_back(DispatchArg::Scalar(node.op == kMean ? 0.5f : 1.0f));
@@ -276,11 +277,11 @@ RECQ_REGISTER_OPS(Binary) {
     } else if (op == kPow) {
       def.variants = {{"pow_fast", PowFastFits, LowerPowFast},
                       {"binary_same", SameShapes, LowerSame},
-                      {"binary_mid", MidFits, LowerMid},
+                      {"binary_mid_rows", MidFits, LowerMid},
                       {"binary_broadcast", nullptr, LowerBroadcast}};
     } else {
       def.variants = {{"binary_same", SameShapes, LowerSame},
-                      {"binary_mid", MidFits, LowerMid},
+                      {"binary_mid_rows", MidFits, LowerMid},
                       {"binary_broadcast", nullptr, LowerBroadcast}};
     }
     // Pow's fast path has no activation epilogue.

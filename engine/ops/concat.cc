@@ -100,14 +100,17 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
     const size_t count = std::min<size_t>(8, node.inputs.size() - first);
     cl_int8 widths;
     int64_t total = 0;
+    int64_t chunks = 0;  // concat_chunks8 copies 16 elements per work-item
     std::vector<DispatchArg> args = {ctx.Arg(node.outputs[0])};
     for (size_t k = 0; k < 8; ++k) {
       const int64_t w = k < count ? ShapeOf(ctx, node.inputs[first + k])[axis] * inner : 0;
       widths.s[k] = static_cast<cl_int>(w);
       total += w;
+      chunks += (w + 15) / 16;
       args.push_back(k < count ? ctx.Arg(node.inputs[first + k]) : DispatchArg::Null());
     }
-    Dispatch& d = ctx.Emit(MakeDispatch(ctx, "concat.cl", "concat_copy8", {size_t(outer * total)}));
+    Dispatch& d =
+        ctx.Emit(MakeDispatch(ctx, "concat.cl", "concat_chunks8", {size_t(chunks), size_t(outer)}));
     d.args = std::move(args);
     d.args.push_back(DispatchArg::Scalar(widths));
     AddInts(d, {out[axis] * inner, offset});

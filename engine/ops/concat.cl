@@ -1,37 +1,52 @@
 // Concat: copies of up to eight inputs per dispatch.
 
+// Picks input K when chunk `c` falls in it; else steps past its chunks and
+// columns.
+#define RECQ_CONCAT_PICK(K)           \
+  if (src == 0) {                     \
+    const int n = (w.s##K + 15) >> 4; \
+    if (c < n) {                      \
+      src = x##K;                     \
+      width = w.s##K;                 \
+    } else {                          \
+      c -= n;                         \
+      col += w.s##K;                  \
+    }                                 \
+  }
+
 // Up to 8 inputs in one dispatch (DenseNet's concatenations take up to 32
 // inputs): x0..x7 [outer, w.sK] go into y [outer, inner_y] one after the
-// other from column `offset`; w.sK is 0 for an unused input (NULL).
-// Global size: (outer * sum of w).
-__kernel void concat_copy8(__global RECQ_T* restrict y, __global const RECQ_T* restrict x0,
-                           __global const RECQ_T* restrict x1, __global const RECQ_T* restrict x2,
-                           __global const RECQ_T* restrict x3, __global const RECQ_T* restrict x4,
-                           __global const RECQ_T* restrict x5, __global const RECQ_T* restrict x6,
-                           __global const RECQ_T* restrict x7, int8 w, int inner_y, int offset) {
-  const int total = w.s0 + w.s1 + w.s2 + w.s3 + w.s4 + w.s5 + w.s6 + w.s7;
-  const int i = get_global_id(0);
-  const int o = i / total;
-  const int j = i - o * total;
-  int at = j;
-  float v;
-  if (at < w.s0) {
-    v = RECQ_LOAD(x0, o * w.s0 + at);
-  } else if ((at -= w.s0) < w.s1) {
-    v = RECQ_LOAD(x1, o * w.s1 + at);
-  } else if ((at -= w.s1) < w.s2) {
-    v = RECQ_LOAD(x2, o * w.s2 + at);
-  } else if ((at -= w.s2) < w.s3) {
-    v = RECQ_LOAD(x3, o * w.s3 + at);
-  } else if ((at -= w.s3) < w.s4) {
-    v = RECQ_LOAD(x4, o * w.s4 + at);
-  } else if ((at -= w.s4) < w.s5) {
-    v = RECQ_LOAD(x5, o * w.s5 + at);
-  } else if ((at -= w.s5) < w.s6) {
-    v = RECQ_LOAD(x6, o * w.s6 + at);
+// other from column `offset`; w.sK is 0 for an unused input (NULL). Each
+// input's row is cut into chunks of 16 elements. Global size:
+// (sum over K of ceil(w.sK / 16), outer): work-item (i, o) copies chunk i of
+// row o, as one float16 when the chunk is whole. (One element per work-item,
+// with a division and a search for each, copied 1-8 GB/s on PoCL.)
+__kernel void concat_chunks8(__global RECQ_T* restrict y, __global const RECQ_T* restrict x0,
+                             __global const RECQ_T* restrict x1, __global const RECQ_T* restrict x2,
+                             __global const RECQ_T* restrict x3, __global const RECQ_T* restrict x4,
+                             __global const RECQ_T* restrict x5, __global const RECQ_T* restrict x6,
+                             __global const RECQ_T* restrict x7, int8 w, int inner_y, int offset) {
+  const int o = get_global_id(1);
+  int c = get_global_id(0);
+  int col = offset;
+  int width = 0;
+  __global const RECQ_T* src = 0;
+  RECQ_CONCAT_PICK(0)
+  RECQ_CONCAT_PICK(1)
+  RECQ_CONCAT_PICK(2)
+  RECQ_CONCAT_PICK(3)
+  RECQ_CONCAT_PICK(4)
+  RECQ_CONCAT_PICK(5)
+  RECQ_CONCAT_PICK(6)
+  RECQ_CONCAT_PICK(7)
+  if (src == 0) return;
+  const int start = c * 16;
+  __global const RECQ_T* from = src + (size_t)o * width + start;
+  __global RECQ_T* to = y + (size_t)o * inner_y + col + start;
+  if (start + 16 <= width) {
+    RECQ_STORE16(to, 0, RECQ_LOAD16(from, 0));
   } else {
-    at -= w.s6;
-    v = RECQ_LOAD(x7, o * w.s7 + at);
+    for (int k = 0; k < width - start; ++k) RECQ_STORE(to, k, RECQ_LOAD(from, k));
   }
-  RECQ_STORE(y, o * inner_y + offset + j, v);
 }
+#undef RECQ_CONCAT_PICK

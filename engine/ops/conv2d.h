@@ -30,8 +30,9 @@ void SetConvWork(const Node& node, const LoweringContext& ctx, ValueId residual,
 DispatchArg PackPointwiseWeights(LoweringContext& ctx, ValueId w, int64_t oc, int64_t c,
                                  int64_t ocb);
 
-// The CPU family (conv2d.cl, conv2d_pointwise.cl, conv2d_3x3.cl) and the GPU
-// family (conv2d_gpu.cl), in order of preference within each.
+// The CPU family (conv2d.cl, conv2d_pointwise.cl, conv2d_3x3.cl,
+// conv2d_depthwise.cl) and the GPU family (conv2d_gpu.cl), in order of
+// preference within each.
 std::vector<KernelVariant> ConvCpuVariants();
 std::vector<KernelVariant> ConvGpuVariants();
 // The implicit-GEMM GPU variants (conv2d_igemm.cc), part of ConvGpuVariants.

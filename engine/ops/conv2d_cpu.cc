@@ -1,9 +1,10 @@
 // Conv2D's CPU kernel family: vector work-items and small groups, tuned on
 // PoCL. In order of preference: pointwise (1x1 stride 1 as a register-blocked
-// GEMM), depthwise 3x3 strips, the tiled direct convolution (any kernel,
-// stride, dilation, padding and groups with constant weights), dense 3x3
-// strips, and the generic one-output-per-item convolution (weights that are
-// not constants).
+// GEMM), depthwise 3x3 strips, depthwise KxK strips (conv2d_depthwise.cl:
+// square kernels up to 7x7, any padding), the tiled direct convolution (any
+// kernel, stride, dilation, padding and groups with constant weights), dense
+// 3x3 strips, and the generic one-output-per-item convolution (weights that
+// are not constants).
 #include <algorithm>
 #include <array>
 #include <memory>
@@ -102,6 +103,42 @@ absl::Status LowerDepthwise3x3(LoweringContext& ctx, const Node& node) {
   SetRange(d, range, WorkGroupFor(range, size_t(wg)));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(Bias(node)), ctx.Arg(y)};
   AddInts(d, {x[0], x[1], x[2], x[3], out[2], out[3], a.pads[0]});
+  SetConvWork(node, ctx, residual, d);
+  return Finish(ctx, std::move(d), act);
+}
+
+// Depthwise KxK (conv2d_depthwise.cl): square kernels up to 7x7 with unit
+// dilation and equal strides of 1 or 2, any padding (MobileNet V3's and
+// EfficientNet's 5x5, 3x3 without the left pad of 1 conv2d_depthwise3x3 needs).
+bool DepthwiseKxkFits(const Node& node, const LoweringContext& ctx) {
+  if (!Cpu(ctx) || !ConvShapeOf(node, ctx).depthwise) return false;
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  return w[2] == w[3] && w[2] >= 2 && w[2] <= 7 && a.dilations[0] == 1 && a.dilations[1] == 1 &&
+         a.strides[0] == a.strides[1] && (a.strides[0] == 1 || a.strides[0] == 2);
+}
+
+absl::Status LowerDepthwiseKxk(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  // The same parameters as the 3x3 strips: vw columns per item, wg items.
+  const KernelParams h = Depthwise3x3Heuristic(node, ctx);
+  RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
+  RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", h.at("wg"), 1, 1024));
+  Dispatch d;
+  d.label = "conv2d_depthwise_kxk";
+  d.kernel =
+      ctx.Kernel("conv2d_depthwise.cl", "conv2d_depthwise_kxk",
+                 {absl::StrCat("-DRECQ_DW_K=", w[2]), absl::StrCat("-DRECQ_DW_S=", a.strides[0]),
+                  absl::StrCat("-DRECQ_DW_VW=", vw)});
+  const std::array<size_t, 3> range = {CeilDiv(out[3], vw), size_t(out[2]),
+                                       size_t(out[0] * out[1])};
+  SetRange(d, range, WorkGroupFor(range, size_t(wg)));
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(Bias(node)), ctx.Arg(y)};
+  AddInts(d, {x[0], x[1], x[2], x[3], out[2], out[3], a.pads[0], a.pads[1]});
   SetConvWork(node, ctx, residual, d);
   return Finish(ctx, std::move(d), act);
 }
@@ -264,6 +301,7 @@ std::vector<KernelVariant> ConvCpuVariants() {
          return Cpu(ctx) && s.depthwise && s.shifts_3x3;
        },
        LowerDepthwise3x3, false, Depthwise3x3Space},
+      {"conv2d_depthwise_kxk", DepthwiseKxkFits, LowerDepthwiseKxk, false, Depthwise3x3Space},
       {"conv2d_tiled",
        [](const Node& n, const LoweringContext& ctx) {
          return Cpu(ctx) && ConvShapeOf(n, ctx).constant_weights;

@@ -73,8 +73,10 @@ absl::Status LowerWindowPool(LoweringContext& ctx, const Node& node) {
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const bool max = node.op == OpType::kMaxPool;
-  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "pool.cl", max ? "max_pool" : "avg_pool",
-                                      {size_t(out[3]), size_t(out[2]), size_t(out[0] * out[1])}));
+  // MaxPool: 8 outputs of a row per work-item (max_pool_rows).
+  const size_t columns = max ? CeilDiv(out[3], 8) : size_t(out[3]);
+  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "pool.cl", max ? "max_pool_rows" : "avg_pool",
+                                      {columns, size_t(out[2]), size_t(out[0] * out[1])}));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
   AddInts(d, {x[2], x[3], out[2], out[3], a.kernel[0], a.kernel[1], a.strides[0], a.strides[1],
               a.pads[0], a.pads[1]});
@@ -138,7 +140,8 @@ RECQ_REGISTER_OPS(Pool) {
       if (!max) out.SetInt("count_include_pad", a.count_include_pad ? 1 : 0);
       return absl::OkStatus();
     };
-    def.variants = {{op == OpType::kMaxPool ? "max_pool" : "avg_pool", nullptr, LowerWindowPool}};
+    def.variants = {
+        {op == OpType::kMaxPool ? "max_pool_rows" : "avg_pool", nullptr, LowerWindowPool}};
     def.absorbs_activation = true;
     RECQ_RETURN_IF_ERROR(table.Add(std::move(def)));
   }

@@ -48,6 +48,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case("nchw", {1, 4, 5, 5}), Case("batch2_odd", {2, 3, 7, 9}),
                       Case("eps_1em3", {1, 8, 4, 4}, 1e-3f), Case("spatial_1x1", {1, 16, 1, 1}),
                       Case("rank2", {3, 6}), Case("rank3", {2, 5, 7}),
+                      // Rows of 63 (3 float16 vectors and a tail of 15) and 256.
+                      Case("rows_ragged", {2, 6, 7, 9}), Case("rows_whole", {1, 5, 16, 16}),
                       Case("fused_relu", {1, 4, 6, 6}, 1e-5f, {ActivationKind::kRelu, 0.0f, 0.0f}),
                       Case("fused_relu6", {2, 4, 3, 5}, 1e-5f,
                            {ActivationKind::kClip, 0.0f, 6.0f})),

@@ -71,6 +71,10 @@ INSTANTIATE_TEST_SUITE_P(
                                          ShapePair{"row_column", {4, 1}, {1, 6}},
                                          // binary_mid: a block of middle dims.
                                          ShapePair{"middle_block", {2, 3, 4, 5}, {3, 4, 1}},
+                                         // binary_mid_rows' float16 body and its tail:
+                                         // rows of 63 (3 vectors + 15) and 256.
+                                         ShapePair{"se_scale_ragged", {2, 24, 7, 9}, {1, 24, 1, 1}},
+                                         ShapePair{"se_scale_first", {1, 8, 1, 1}, {1, 8, 16, 16}},
                                          // Not one run (a 1 between): generic.
                                          ShapePair{"gapped", {2, 3, 4, 5}, {3, 1, 5}}),
                        ::testing::Bool()),

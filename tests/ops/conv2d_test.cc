@@ -373,6 +373,24 @@ std::vector<ForcedCase> ForcedCases() {
        Conv("pointwise", {1, 9, 5, 7}, 11, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true, kRelu6)},
       {"conv2d_depthwise3x3", cpu,
        Conv("depthwise3x3", {1, 5, 9, 18}, 5, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 5))},
+      // conv2d_depthwise_kxk: 5x5 (EfficientNet, MobileNet V3), 3x3 without a
+      // left pad of 1, 7x7; stride 1 and 2; 16-lane strips (OW >= 16), 8-lane
+      // strips, shifted last strips, rows narrower than a strip; asymmetric
+      // pads, batches, no bias.
+      {"conv2d_depthwise_kxk", cpu,
+       Conv("dw_k5_s1_vw16_shifted", {1, 6, 9, 21}, 6, {5, 5}, Attrs({1, 1}, {2, 2, 2, 2}, 6), true,
+            kSigmoid)},
+      {"conv2d_depthwise_kxk", cpu,
+       Conv("dw_k5_s2_vw16_w56_batch2", {2, 4, 11, 56}, 4, {5, 5}, Attrs({2, 2}, {2, 2, 2, 2}, 4),
+            true, kRelu)},
+      {"conv2d_depthwise_kxk", cpu,
+       Conv("dw_k5_s2_vw8_asym", {1, 5, 13, 19}, 5, {5, 5}, Attrs({2, 2}, {1, 2, 2, 1}, 5), false,
+            kHardSwish)},
+      {"conv2d_depthwise_kxk", cpu,
+       Conv("dw_k3_valid_vw8", {1, 7, 8, 12}, 7, {3, 3}, Attrs({1, 1}, {0, 0, 0, 0}, 7))},
+      {"conv2d_depthwise_kxk", cpu,
+       Conv("dw_k7_s1_lanes_w5", {1, 3, 6, 5}, 3, {7, 7}, Attrs({1, 1}, {3, 3, 3, 3}, 3), true,
+            kRelu6)},
       // The GPU variants (run on PoCL in CI).
       {"conv2d_pointwise_gpu", gpu,
        Conv("pointwise_gpu", {1, 9, 5, 7}, 11, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true, kRelu)},

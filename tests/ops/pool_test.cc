@@ -49,7 +49,11 @@ const auto kPoolCases = ::testing::Values(
     PoolCase{"k2_dilation2_pad1", {1, 2, 7, 7}, P({2, 2}, {1, 1}, {1, 1, 1, 1}, false, {2, 2})},
     PoolCase{"k3x2_s2x1", {1, 2, 9, 8}, P({3, 2}, {2, 1}, {1, 0, 1, 1})},
     PoolCase{"k7_global_like", {1, 8, 7, 7}, P({7, 7}, {1, 1}, {0, 0, 0, 0})},
-    PoolCase{"k1_s2", {1, 3, 6, 6}, P({1, 1}, {2, 2}, {0, 0, 0, 0})});
+    PoolCase{"k1_s2", {1, 3, 6, 6}, P({1, 1}, {2, 2}, {0, 0, 0, 0})},
+    // Rows of 8 outputs and more (max_pool_rows' vector taps and its shifted
+    // last strip): GoogLeNet's 3x3 stride 1 and stride 2 ceil-mode pools.
+    PoolCase{"k3_s1_pad1_wide_batch2", {2, 3, 6, 29}, P({3, 3}, {1, 1}, {1, 1, 1, 1})},
+    PoolCase{"k3_s2_ceil_wide", {1, 2, 11, 41}, P({3, 3}, {2, 2}, {0, 0, 0, 0}, true)});
 
 std::string PoolCaseName(const ::testing::TestParamInfo<PoolCase>& info) { return info.param.name; }
 

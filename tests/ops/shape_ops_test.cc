@@ -125,6 +125,9 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, ConcatTest,
     ::testing::Values(ConcatCase{"channels", {{1, 2, 4, 4}, {1, 3, 4, 4}, {1, 1, 4, 4}}, 1},
                       ConcatCase{"channels_batch2", {{2, 2, 3, 3}, {2, 5, 3, 3}}, 1},
+                      // Rows of 105 and 70 elements: whole 16-element chunks
+                      // and a tail per input and row.
+                      ConcatCase{"ragged_chunks_batch2", {{2, 3, 5, 7}, {2, 2, 5, 7}}, 1},
                       ConcatCase{"batch", {{1, 3, 2, 2}, {2, 3, 2, 2}}, 0},
                       ConcatCase{"last_axis_negative", {{2, 3, 4}, {2, 3, 1}, {2, 3, 2}}, -1},
                       ConcatCase{"single_input", {{2, 3}}, 0},

@@ -1,0 +1,90 @@
+// Depthwise KxK convolution (groups == C == OC) on the CPU family: square
+// kernels with unit dilation, equal strides S of 1 or 2, any padding, optional
+// bias, fused activation. Each work-item computes VW consecutive outputs of
+// one output row of one channel: per kernel row it reads the (VW-1)*S+K input
+// columns those outputs touch once into private memory (zero outside the
+// input), and takes each tap's VW inputs from there with constant indices, so
+// the compiler turns them into lane shuffles of float8 / float16 FMAs.
+// A partial last strip of a row is moved back to end at OW (strips overlap and
+// write identical values); rows narrower than VW are stored lane by lane.
+// Build options: -DRECQ_DW_K=K, -DRECQ_DW_S=1|2, -DRECQ_DW_VW=8|16.
+#ifndef RECQ_DW_K
+#define RECQ_DW_K 5
+#endif
+#ifndef RECQ_DW_S
+#define RECQ_DW_S 1
+#endif
+#ifndef RECQ_DW_VW
+#define RECQ_DW_VW 8
+#endif
+
+#if RECQ_DW_VW == 16
+#define RECQ_DW_V float16
+#define RECQ_DW_VLOAD vload16
+#define RECQ_DW_VSTORE vstore16
+#define RECQ_DW_STORE RECQ_STORE16
+#define RECQ_DW_ACTIVATE recq_activate16
+#elif RECQ_DW_VW == 8
+#define RECQ_DW_V float8
+#define RECQ_DW_VLOAD vload8
+#define RECQ_DW_VSTORE vstore8
+#define RECQ_DW_STORE RECQ_STORE8
+#define RECQ_DW_ACTIVATE recq_activate8
+#else
+#error "RECQ_DW_VW must be 8 or 16"
+#endif
+
+// Input columns one kernel row of a strip reads.
+#define RECQ_DW_SPAN ((RECQ_DW_VW - 1) * RECQ_DW_S + RECQ_DW_K)
+
+// Global size: (ceil(OW/VW), OH, N*C), rounded up to the local size.
+// w: [C][K][K]; bias: [C] or NULL.
+__kernel void conv2d_depthwise_kxk(__global const RECQ_T* restrict x,
+                                   __global const RECQ_T* restrict w,
+                                   __global const RECQ_T* restrict bias,
+                                   __global RECQ_T* restrict y, int N, int C, int H, int W, int OH,
+                                   int OW, int PT, int PL, int act, float act_a, float act_b) {
+  int ow0 = get_global_id(0) * RECQ_DW_VW;
+  const int oh = get_global_id(1);
+  const int nc = get_global_id(2);
+  if (ow0 >= OW || oh >= OH || nc >= N * C) return;
+  if (OW >= RECQ_DW_VW) ow0 = min(ow0, OW - RECQ_DW_VW);
+  const int c = nc % C;
+  const __global RECQ_T* xc = x + (size_t)nc * H * W;
+  const __global RECQ_T* wc = w + c * (RECQ_DW_K * RECQ_DW_K);
+  RECQ_DW_V acc = (RECQ_DW_V)(bias ? RECQ_LOAD(bias, c) : 0.0f);
+  const int q = ow0 * RECQ_DW_S - PL;  // input column of tap 0 of lane 0
+  const bool inside = q >= 0 && q + RECQ_DW_SPAN <= W;
+  for (int kh = 0; kh < RECQ_DW_K; ++kh) {
+    const int ih = oh * RECQ_DW_S - PT + kh;
+    if (ih < 0 || ih >= H) continue;
+    const __global RECQ_T* row = xc + (size_t)ih * W;
+    float seg[RECQ_DW_SPAN];
+    if (inside) {
+#pragma unroll
+      for (int j = 0; j < RECQ_DW_SPAN; ++j) seg[j] = RECQ_LOAD(row, q + j);
+    } else {
+#pragma unroll
+      for (int j = 0; j < RECQ_DW_SPAN; ++j) {
+        const int col = q + j;
+        seg[j] = col >= 0 && col < W ? RECQ_LOAD(row, col) : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int kw = 0; kw < RECQ_DW_K; ++kw) {
+      float tap[RECQ_DW_VW];
+#pragma unroll
+      for (int i = 0; i < RECQ_DW_VW; ++i) tap[i] = seg[kw + RECQ_DW_S * i];
+      acc = fma((RECQ_DW_V)(RECQ_LOAD(wc, kh * RECQ_DW_K + kw)), RECQ_DW_VLOAD(0, tap), acc);
+    }
+  }
+  const RECQ_DW_V v = RECQ_DW_ACTIVATE(acc, act, act_a, act_b);
+  __global RECQ_T* yp = y + ((size_t)nc * OH + oh) * OW + ow0;
+  if (OW >= RECQ_DW_VW) {
+    RECQ_DW_STORE(yp, 0, v);
+  } else {
+    float t[RECQ_DW_VW];
+    RECQ_DW_VSTORE(v, 0, t);
+    for (int i = 0; i < OW; ++i) RECQ_STORE(yp, i, t[i]);
+  }
+}
