@@ -12,7 +12,9 @@
 #           made once beforehand by `recq build`;
 # each reporting its time to the first result (from before Context::Create
 # to the first output, in-process), the first run and the steady median of
-# --runs runs after it. The file is built twice more with empty caches to
+# --runs runs after it, and the whole process's wall time until it exits
+# (process_exit_ms: it includes storing the binary cache after the first
+# result). The file is built twice more with empty caches to
 # check that the bytes are identical. Prints the JSON and writes it to
 # --out (default ${RECQ_BUILD_DIR:-build}/bench/engine_file.json). Timings
 # on a shared machine are noisy: the JSON holds every sample and medians.
@@ -68,11 +70,13 @@ for model in "${models[@]}"; do
     for kind in cold engine; do
       src=$model
       [ $kind = engine ] && src=$engine
+      start_ns=$(date +%s%N)
       log=$(fresh_run "$tmp/c" run "$src" --runs="$runs")
+      exit_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
       ttfr=$(sed -n 's/^time to first result: \([0-9.]*\) ms.*first run \([0-9.]*\) ms.*/\1 \2/p' <<<"$log")
       median=$(sed -n 's/^latency over .* median \([0-9.]*\) ms.*/\1/p' <<<"$log")
       load=$(sed -n 's/^model: .*, \(compile\|load\) \([0-9.]*\) ms (warm-up \([0-9.]*\) ms.*/\2 \3/p' <<<"$log")
-      echo "$name $kind $ttfr $median $load" >>"$samples"
+      echo "$name $kind $ttfr $median $load $exit_ms" >>"$samples"
       echo "engine_file_bench: $name $kind rep $((r + 1))/$reps: first result $ttfr, median $median" >&2
     done
   done
@@ -92,7 +96,7 @@ for line in open(samples):
     else:
         m[f[1]].append({"first_result_ms": float(f[2]), "first_run_ms": float(f[3]),
                         "steady_median_ms": float(f[4]), "compile_or_load_ms": float(f[5]),
-                        "warmup_ms": float(f[6])})
+                        "warmup_ms": float(f[6]), "process_exit_ms": float(f[7])})
 report = {"cpu": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                        if l.startswith("model name")), platform.processor()),
           "reps": reps, "runs_per_sample": runs,

@@ -80,9 +80,20 @@ KernelParams Depthwise3x3Heuristic(const Node& node, const LoweringContext& ctx)
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   // float16 strips measured 1.6x faster than float8 where OW >= 16.
   const int64_t vw = out[3] >= 16 ? 16 : 8;
-  // Little work per item: large groups where there are enough items.
+  // Little work per item: large groups where there are enough items. Two
+  // sizes only: PoCL compiles a work-group function per kernel and local
+  // size at the first enqueue, so every distinct size costs a cold start.
   const int64_t items = int64_t(CeilDiv(out[3], vw)) * out[2] * out[0] * out[1];
-  return {{"vw", vw}, {"wg", std::clamp<int64_t>(items / 128, 16, 256)}};
+  const int64_t many = 128 * 4 * std::max<int64_t>(ctx.device().compute_units, 1);
+  return {{"vw", vw}, {"wg", items >= many ? 128 : 16}};
+}
+
+// DepthwiseGroup shapes `wg` items as (1, rows, channels): up to 8 rows of
+// one strip column, so that the shape depends on wg alone, not on the
+// tensor's width or height (rows and channels past the end idle).
+std::array<size_t, 3> DepthwiseGroup(int64_t wg) {
+  const int64_t rows = std::clamp<int64_t>(wg / 16, 1, 8);
+  return {1, size_t(rows), size_t(std::max<int64_t>(wg / rows, 1))};
 }
 
 absl::Status LowerDepthwise3x3(LoweringContext& ctx, const Node& node) {
@@ -100,7 +111,7 @@ absl::Status LowerDepthwise3x3(LoweringContext& ctx, const Node& node) {
       {absl::StrCat("-DRECQ_C3_STRIDE=", a.strides[0]), absl::StrCat("-DRECQ_C3_VW=", vw)});
   const std::array<size_t, 3> range = {CeilDiv(out[3], vw), size_t(out[2]),
                                        size_t(out[0] * out[1])};
-  SetRange(d, range, WorkGroupFor(range, size_t(wg)));
+  SetRange(d, range, DepthwiseGroup(wg));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(Bias(node)), ctx.Arg(y)};
   AddInts(d, {x[0], x[1], x[2], x[3], out[2], out[3], a.pads[0]});
   SetConvWork(node, ctx, residual, d);
@@ -264,7 +275,7 @@ std::vector<KernelParams> PointwiseSpace(const Node& node, const LoweringContext
 }
 
 std::vector<KernelParams> Depthwise3x3Space(const Node& node, const LoweringContext& ctx) {
-  return ParamSpace(Depthwise3x3Heuristic(node, ctx), {{"vw", {8, 16}}, {"wg", {16, 64, 256}}});
+  return ParamSpace(Depthwise3x3Heuristic(node, ctx), {{"vw", {8, 16}}, {"wg", {16, 128, 256}}});
 }
 
 std::vector<KernelParams> Dense3x3Space(const Node&, const LoweringContext&) {

@@ -59,15 +59,17 @@ struct EngineOptions {
   //   kOff: the variants' heuristics.
   //   kFast: up to 4 candidates per key (the heuristics of the first two
   //     fitting variants, then the first's nearest parameter sets), the
-  //     biggest keys first; no key is started after tuning_budget_s (a
-  //     started key is finished, so a compile may overrun by one key's
-  //     candidate compiles); keys left take the heuristics, are not cached,
-  //     and are tuned by later compiles.
+  //     biggest keys first, within tuning_budget_s counting the candidates'
+  //     compiles: a key starts only while two candidates fit by the costliest
+  //     candidate compile so far, and a later candidate only while it fits (a
+  //     compile may overrun by one candidate compile); keys left (or cut to
+  //     one candidate) take the heuristics, are not cached, and are tuned by
+  //     later compiles.
   //   kExhaustive: every candidate of every key, no budget (`recq tune`).
   // The default is $RECQ_TUNING (off, fast, exhaustive) when set, else kFast.
   enum class Tuning { kOff, kFast, kExhaustive };
   Tuning tuning = DefaultTuning();
-  double tuning_budget_s = 2.0;  // kFast's limit on measuring, per compile
+  double tuning_budget_s = 2.0;  // kFast's limit on compiling and timing candidates
 
   // DefaultTuning reads $RECQ_TUNING; kFast when unset or unrecognized.
   static Tuning DefaultTuning();
