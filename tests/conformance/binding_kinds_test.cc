@@ -379,10 +379,15 @@ TEST_P(SvmBindingErrorTest, BadSvmBindingsAreInvalidArgumentAndNothingRuns) {
   small.SetSvm("x", svm.get(), bytes - 4);
   ExpectRejected(*rec, small, "x", "needs");
 
-  std::vector<float> host(bytes / sizeof(float) + 64);
+  // Host memory, aligned as an SVM allocation would be, is not one.
+  std::vector<char> host(bytes + 2 * align);
+  char* aligned = host.data() + (align - reinterpret_cast<uintptr_t>(host.data()) % align);
   Bindings not_svm;
-  not_svm.SetSvm("x", host.data(), bytes);
+  not_svm.SetSvm("x", aligned, bytes);
   ExpectRejected(*rec, not_svm, "x", "not an SVM allocation");
+  Bindings unaligned;
+  unaligned.SetSvm("x", aligned + 4, bytes);
+  ExpectRejected(*rec, unaligned, "x", "that is not " + std::to_string(align) + "-byte aligned");
 
   // A pointer into an allocation is not one clSVMAlloc returned.
   Bindings interior;

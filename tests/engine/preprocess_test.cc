@@ -203,7 +203,10 @@ TEST(PreprocessTest, BindingInfoSaysWhatPreprocessedInputsTake) {
        MemoryKind::kBuffer,
        {"input/y", "input/uv"},
        {"1x24x32x1 uint8, NV12 Y plane, buffer", "1x12x16x2 uint8, NV12 UV plane, buffer"}},
-      {ColorFormat::kRGBX, MemoryKind::kImage2D, {"input"}, {"1x24x32x4 uint8, rgbx frame, image2d"}},
+      {ColorFormat::kRGBX,
+       MemoryKind::kImage2D,
+       {"input"},
+       {"1x24x32x4 uint8, rgbx frame, image2d"}},
       {ColorFormat::kBGR, MemoryKind::kBuffer, {"input"}, {"1x24x32x3 uint8, bgr frame, buffer"}},
   };
   for (const Case& c : cases) {
@@ -215,8 +218,8 @@ TEST(PreprocessTest, BindingInfoSaysWhatPreprocessedInputsTake) {
     RECQ_ASSERT_OK_AND_ASSIGN(std::string bytes, engine.Serialize());
     RECQ_ASSERT_OK_AND_ASSIGN(Engine loaded, LoadEngineFromBytes(SharedContext(), bytes));
     RECQ_ASSERT_OK_AND_ASSIGN(EngineFileSummary summary, SummarizeEngineFile(bytes));
-    for (const std::vector<BindingInfo>* inputs :
-         {&engine.inputs(), &loaded.inputs(), &summary.inputs}) {
+    const std::vector<BindingInfo>* lists[] = {&engine.inputs(), &loaded.inputs(), &summary.inputs};
+    for (const std::vector<BindingInfo>* inputs : lists) {
       ASSERT_EQ(inputs->size(), c.names.size());
       for (size_t i = 0; i < c.names.size(); ++i) {
         const BindingInfo& b = (*inputs)[i];
