@@ -183,22 +183,24 @@ absl::Status ResolveBindings(const EngineState& engine, const Bindings& bindings
   for (size_t s = 0; s < slots.size(); ++s) {
     if (slots[s].is_input) continue;
     const SlotMemory& mine = slot_mems[s];
-    const char* begin = static_cast<const char*>(mine.svm);
-    const char* end = begin + slots[s].desc.ByteSize();
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(mine.svm);
+    const uintptr_t end = begin + slots[s].desc.ByteSize();
     for (size_t other = 0; other < slots.size(); ++other) {
       if (other == s) continue;
       const SlotMemory& theirs = slot_mems[other];
       bool shared = false;
       if (mine.is_svm() && theirs.is_svm()) {
-        const char* b = static_cast<const char*>(theirs.svm);
+        const uintptr_t b = reinterpret_cast<uintptr_t>(theirs.svm);
         shared = b < end && begin < b + slots[other].desc.ByteSize();
       } else if (!mine.is_svm()) {
         shared = theirs.mem == mine.mem;
       }
       if (shared) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "binding '", slots[s].name, "' is the same ", mine.is_svm() ? "SVM memory" : "cl_mem",
-            " as binding '", slots[other].name, "'; an output must have memory of its own"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("binding '", slots[s].name,
+                         mine.is_svm() ? "' shares SVM bytes with binding '"
+                                       : "' is the same cl_mem as binding '",
+                         slots[other].name, "'; an output must have memory of its own"));
       }
     }
   }
