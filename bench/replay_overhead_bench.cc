@@ -4,9 +4,15 @@
 //   BM_Host/<backend>/<N>: host CPU time of the enqueueing thread per run
 //     (Enqueue only; the queue is drained every 16 runs outside the timing).
 //   BM_Wall/<backend>/<N>: wall time per run, enqueue to completion.
+//   .../<backend>_svm/<N>: the same with the input and output bound as SVM
+//     (Bindings::SetSvm; Enqueue's SVM checks included).
 //
 // Run: build/bench/replay_overhead_bench --benchmark_format=json
+#include <memory>
 #include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 
 #include "bench/bench_util.h"
 #include "engine/engine_state.h"
@@ -58,7 +64,30 @@ void TimeRuns(benchmark::State& state, bool wall, EnqueueRun enqueue_run) {
   clFinish(queue);
 }
 
-void Run(benchmark::State& state, Backend backend, bool wall) {
+// SvmBindings rebinds every binding of `p` to a new SVM allocation of the
+// bench context (freed with the returned guard).
+std::shared_ptr<void> SvmBindings(const Engine& engine, Prepared& p, absl::Status* status) {
+  cl_context context = BenchContext().context();
+  auto allocations = std::make_shared<std::vector<void*>>();
+  std::shared_ptr<void> guard(nullptr, [context, allocations](void*) {
+    for (void* ptr : *allocations) clSVMFree(context, ptr);
+  });
+  for (const auto* list : {&engine.inputs(), &engine.outputs()}) {
+    for (const BindingInfo& info : *list) {
+      const size_t bytes = info.desc.ByteSize();
+      void* ptr = clSVMAlloc(context, CL_MEM_READ_WRITE, bytes, 0);
+      if (ptr == nullptr) {
+        *status = absl::UnavailableError("clSVMAlloc failed (no SVM?)");
+        return guard;
+      }
+      allocations->push_back(ptr);
+      p.bindings.SetSvm(info.name, ptr, bytes);
+    }
+  }
+  return guard;
+}
+
+void Run(benchmark::State& state, Backend backend, bool wall, bool svm = false) {
   const int n = static_cast<int>(state.range(0));
   absl::StatusOr<Engine> engine = ChainEngine(n);
   if (!engine.ok()) {
@@ -70,12 +99,19 @@ void Run(benchmark::State& state, Backend backend, bool wall) {
     state.SkipWithError(p.status().ToString().c_str());
     return;
   }
+  absl::Status svm_status;
+  std::shared_ptr<void> svm_memory;
+  if (svm) svm_memory = SvmBindings(*engine, *p, &svm_status);
+  if (!svm_status.ok()) {
+    state.SkipWithError(svm_status.ToString().c_str());
+    return;
+  }
   cl_command_queue queue = BenchContext().queue();
   for (int i = 0; i < 3; ++i) (void)p->recording->Run(p->bindings);  // warm-up: JIT, caches
   TimeRuns(state, wall, [&] { return p->recording->Enqueue(queue, p->bindings); });
   state.counters["dispatches"] = n;
   state.counters["backend_id"] = static_cast<double>(backend);
-  state.SetLabel(BackendName(p->recording->backend()));
+  state.SetLabel(absl::StrCat(BackendName(p->recording->backend()), svm ? " svm" : ""));
 }
 
 // The driver's floor: the same pre-set kernels enqueued in a bare loop, no
@@ -96,8 +132,10 @@ void RunFloor(benchmark::State& state, bool wall) {
     state.SkipWithError(res.status().ToString().c_str());
     return;
   }
-  std::vector<cl_mem> slots;
-  for (const internal::Slot& slot : es.list.slots) slots.push_back(p->bindings.Get(slot.name));
+  std::vector<internal::SlotMemory> slots;
+  for (const internal::Slot& slot : es.list.slots) {
+    slots.push_back({p->bindings.Get(slot.name), nullptr});
+  }
   std::vector<cl::UniqueKernel> kernels;
   for (size_t d = 0; d < es.list.dispatches.size(); ++d) {
     absl::StatusOr<cl::UniqueKernel> k = res->CreateKernel(d, slots);
@@ -141,6 +179,8 @@ void Register() {
        {Backend::kUnrecorded, Backend::kReplay, Backend::kKhrCommandBuffer, Backend::kQcom}) {
     RegisterPair(BackendName(backend),
                  [backend](benchmark::State& s, bool wall) { Run(s, backend, wall); });
+    RegisterPair(std::string(BackendName(backend)) + "_svm",
+                 [backend](benchmark::State& s, bool wall) { Run(s, backend, wall, true); });
   }
 }
 

@@ -4,14 +4,18 @@
 
 namespace recq {
 
-void Bindings::Set(absl::string_view name, cl_mem mem) {
-  for (auto& entry : entries_) {
-    if (entry.first == name) {
-      entry.second = mem;
-      return;
-    }
+Bindings::Entry& Bindings::Slot(absl::string_view name) {
+  for (Entry& entry : entries_) {
+    if (entry.name == name) return entry;
   }
-  entries_.emplace_back(std::string(name), mem);
+  entries_.emplace_back();
+  entries_.back().name = std::string(name);
+  return entries_.back();
+}
+
+void Bindings::Set(absl::string_view name, cl_mem mem) {
+  Entry& entry = Slot(name);
+  entry = Entry{entry.name, mem, false, nullptr, 0, 0};
 }
 
 void Bindings::SetNv12(absl::string_view name, cl_mem y, cl_mem uv) {
@@ -19,9 +23,14 @@ void Bindings::SetNv12(absl::string_view name, cl_mem y, cl_mem uv) {
   Set(absl::StrCat(name, "/uv"), uv);
 }
 
+void Bindings::SetSvm(absl::string_view name, void* allocation, size_t bytes, size_t offset) {
+  Entry& entry = Slot(name);
+  entry = Entry{entry.name, nullptr, true, allocation, bytes, offset};
+}
+
 cl_mem Bindings::Get(absl::string_view name) const {
-  for (const auto& entry : entries_) {
-    if (entry.first == name) return entry.second;
+  for (const Entry& entry : entries_) {
+    if (entry.name == name) return entry.mem;
   }
   return nullptr;
 }

@@ -111,8 +111,14 @@ void IndexSlotUses(EngineState& state) {
       state.list.slots[s].image |= KernelReadsImage(state.list.kernels[d.kernel], use.arg);
     }
   }
-  for (const internal::Slot& slot : state.list.slots) {
-    (slot.is_input ? state.inputs : state.outputs).push_back({slot.name, slot.desc});
+  for (size_t s = 0; s < state.list.slots.size(); ++s) {
+    const internal::Slot& slot = state.list.slots[s];
+    BindingInfo info{slot.name, slot.desc};
+    for (const ArgUse& use : state.slot_uses[s]) {
+      const Dispatch& d = state.list.dispatches[use.dispatch];
+      if (DescribeSource(state.list.kernels[d.kernel], use.arg, info)) break;
+    }
+    (slot.is_input ? state.inputs : state.outputs).push_back(std::move(info));
   }
 }
 
@@ -207,16 +213,16 @@ absl::Status WarmUp(const std::shared_ptr<EngineState>& state) {
   const ContextState& ctx = *state->context;
   RECQ_ASSIGN_OR_RETURN(RecordingResources res, RecordingResources::Create(state));
   std::vector<cl::UniqueMem> scratch;
-  std::vector<cl_mem> slot_mems;
+  std::vector<SlotMemory> slot_mems;
   // Zeros, not garbage: valid data for every kernel (indices included).
   for (const internal::Slot& slot : state->list.slots) {
     RECQ_ASSIGN_OR_RETURN(cl::UniqueMem mem, CreateSlotMemory(ctx.context.get(), slot, false));
-    slot_mems.push_back(mem.get());
+    slot_mems.push_back({mem.get(), nullptr});
     scratch.push_back(std::move(mem));
   }
   std::vector<std::pair<cl_mem, size_t>> fills;
   for (size_t i = 0; i < state->list.internal_buffer_bytes.size(); ++i) {
-    fills.push_back({res.MemFor(DispatchArg::Internal(static_cast<int32_t>(i)), {}),
+    fills.push_back({res.MemFor(DispatchArg::Internal(static_cast<int32_t>(i)), {}).mem,
                      state->list.internal_buffer_bytes[i]});
   }
   const cl_uchar zero = 0;
@@ -352,6 +358,18 @@ absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(const Context& c
 using internal::ChooseAutoBackend;
 using internal::EngineState;
 
+std::string BindingInfo::Describe() const {
+  std::string text = desc.ToString();
+  if (!preprocessed) return text;
+  const char* what = plane == Nv12Plane::kY    ? "NV12 Y plane"
+                     : plane == Nv12Plane::kUV ? "NV12 UV plane"
+                                               : nullptr;
+  absl::StrAppend(&text, ", ", what != nullptr ? what : ColorFormatName(color),
+                  what != nullptr ? "" : " frame", ", ",
+                  memory == MemoryKind::kImage2D ? "image2d" : "buffer");
+  return text;
+}
+
 const char* EngineOriginName(EngineOrigin origin) {
   switch (origin) {
     case EngineOrigin::kCompiled:
@@ -441,7 +459,7 @@ std::vector<std::string> Engine::DispatchLabels() const {
 }
 
 absl::StatusOr<std::vector<DispatchProfile>> Engine::Profile(const Bindings& bindings) const {
-  std::vector<cl_mem> slot_mems;
+  std::vector<internal::SlotMemory> slot_mems;
   RECQ_RETURN_IF_ERROR(internal::ResolveBindings(*state_, bindings, slot_mems));
   RECQ_ASSIGN_OR_RETURN(std::vector<double> ms, internal::ProfileDispatches(state_, slot_mems));
   std::vector<DispatchProfile> profile;

@@ -27,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/lowering.h"
+#include "engine/ops/preprocess.h"
 #include "engine/passes.h"
 #include "engine/status_macros.h"
 #include "recq/log.h"
@@ -1078,9 +1079,30 @@ absl::StatusOr<EngineFileSummary> SummarizeEngineFile(absl::string_view bytes) {
   s.kernel_target = internal::KernelTargetOf(f.options().kernel_target());
   s.optimize = f.options().optimize();
   s.had_variant_chooser = f.options().had_variant_chooser();
+  // Which bindings pre-processing reads, from the stored kernels' options.
+  std::vector<BindingInfo> infos;
   for (const pb::Binding& b : f.bindings()) {
     RECQ_ASSIGN_OR_RETURN(TensorDesc desc, internal::DescOf(b.desc(), b.name()));
-    (b.is_input() ? s.inputs : s.outputs).push_back({b.name(), std::move(desc)});
+    infos.push_back({b.name(), std::move(desc)});
+  }
+  for (const pb::Dispatch& dispatch : f.dispatches()) {
+    if (dispatch.kernel() >= static_cast<uint32_t>(f.kernels_size())) continue;
+    const pb::Kernel& k = f.kernels(static_cast<int>(dispatch.kernel()));
+    if (k.program() >= static_cast<uint32_t>(f.programs_size())) continue;
+    const KernelRef ref{f.programs(static_cast<int>(k.program())).name(),
+                        {k.options().begin(), k.options().end()},
+                        k.entry_point()};
+    for (int a = 0; a < dispatch.args_size(); ++a) {
+      const pb::DispatchArg& arg = dispatch.args(a);
+      if (arg.kind() != pb::DispatchArg::SLOT || arg.index() < 0 ||
+          arg.index() >= static_cast<int>(infos.size())) {
+        continue;
+      }
+      internal::DescribeSource(ref, static_cast<uint32_t>(a), infos[arg.index()]);
+    }
+  }
+  for (int i = 0; i < f.bindings_size(); ++i) {
+    (f.bindings(i).is_input() ? s.inputs : s.outputs).push_back(std::move(infos[i]));
   }
   for (const pb::Dispatch& dispatch : f.dispatches()) s.dispatches.push_back(dispatch.label());
   s.programs = f.programs_size();

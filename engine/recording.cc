@@ -49,32 +49,103 @@ RecordingImpl::RecordingImpl(std::shared_ptr<const EngineState> engine, Backend 
       backend_(backend),
       reason_(std::move(reason)),
       impl_(std::move(impl)),
-      slot_mems_(engine_->list.slots.size(), nullptr) {}
+      slot_mems_(engine_->list.slots.size()) {}
+
+namespace {
+
+// CheckSvmBinding checks an SVM binding of slot `slot` (Bindings::SetSvm)
+// and returns the pointer the kernels get.
+absl::StatusOr<void*> CheckSvmBinding(const EngineState& engine, const Slot& slot,
+                                      const Bindings::Entry& entry) {
+  const DeviceInfo& device = engine.context->info;
+  const std::string what = absl::StrCat("binding '", slot.name, "' is an SVM pointer");
+  const std::string ptr = absl::StrCat("0x", absl::Hex(reinterpret_cast<uintptr_t>(entry.svm)));
+  if ((device.svm_capabilities & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ", but device '", device.name,
+                     "' has no shared virtual memory (CL_DEVICE_SVM_CAPABILITIES is 0); bind a "
+                     "cl_mem instead"));
+  }
+  if (slot.image) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, "; the engine binds an image2d here (", slot.desc.ToString(), ")"));
+  }
+  if (entry.svm == nullptr) return absl::InvalidArgumentError(absl::StrCat(what, " that is null"));
+  const size_t need = slot.desc.ByteSize();
+  if (entry.svm_bytes < need) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " of ", entry.svm_bytes,
+                                                   " bytes, the tensor ", slot.desc.ToString(),
+                                                   " needs ", need));
+  }
+  const size_t align = std::max<size_t>(device.mem_base_addr_align_bytes, 1);
+  if (entry.svm_offset % align != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " at offset ", entry.svm_offset,
+                                                   ", not a multiple of the device's ", align,
+                                                   "-byte CL_DEVICE_MEM_BASE_ADDR_ALIGN"));
+  }
+  if (reinterpret_cast<uintptr_t>(entry.svm) % align != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " ", ptr, " that is not ", align,
+                     "-byte aligned; pass the pointer clSVMAlloc returned and the position in it "
+                     "as the offset"));
+  }
+  // OpenCL has no query for an SVM pointer, but a buffer made with
+  // CL_MEM_USE_HOST_PTR on one of the context's SVM allocations, no larger
+  // than it, uses that allocation and says so (CL_MEM_USES_SVM_POINTER).
+  size_t end = 0;
+  if (__builtin_add_overflow(entry.svm_offset, entry.svm_bytes, &end)) end = SIZE_MAX;
+  cl_int err = CL_SUCCESS;
+  cl::UniqueMem probe(
+      clCreateBuffer(engine.context->context.get(), CL_MEM_USE_HOST_PTR, end, entry.svm, &err));
+  cl_bool uses_svm = CL_FALSE;
+  if (err == CL_SUCCESS) {
+    err = clGetMemObjectInfo(probe.get(), CL_MEM_USES_SVM_POINTER, sizeof(uses_svm), &uses_svm,
+                             nullptr);
+  }
+  if (err != CL_SUCCESS || uses_svm != CL_TRUE) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " ", ptr, " that is not an SVM allocation of the engine's context holding ", end,
+        " bytes (offset ", entry.svm_offset, " + ", entry.svm_bytes,
+        "; pass the pointer clSVMAlloc returned for this context)",
+        err != CL_SUCCESS ? absl::StrCat(": clCreateBuffer(CL_MEM_USE_HOST_PTR): ",
+                                         cl::ErrorName(err) ? cl::ErrorName(err) : "?")
+                          : ""));
+  }
+  return static_cast<char*>(entry.svm) + entry.svm_offset;
+}
+
+}  // namespace
 
 absl::Status ResolveBindings(const EngineState& engine, const Bindings& bindings,
-                             std::vector<cl_mem>& slot_mems) {
+                             std::vector<SlotMemory>& slot_mems) {
   const std::vector<Slot>& slots = engine.list.slots;
-  slot_mems.assign(slots.size(), nullptr);
-  for (const auto& [name, mem] : bindings.entries()) {
+  slot_mems.assign(slots.size(), {});
+  std::vector<const Bindings::Entry*> entries(slots.size(), nullptr);
+  for (const Bindings::Entry& entry : bindings.entries()) {
     size_t s = 0;
-    while (s < slots.size() && slots[s].name != name) ++s;
+    while (s < slots.size() && slots[s].name != entry.name) ++s;
     if (s == slots.size()) {
       std::vector<std::string> names;
       for (const Slot& slot : slots) names.push_back(absl::StrCat("'", slot.name, "'"));
       return absl::InvalidArgumentError(absl::StrCat(
-          "unknown binding '", name, "'; the engine binds ", absl::StrJoin(names, ", ")));
+          "unknown binding '", entry.name, "'; the engine binds ", absl::StrJoin(names, ", ")));
     }
-    slot_mems[s] = mem;
+    entries[s] = &entry;
   }
   const cl_context context = engine.context->context.get();
   for (size_t s = 0; s < slots.size(); ++s) {
     const Slot& slot = slots[s];
-    cl_mem mem = slot_mems[s];
-    if (mem == nullptr) {
+    if (entries[s] == nullptr || (!entries[s]->is_svm && entries[s]->mem == nullptr)) {
       return absl::InvalidArgumentError(
           absl::StrCat("missing binding '", slot.name, "' (", slot.is_input ? "input" : "output",
                        ", ", slot.desc.ToString(), ", ", slot.desc.ByteSize(), " bytes)"));
     }
+    if (entries[s]->is_svm) {
+      RECQ_ASSIGN_OR_RETURN(slot_mems[s].svm, CheckSvmBinding(engine, slot, *entries[s]));
+      continue;
+    }
+    cl_mem mem = entries[s]->mem;
+    slot_mems[s].mem = mem;
     size_t size = 0;
     cl_context mem_context = nullptr;
     cl_mem_object_type type = 0;
@@ -106,13 +177,30 @@ absl::Status ResolveBindings(const EngineState& engine, const Bindings& bindings
                                                      " bytes, the tensor ", slot.desc.ToString(),
                                                      " needs ", slot.desc.ByteSize()));
     }
-    if (!slot.is_input) {
-      for (size_t other = 0; other < slots.size(); ++other) {
-        if (other != s && slot_mems[other] == mem) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("binding '", slot.name, "' is the same cl_mem as binding '",
-                           slots[other].name, "'; an output must have memory of its own"));
-        }
+  }
+  // An output has memory of its own: no other binding is the same cl_mem or
+  // shares a byte of SVM with it.
+  for (size_t s = 0; s < slots.size(); ++s) {
+    if (slots[s].is_input) continue;
+    const SlotMemory& mine = slot_mems[s];
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(mine.svm);
+    const uintptr_t end = begin + slots[s].desc.ByteSize();
+    for (size_t other = 0; other < slots.size(); ++other) {
+      if (other == s) continue;
+      const SlotMemory& theirs = slot_mems[other];
+      bool shared = false;
+      if (mine.is_svm() && theirs.is_svm()) {
+        const uintptr_t b = reinterpret_cast<uintptr_t>(theirs.svm);
+        shared = b < end && begin < b + slots[other].desc.ByteSize();
+      } else if (!mine.is_svm()) {
+        shared = theirs.mem == mine.mem;
+      }
+      if (shared) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("binding '", slots[s].name,
+                         mine.is_svm() ? "' shares SVM bytes with binding '"
+                                       : "' is the same cl_mem as binding '",
+                         slots[other].name, "'; an output must have memory of its own"));
       }
     }
   }

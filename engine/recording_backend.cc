@@ -62,22 +62,28 @@ absl::StatusOr<cl::UniqueMem> CreateSlotMemory(cl_context context, const Slot& s
   return mem;
 }
 
-cl_mem RecordingResources::MemFor(const DispatchArg& arg,
-                                  absl::Span<const cl_mem> slot_mems) const {
+cl_int SetSlotArg(cl_kernel kernel, cl_uint index, const SlotMemory& memory) {
+  if (memory.is_svm()) return clSetKernelArgSVMPointer(kernel, index, memory.svm);
+  return clSetKernelArg(kernel, index, sizeof(cl_mem), &memory.mem);
+}
+
+SlotMemory RecordingResources::MemFor(const DispatchArg& arg,
+                                      absl::Span<const SlotMemory> slot_mems) const {
   switch (arg.kind) {
     case DispatchArg::Kind::kInternal:
-      return internal_[arg.index].get();
+      return {internal_[arg.index].get(), nullptr};
     case DispatchArg::Kind::kConstant:
-      return engine_->constants[arg.index].get();
+      return {engine_->constants[arg.index].get(), nullptr};
     case DispatchArg::Kind::kSlot:
-      return slot_mems.empty() ? placeholders_[arg.index].get() : slot_mems[arg.index];
+      return slot_mems.empty() ? SlotMemory{placeholders_[arg.index].get(), nullptr}
+                               : slot_mems[arg.index];
     default:
-      return nullptr;
+      return {};
   }
 }
 
 absl::Status RecordingResources::SetArg(cl_kernel kernel, cl_uint index, const DispatchArg& arg,
-                                        absl::Span<const cl_mem> slot_mems) const {
+                                        absl::Span<const SlotMemory> slot_mems) const {
   cl_int err = CL_SUCCESS;
   switch (arg.kind) {
     case DispatchArg::Kind::kScalar:
@@ -87,16 +93,18 @@ absl::Status RecordingResources::SetArg(cl_kernel kernel, cl_uint index, const D
       err = clSetKernelArg(kernel, index, arg.local_bytes, nullptr);
       break;
     default: {
-      cl_mem mem = MemFor(arg, slot_mems);
-      err = clSetKernelArg(kernel, index, sizeof(cl_mem), &mem);
+      err = SetSlotArg(kernel, index, MemFor(arg, slot_mems));
       break;
     }
   }
-  return cl::CheckCl(err, "clSetKernelArg");
+  return cl::CheckCl(err, arg.kind == DispatchArg::Kind::kSlot && !slot_mems.empty() &&
+                                  slot_mems[arg.index].is_svm()
+                              ? "clSetKernelArgSVMPointer"
+                              : "clSetKernelArg");
 }
 
 absl::StatusOr<cl::UniqueKernel> RecordingResources::CreateKernel(
-    size_t d, absl::Span<const cl_mem> slot_mems) const {
+    size_t d, absl::Span<const SlotMemory> slot_mems) const {
   const Dispatch& dispatch = engine_->list.dispatches[d];
   const KernelRef& ref = engine_->list.kernels[dispatch.kernel];
   cl_int err = CL_SUCCESS;

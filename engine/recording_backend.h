@@ -16,6 +16,24 @@
 
 namespace recq::internal {
 
+// The memory bound to one slot for one run: a cl_mem (set with
+// clSetKernelArg) or, when `svm` is non-null, an SVM pointer (set with
+// clSetKernelArgSVMPointer; Bindings::SetSvm's allocation + offset).
+struct SlotMemory {
+  cl_mem mem = nullptr;
+  void* svm = nullptr;
+
+  bool is_svm() const { return svm != nullptr; }
+  friend bool operator==(const SlotMemory& a, const SlotMemory& b) {
+    return a.mem == b.mem && a.svm == b.svm;
+  }
+  friend bool operator!=(const SlotMemory& a, const SlotMemory& b) { return !(a == b); }
+};
+
+// SetSlotArg sets argument `index` of `kernel` to `memory`: clSetKernelArg
+// with the cl_mem, or clSetKernelArgSVMPointer.
+[[nodiscard]] cl_int SetSlotArg(cl_kernel kernel, cl_uint index, const SlotMemory& memory);
+
 // RecordingBackend runs one engine's dispatch list. Implementations are not
 // thread-safe: RecordingImpl serializes calls and orders runs.
 class RecordingBackend {
@@ -24,10 +42,11 @@ class RecordingBackend {
 
   // Enqueue runs the dispatch list on `queue` (an in-order queue of the
   // engine's context) with `slot_mems[i]` bound to slot i, after `wait_list`.
+  // A slot may be bound to an SVM pointer (SlotMemory::svm).
   // `slot_mems` is validated by the caller. If `done` is non-null it receives
   // an event of the run's completion.
   [[nodiscard]] virtual absl::Status Enqueue(cl_command_queue queue,
-                                             absl::Span<const cl_mem> slot_mems,
+                                             absl::Span<const SlotMemory> slot_mems,
                                              absl::Span<const cl_event> wait_list,
                                              cl_event* done) = 0;
 };
@@ -54,16 +73,16 @@ class RecordingResources {
   // argument set; slot arguments get `slot_mems[slot]`, or NULL when
   // `slot_mems` is empty.
   [[nodiscard]] absl::StatusOr<cl::UniqueKernel> CreateKernel(
-      size_t d, absl::Span<const cl_mem> slot_mems) const;
+      size_t d, absl::Span<const SlotMemory> slot_mems) const;
 
   // SetArg sets argument `index` of `kernel` from the dispatch list's `arg`.
   [[nodiscard]] absl::Status SetArg(cl_kernel kernel, cl_uint index, const DispatchArg& arg,
-                                    absl::Span<const cl_mem> slot_mems) const;
+                                    absl::Span<const SlotMemory> slot_mems) const;
 
-  // MemFor returns the buffer an argument refers to (nullptr for non-buffers
-  // and for buffer slots when `slot_mems` is empty; a 1x1 placeholder image
-  // for image slots then).
-  cl_mem MemFor(const DispatchArg& arg, absl::Span<const cl_mem> slot_mems) const;
+  // MemFor returns the memory an argument refers to (a null cl_mem for
+  // non-buffers and for buffer slots when `slot_mems` is empty; a 1x1
+  // placeholder image for image slots then).
+  SlotMemory MemFor(const DispatchArg& arg, absl::Span<const SlotMemory> slot_mems) const;
 
  private:
   std::shared_ptr<const EngineState> engine_;

@@ -18,10 +18,10 @@
 namespace recq::internal {
 
 // ResolveBindings sets `slot_mems[i]` to the memory `bindings` binds to slot
-// i of `engine`, checking names, sizes, contexts and output aliasing; the
-// error names the binding.
+// i of `engine`, checking names, sizes, contexts, SVM (Bindings::SetSvm) and
+// output aliasing; the error names the binding.
 [[nodiscard]] absl::Status ResolveBindings(const EngineState& engine, const Bindings& bindings,
-                                           std::vector<cl_mem>& slot_mems);
+                                           std::vector<SlotMemory>& slot_mems);
 
 class RecordingImpl {
  public:
@@ -60,11 +60,11 @@ class RecordingImpl {
   std::string reason_;
   std::unique_ptr<RecordingBackend> impl_;
 
-  std::mutex mu_;                  // serializes Enqueue
-  std::vector<cl_mem> slot_mems_;  // scratch, per slot
-  cl::UniqueQueue checked_queue_;  // the last queue that passed CheckQueue
-  cl::UniqueQueue last_queue_;     // the queue of the previous run
-  cl::UniqueEvent overdue_;        // the run that exceeded its deadline, until it completes
+  std::mutex mu_;                      // serializes Enqueue
+  std::vector<SlotMemory> slot_mems_;  // scratch, per slot
+  cl::UniqueQueue checked_queue_;      // the last queue that passed CheckQueue
+  cl::UniqueQueue last_queue_;         // the queue of the previous run
+  cl::UniqueEvent overdue_;            // the run that exceeded its deadline, until it completes
 };
 
 }  // namespace recq::internal

@@ -7,6 +7,7 @@ packages=(
   opencl-headers ocl-icd-opencl-dev ocl-icd-libopencl1 pocl-opencl-icd clinfo
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
+  libpng-dev libjpeg62-turbo-dev
   clang-14 libclang-rt-14-dev
 )
 missing=()

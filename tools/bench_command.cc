@@ -27,6 +27,7 @@
 #include "third_party/qcom/cl_qcom_recordable_queues.h"
 #include "tools/json_writer.h"
 #include "tools/latency_stats.h"
+#include "tools/onnx_commands.h"
 #include "tools/random_input.h"
 #include "tools/status_line.h"
 
@@ -308,6 +309,16 @@ absl::Status BenchCommand(const BenchOptions& options) {
   OnnxOptions load;
   RECQ_ASSIGN_OR_RETURN(load.input_shapes, ParseShapes(options.shapes));
   RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(options.model_path, load));
+  RECQ_ASSIGN_OR_RETURN(PrePostProcessing ppp,
+                        ParsePrePost(graph, options.input_format, options.output_format));
+  for (const auto& [name, in] : ppp.inputs) {
+    if (in.kind == MemoryKind::kImage2D) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--input-format for '", name,
+          "': bench binds buffers it allocates; kind=image is for recq run and the API"));
+    }
+  }
+  RECQ_RETURN_IF_ERROR(ApplyPrePostProcessing(graph, ppp));
   StreamPoolOptions pool_options;
   if (options.devices.empty()) {
     pool_options.devices = {options.device};

@@ -3,12 +3,13 @@
 //
 //   recq bench model.onnx [--devices=0,1|all] [--streams=N] [--stream_mode=threads|events]
 //                         [--warmup=S] [--duration=S | --iterations=N] [--backend=auto]
-//                         [--json=FILE] [--profile]
+//                         [--json=FILE] [--profile] [--input-format=...] [--output-format=...]
 #ifndef RECQ_TOOLS_BENCH_COMMAND_H_
 #define RECQ_TOOLS_BENCH_COMMAND_H_
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -20,6 +21,11 @@ struct BenchOptions {
   std::string model_path;
   // Input shapes chosen at load ("input:4x3x224x224"), as `recq run --shapes`.
   std::string shapes;
+  // Camera-frame inputs and output conversions compiled into the model, as
+  // `recq run --input-format / --output-format` (ParsePrePost). The frames
+  // are buffers the pool allocates (image2d kinds are not benchmarked).
+  std::string input_format;
+  std::vector<std::string> output_format;
   // A device list as recq::ResolveDevices takes it ("all", "0,1", "gpu:1");
   // empty: the one device `device` names.
   std::string devices;

@@ -16,11 +16,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "engine/ops/preprocess.h"
 #include "engine/status_macros.h"
 #include "recq/engine_file.h"
 #include "recq/onnx.h"
 #include "recq/preprocess.h"
 #include "recq/recq.h"
+#include "tools/image_file.h"
 #include "tools/random_input.h"
 #include "tools/roofline.h"
 
@@ -84,8 +86,88 @@ struct LoadedModel {
   std::string what;  // "ONNX, 103 graph nodes" / "engine file"
 };
 
-// ParsePrePost reads --input-format ("[NAME=]FORMAT;...", NAME defaulting
-// to the graph's only input) and --output-format ("NAME=TYPE[:LAYOUT]").
+// `shapes` (ParseShapes) and the pre- and post-processing apply to ONNX
+// files; an engine file has its shapes.
+// FrameFromImage makes `ppp` take a decoded PNG / JPEG for input `name`:
+// an RGB (or BGR: the bytes are swapped) u8 NHWC buffer of the image's
+// size, with the mean, scale and model colour order --input-format gave.
+absl::Status FrameFromImage(const std::string& name, DecodedImage& image, PrePostProcessing& ppp) {
+  const bool declared = ppp.inputs.count(name) != 0;
+  InputPreprocess& in = ppp.inputs[name];
+  const std::string what = absl::StrCat("--input '", name, "': a ", image.format,
+                                        " decodes to a u8 RGB NHWC buffer frame");
+  if ((in.color != ColorFormat::kRGB && in.color != ColorFormat::kBGR) ||
+      in.element_type != DataType::kUInt8 || in.layout != TensorLayout::kNHWC ||
+      in.kind != MemoryKind::kBuffer) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, "; --input-format for it says ", ColorFormatName(in.color), ", ",
+        DataTypeName(in.element_type), ", ", in.layout == TensorLayout::kNHWC ? "nhwc" : "nchw",
+        in.kind == MemoryKind::kImage2D ? ", image" : "", " (use rgb or bgr, type=u8, nhwc)"));
+  }
+  if ((in.source_height != 0 && in.source_height != image.height) ||
+      (in.source_width != 0 && in.source_width != image.width)) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " of ", image.width, "x", image.height,
+                                                   "; --input-format says ", in.source_width, "x",
+                                                   in.source_height));
+  }
+  in.source_height = image.height;
+  in.source_width = image.width;
+  if (in.color == ColorFormat::kBGR) {
+    for (size_t i = 0; i + 2 < image.rgb.size(); i += 3) std::swap(image.rgb[i], image.rgb[i + 2]);
+  }
+  if (!declared) {
+    std::printf(
+        "input '%s': %s frame %lldx%lld, pre-processed as rgb (no mean or scale: values "
+        "0..255; give --input-format=rgb,mean=...,scale=... to normalize)\n",
+        name.c_str(), image.format, static_cast<long long>(image.width),
+        static_cast<long long>(image.height));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LoadedModel> LoadModel(const Context& context, const std::string& path,
+                                      const std::string& shapes,
+                                      const std::string& input_format = "",
+                                      const std::vector<std::string>& output_format = {},
+                                      std::map<std::string, DecodedImage>* images = nullptr) {
+  RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
+  if (LooksLikeEngineFile(bytes)) {
+    if (!shapes.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--shapes applies to ONNX models; the engine file ", path, " was built for its shapes"));
+    }
+    if (!input_format.empty() || !output_format.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-format and --output-format apply to ONNX models, not to the "
+                       "engine file ",
+                       path));
+    }
+    if (images != nullptr && !images->empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--input '", images->begin()->first,
+          "': PNG / JPEG inputs are pre-processed inside the model, which needs an ONNX model, "
+          "not the engine file ",
+          path));
+    }
+    RECQ_ASSIGN_OR_RETURN(Engine engine, LoadEngineFromBytes(context, bytes));
+    return LoadedModel{std::move(engine), "engine file"};
+  }
+  OnnxOptions load;
+  RECQ_ASSIGN_OR_RETURN(load.input_shapes, ParseShapes(shapes));
+  // From the path, so that external data files are found beside the model.
+  RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(path, load));
+  RECQ_ASSIGN_OR_RETURN(PrePostProcessing ppp, ParsePrePost(graph, input_format, output_format));
+  if (images != nullptr) {
+    for (auto& [name, image] : *images) RECQ_RETURN_IF_ERROR(FrameFromImage(name, image, ppp));
+  }
+  RECQ_RETURN_IF_ERROR(ApplyPrePostProcessing(graph, ppp));
+  RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, graph));
+  return LoadedModel{std::move(engine),
+                     absl::StrCat("ONNX, ", graph.nodes().size(), " graph nodes")};
+}
+
+}  // namespace
+
 absl::StatusOr<PrePostProcessing> ParsePrePost(const Graph& graph, const std::string& inputs,
                                                const std::vector<std::string>& outputs) {
   PrePostProcessing ppp;
@@ -125,40 +207,6 @@ absl::StatusOr<PrePostProcessing> ParsePrePost(const Graph& graph, const std::st
   }
   return ppp;
 }
-
-// `shapes` (ParseShapes) and the pre- and post-processing apply to ONNX
-// files; an engine file has its shapes.
-absl::StatusOr<LoadedModel> LoadModel(const Context& context, const std::string& path,
-                                      const std::string& shapes,
-                                      const std::string& input_format = "",
-                                      const std::vector<std::string>& output_format = {}) {
-  RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
-  if (LooksLikeEngineFile(bytes)) {
-    if (!shapes.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--shapes applies to ONNX models; the engine file ", path, " was built for its shapes"));
-    }
-    if (!input_format.empty() || !output_format.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--input-format and --output-format apply to ONNX models, not to the "
-                       "engine file ",
-                       path));
-    }
-    RECQ_ASSIGN_OR_RETURN(Engine engine, LoadEngineFromBytes(context, bytes));
-    return LoadedModel{std::move(engine), "engine file"};
-  }
-  OnnxOptions load;
-  RECQ_ASSIGN_OR_RETURN(load.input_shapes, ParseShapes(shapes));
-  // From the path, so that external data files are found beside the model.
-  RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(path, load));
-  RECQ_ASSIGN_OR_RETURN(PrePostProcessing ppp, ParsePrePost(graph, input_format, output_format));
-  RECQ_RETURN_IF_ERROR(ApplyPrePostProcessing(graph, ppp));
-  RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, graph));
-  return LoadedModel{std::move(engine),
-                     absl::StrCat("ONNX, ", graph.nodes().size(), " graph nodes")};
-}
-
-}  // namespace
 
 absl::Status BuildEngineCommand(const std::string& model_path, const std::string& engine_path,
                                 const std::string& device_spec) {
@@ -233,7 +281,7 @@ absl::Status InfoEngineFile(const std::string& path, absl::string_view bytes) {
               s.had_variant_chooser ? ", variants chosen by a hook" : "");
   std::printf("inputs:\n");
   for (const BindingInfo& b : s.inputs) {
-    std::printf("  %s: %s\n", b.name.c_str(), b.desc.ToString().c_str());
+    std::printf("  %s: %s\n", b.name.c_str(), b.Describe().c_str());
   }
   std::printf("outputs:\n");
   for (const BindingInfo& b : s.outputs) {
@@ -313,8 +361,15 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
   const DeviceInfo& device = context.device_info();
   std::printf("device: %s (%s, %s)\n", device.name.c_str(), device.platform_name.c_str(),
               device.version.c_str());
-  RECQ_ASSIGN_OR_RETURN(LoadedModel model, LoadModel(context, options.model_path, options.shapes,
-                                                     options.input_format, options.output_format));
+  // PNG / JPEG inputs: decoded now, their size sets the pre-processing's.
+  std::map<std::string, DecodedImage> images;
+  for (const auto& [name, file] : input_files) {
+    if (!IsImageFileName(file)) continue;
+    RECQ_ASSIGN_OR_RETURN(images[name], DecodeImageFile(file));
+  }
+  RECQ_ASSIGN_OR_RETURN(LoadedModel model,
+                        LoadModel(context, options.model_path, options.shapes, options.input_format,
+                                  options.output_format, &images));
   const Engine& engine = model.engine;
   const EngineStats& stats = engine.stats();
   std::printf(
@@ -366,7 +421,19 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
     auto frame = std::find_if(input_files.begin(), input_files.end(), [&](const auto& p) {
       return plane && p.first == base.substr(0, base.rfind('/'));
     });
-    if (it != input_files.end()) {
+    auto image = images.find(in.name);
+    if (image != images.end()) {
+      const DecodedImage& d = image->second;
+      if (d.rgb.size() != in.desc.ByteSize()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--input '", in.name, "': ", it->second, " is one ", d.width, "x", d.height,
+            " frame; the input is ", in.desc.ToString(), " (a batch of one frame only)"));
+      }
+      data = d.rgb;
+      std::printf("input '%s' %s: from %s (%s %lldx%lld)\n", in.name.c_str(),
+                  in.desc.ToString().c_str(), it->second.c_str(), d.format,
+                  static_cast<long long>(d.width), static_cast<long long>(d.height));
+    } else if (it != input_files.end()) {
       RECQ_ASSIGN_OR_RETURN(data, ReadInput(it->second, in));
     } else if (frame != input_files.end()) {
       const BindingInfo* y = FindBinding(engine.inputs(), frame->first + "/y");
@@ -450,7 +517,8 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
   return absl::OkStatus();
 }
 
-absl::Status InfoModelCommand(const std::string& path, const std::string& shapes) {
+absl::Status InfoModelCommand(const std::string& path, const std::string& shapes,
+                              const std::string& input_format) {
   RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
   if (LooksLikeEngineFile(bytes)) return InfoEngineFile(path, bytes);
   RECQ_ASSIGN_OR_RETURN(OnnxModelSummary s, SummarizeOnnx(path));
@@ -483,10 +551,27 @@ absl::Status InfoModelCommand(const std::string& path, const std::string& shapes
     std::printf("import: fails: %s\n", graph.status().ToString().c_str());
     return absl::OkStatus();
   }
+  RECQ_ASSIGN_OR_RETURN(PrePostProcessing ppp, ParsePrePost(*graph, input_format, {}));
+  RECQ_RETURN_IF_ERROR(ApplyPrePostProcessing(*graph, ppp));
   std::printf("import: ok, %zu recq nodes\n", graph->nodes().size());
   for (ValueId id : graph->inputs()) {
-    std::printf("  input %s: %s\n", graph->value(id).name.c_str(),
-                graph->value(id).desc.ToString().c_str());
+    // What a pre-processed input binds (as Engine::inputs() will say).
+    BindingInfo info{graph->value(id).name, graph->value(id).desc};
+    for (const Node& node : graph->nodes()) {
+      const auto* pre = node.op == internal::kPreprocess
+                            ? node.attrs.get_if<internal::PreprocessAttrs>()
+                            : nullptr;
+      const auto at = std::find(node.inputs.begin(), node.inputs.end(), id);
+      if (pre == nullptr || at == node.inputs.end()) continue;
+      info.preprocessed = true;
+      info.color = pre->spec.color;
+      info.memory = pre->spec.kind;
+      if (info.color == ColorFormat::kNv12TwoPlane) {
+        info.plane =
+            at == node.inputs.begin() ? BindingInfo::Nv12Plane::kY : BindingInfo::Nv12Plane::kUV;
+      }
+    }
+    std::printf("  input %s: %s\n", info.name.c_str(), info.Describe().c_str());
   }
   for (ValueId id : graph->outputs()) {
     std::printf("  output %s: %s\n", graph->value(id).name.c_str(),

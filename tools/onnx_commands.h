@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "recq/graph.h"
+#include "recq/preprocess.h"
 
 namespace recq::tools {
 
@@ -42,6 +45,12 @@ struct RunModelOptions {
 // and min/median/p90 latency.
 [[nodiscard]] absl::Status RunModelCommand(const RunModelOptions& options);
 
+// ParsePrePost reads --input-format ("[NAME=]FORMAT;...", NAME defaulting
+// to the graph's only input; ParseInputFormat) and --output-format
+// ("NAME=TYPE[:LAYOUT]") for `graph`, for run and bench alike.
+[[nodiscard]] absl::StatusOr<PrePostProcessing> ParsePrePost(
+    const Graph& graph, const std::string& inputs, const std::vector<std::string>& outputs);
+
 // InfoModelCommand prints the model's inputs and outputs with shapes, its op
 // counts, and the ops recq does not support (if any); when the model loads it
 // also prints the inferred input and output shapes and element types.
@@ -49,8 +58,11 @@ struct RunModelOptions {
 // An engine file instead shows its bindings, the device and driver it was
 // built for, its options, format version and dispatches with their kernel
 // variants.
-[[nodiscard]] absl::Status InfoModelCommand(const std::string& path,
-                                            const std::string& shapes = "");
+// `input_format` (ONNX models) applies --input-format first, so that the
+// inputs show what they bind after pre-processing (an NV12 plane, an
+// image2d...).
+[[nodiscard]] absl::Status InfoModelCommand(const std::string& path, const std::string& shapes = "",
+                                            const std::string& input_format = "");
 
 // BuildEngineCommand imports and compiles the ONNX model on the device
 // `device_spec` names (ContextOptions::device) and writes the engine file

@@ -5,8 +5,9 @@
 //            [--input-format=nv12:1280x720,...] [--output-format=NAME=f16:nhwc]
 //   recq bench MODEL.onnx [--devices=0,1|all] [--streams=N] [--warmup=S]
 //                         [--duration=S | --iterations=N] [--json=FILE] [--profile]
+//                         [--input-format=...] [--output-format=...]
 //   recq devices
-//   recq info MODEL.onnx|MODEL.recq
+//   recq info MODEL.onnx|MODEL.recq [--input-format=...]
 //   recq build MODEL.onnx -o MODEL.recq
 //   recq export-mobilenet OUT.onnx
 //   recq tune MODEL.onnx [--exhaustive]
@@ -40,15 +41,16 @@ ABSL_FLAG(int64_t, resolution, 224, "demo: input height and width (a multiple of
 ABSL_FLAG(
     int, runs, 0,
     "demo: replays, each with its own input buffer (default 5); run: timed runs (default 10)");
-ABSL_FLAG(
-    std::vector<std::string>, input, {},
-    "run: NAME=FILE.f32 inputs (raw little-endian float32), comma-separated; random if absent");
+ABSL_FLAG(std::vector<std::string>, input, {},
+          "run: NAME=FILE inputs, comma-separated: raw little-endian elements of the input's type, "
+          "or a PNG / JPEG photo (decoded, then pre-processed: see --input-format); random if "
+          "absent");
 ABSL_FLAG(std::string, shapes, "",
           "run, info, bench: input shapes chosen at load for symbolic dimensions, like "
           "trtexec's --shapes: NAME:DxDx...[,NAME:...], e.g. input:4x3x224x224");
 ABSL_FLAG(std::string, input_format, "",
-          "run (also spelled --input-format): camera frames in, preprocessed inside the "
-          "recording: [NAME=]COLOR[:WxH][,key=value"
+          "run, bench, info (also spelled --input-format): camera frames in, preprocessed "
+          "inside the recording: [NAME=]COLOR[:WxH][,key=value"
           "...] (NAME may be left out for a model of one input; several inputs separated by ';'). "
           "COLOR: rgb, bgr, rgbx, bgrx, gray, nv12 (an --input file holds Y then UV, bound as "
           "NAME/y and NAME/uv), nv12_1plane. WxH: the frame's size, resized bilinearly to the "
@@ -57,9 +59,12 @@ ABSL_FLAG(std::string, input_format, "",
           "on the 0..255 scale), model=rgb|bgr (the model's channel order, default rgb), "
           "uv_offset=BYTES (nv12_1plane). Example: "
           "--input=input=frame.nv12 --input-format=nv12:1280x720,mean=123.7/116.3/103.5,"
-          "scale=58.4/57.1/57.4");
+          "scale=58.4/57.1/57.4. A .png/.jpg/.jpeg --input is decoded to u8 RGB NHWC and goes "
+          "through this pre-processing (rgb of the image's size unless given; bench: buffer "
+          "kinds only)");
 ABSL_FLAG(std::vector<std::string>, output_format, {},
-          "run (also spelled --output-format): NAME=TYPE[:LAYOUT] outputs converted inside the "
+          "run, bench (also spelled --output-format): NAME=TYPE[:LAYOUT] outputs converted inside "
+          "the "
           "recording, comma-separated: TYPE "
           "f32 or f16, LAYOUT nchw or nhwc (4-D outputs), e.g. y=f16:nhwc");
 ABSL_FLAG(bool, profile, false,
@@ -204,6 +209,8 @@ int main(int argc, char** argv) {
     bench.json_path = absl::GetFlag(FLAGS_json);
     bench.profile = absl::GetFlag(FLAGS_profile);
     bench.shapes = absl::GetFlag(FLAGS_shapes);
+    bench.input_format = absl::GetFlag(FLAGS_input_format);
+    bench.output_format = absl::GetFlag(FLAGS_output_format);
     bench.status_line = &status_line;
     status = recq::tools::BenchCommand(bench);
   } else if (command == "export-mobilenet") {
@@ -214,7 +221,8 @@ int main(int argc, char** argv) {
     status = recq::tools::TuneModelCommand(args[2], absl::GetFlag(FLAGS_exhaustive), common.device,
                                            absl::GetFlag(FLAGS_shapes));
   } else if (command == "info") {
-    status = recq::tools::InfoModelCommand(args[2], absl::GetFlag(FLAGS_shapes));
+    status = recq::tools::InfoModelCommand(args[2], absl::GetFlag(FLAGS_shapes),
+                                           absl::GetFlag(FLAGS_input_format));
   } else {
     status = absl::InvalidArgumentError(absl::StrCat("unknown command '", command, "'"));
   }

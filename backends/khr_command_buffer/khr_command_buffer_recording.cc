@@ -49,7 +49,7 @@ class UniqueCommandBuffer {
 // A finalized command buffer and what it was recorded with.
 struct CommandBufferEntry {
   cl::UniqueQueue queue;
-  std::vector<cl_mem> slots;  // the memory its slot arguments hold now
+  std::vector<SlotMemory> slots;  // the memory its slot arguments hold now
   // Declared before `buffer` so the command buffer is released first.
   std::vector<cl::UniqueKernel> kernels;
   UniqueCommandBuffer buffer;
@@ -83,7 +83,7 @@ class KhrCommandBufferRecording final : public RecordingBackend {
                             KhrCommandBufferSupport support)
       : res_(std::move(res)), entry_(entry), support_(std::move(support)) {}
 
-  absl::Status Enqueue(cl_command_queue queue, absl::Span<const cl_mem> slot_mems,
+  absl::Status Enqueue(cl_command_queue queue, absl::Span<const SlotMemory> slot_mems,
                        absl::Span<const cl_event> wait_list, cl_event* done) override {
     const bool mutable_args = support_.mutable_arguments;
     auto it = std::find_if(cache_.begin(), cache_.end(), [&](const CommandBufferEntry& e) {
@@ -154,12 +154,12 @@ class KhrCommandBufferRecording final : public RecordingBackend {
     }
   }
 
-  static std::vector<cl_mem> ToVector(absl::Span<const cl_mem> mems) {
-    return std::vector<cl_mem>(mems.begin(), mems.end());
+  static std::vector<SlotMemory> ToVector(absl::Span<const SlotMemory> mems) {
+    return std::vector<SlotMemory>(mems.begin(), mems.end());
   }
 
   absl::StatusOr<CommandBufferEntry> Record(cl_command_queue queue,
-                                            absl::Span<const cl_mem> slot_mems) {
+                                            absl::Span<const SlotMemory> slot_mems) {
     const DispatchList& list = res_.engine().list;
     cl_command_queue_properties queue_props = 0;
     RECQ_RETURN_IF_ERROR(
@@ -219,25 +219,34 @@ class KhrCommandBufferRecording final : public RecordingBackend {
   // UpdateArguments points the slot arguments of `entry` at `slot_mems` with
   // one clUpdateMutableCommandsKHR for the slots that changed. The entry
   // must not be pending.
-  absl::Status UpdateArguments(CommandBufferEntry& entry, absl::Span<const cl_mem> slot_mems) {
+  absl::Status UpdateArguments(CommandBufferEntry& entry, absl::Span<const SlotMemory> slot_mems) {
     const EngineState& engine = res_.engine();
     // Per dispatch, the argument changes; reserved up front so the pointers
     // in the configs stay valid.
+    // SVM pointers go in the SVM list, their value itself as arg_value (as
+    // clSetKernelArgSVMPointer takes it).
     std::vector<std::vector<cl_mutable_dispatch_arg_khr>> args(engine.list.dispatches.size());
+    std::vector<std::vector<cl_mutable_dispatch_arg_khr>> svm_args(engine.list.dispatches.size());
     for (size_t s = 0; s < slot_mems.size(); ++s) {
       if (entry.slots[s] == slot_mems[s]) continue;
       for (const ArgUse& use : engine.slot_uses[s]) {
-        args[use.dispatch].push_back({use.arg, sizeof(cl_mem), &slot_mems[s]});
+        if (slot_mems[s].is_svm()) {
+          svm_args[use.dispatch].push_back({use.arg, 0, slot_mems[s].svm});
+        } else {
+          args[use.dispatch].push_back({use.arg, sizeof(cl_mem), &slot_mems[s].mem});
+        }
       }
     }
     std::vector<cl_mutable_dispatch_config_khr> configs;
     for (size_t d = 0; d < args.size(); ++d) {
-      if (args[d].empty()) continue;
+      if (args[d].empty() && svm_args[d].empty()) continue;
       cl_mutable_dispatch_config_khr config = {};
       config.type = CL_STRUCTURE_TYPE_MUTABLE_DISPATCH_CONFIG_KHR;
       config.command = entry.commands[d];
       config.num_args = static_cast<cl_uint>(args[d].size());
-      config.arg_list = args[d].data();
+      config.arg_list = args[d].empty() ? nullptr : args[d].data();
+      config.num_svm_args = static_cast<cl_uint>(svm_args[d].size());
+      config.arg_svm_list = svm_args[d].empty() ? nullptr : svm_args[d].data();
       configs.push_back(config);
     }
     if (configs.empty()) return absl::OkStatus();
@@ -247,7 +256,7 @@ class KhrCommandBufferRecording final : public RecordingBackend {
     base.mutable_dispatch_list = configs.data();
     // The buffer's arguments are unknown after a failed update: forget them
     // so the next run updates every slot.
-    std::fill(entry.slots.begin(), entry.slots.end(), nullptr);
+    std::fill(entry.slots.begin(), entry.slots.end(), SlotMemory{});
     RECQ_RETURN_IF_ERROR(cl::CheckCl(entry_.update_mutable_commands(entry.buffer.get(), &base),
                                      "clUpdateMutableCommandsKHR"));
     entry.slots = ToVector(slot_mems);

@@ -9,10 +9,11 @@
 // Per-run substitution:
 //  * with cl_khr_command_buffer_mutable_dispatch (argument updates): one
 //    command buffer per queue and one clUpdateMutableCommandsKHR per run for
-//    the slots whose memory changed (untested: no device here has it);
+//    the slots whose memory changed, SVM pointers in arg_svm_list (tested
+//    through the fault layer's emulation only: no device here has it);
 //  * without it: an LRU cache of finalized command buffers keyed by the
-//    queue and the tuple of slot cl_mems (capacity kKhrCacheCapacity); a
-//    miss records a new one.
+//    queue and the tuple of slot memories (cl_mems or SVM pointers),
+//    capacity kKhrCacheCapacity; a miss records a new one.
 //
 // A command buffer is recorded on the queue it is submitted to: the
 // revision PoCL 3.1 implements (0.9.0) accepts another queue at submit only

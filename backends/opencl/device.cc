@@ -290,6 +290,11 @@ absl::StatusOr<DeviceInfo> QueryDeviceInfo(cl_platform_id platform, cl_device_id
                         DeviceScalar<cl_ulong>(device, CL_DEVICE_GLOBAL_MEM_SIZE));
   RECQ_ASSIGN_OR_RETURN(info.max_alloc_bytes,
                         DeviceScalar<cl_ulong>(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE));
+  // Devices before OpenCL 2.0 do not know these queries: no SVM then.
+  absl::StatusOr<cl_ulong> svm = DeviceScalar<cl_ulong>(device, CL_DEVICE_SVM_CAPABILITIES);
+  info.svm_capabilities = svm.ok() ? static_cast<cl_device_svm_capabilities>(*svm) : 0;
+  absl::StatusOr<cl_uint> align = DeviceScalar<cl_uint>(device, CL_DEVICE_MEM_BASE_ADDR_ALIGN);
+  if (align.ok() && *align >= 8) info.mem_base_addr_align_bytes = *align / 8;
   return info;
 }
 

@@ -12,6 +12,7 @@ absl::StatusOr<QcomEntryPoints> QcomEntryPoints::Load(cl_platform_id platform) {
       {"clRetainRecordingQCOM", true, reinterpret_cast<void**>(&table.retain_recording)},
       {"clReleaseRecordingQCOM", true, reinterpret_cast<void**>(&table.release_recording)},
       {"clEnqueueRecordingQCOM", true, reinterpret_cast<void**>(&table.enqueue_recording)},
+      {"clEnqueueRecordingSVMQCOM", false, reinterpret_cast<void**>(&table.enqueue_recording_svm)},
   };
   absl::Status status = cl::LoadEntryPoints(platform, "cl_qcom_recordable_queues", rows);
   if (!status.ok()) return status;

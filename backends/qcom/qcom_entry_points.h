@@ -10,15 +10,17 @@
 
 namespace recq::internal {
 
-// QcomEntryPoints holds the extension's functions. Every entry is required:
-// a table returned by Load has no null member. Tests may build a table by
-// hand to swap entries.
+// QcomEntryPoints holds the extension's functions. Every entry but the SVM
+// replay is required: a table returned by Load has no other null member.
+// Tests may build a table by hand to swap entries.
 struct QcomEntryPoints {
   clNewRecordingQCOM_fn new_recording = nullptr;
   clEndRecordingQCOM_fn end_recording = nullptr;
   clRetainRecordingQCOM_fn retain_recording = nullptr;
   clReleaseRecordingQCOM_fn release_recording = nullptr;
   clEnqueueRecordingQCOM_fn enqueue_recording = nullptr;
+  // Optional: replays that substitute SVM pointers need it.
+  clEnqueueRecordingSVMQCOM_fn enqueue_recording_svm = nullptr;
 
   // Load resolves every entry point for `platform`. Unavailable names the
   // first one the platform does not return.

@@ -56,6 +56,7 @@ struct QcomPart {
   // Every slot use inside the part; arg_value points into the backend's
   // slot storage, so only the cl_mem values change per replay.
   std::vector<cl_array_arg_qcom> args;
+  std::vector<size_t> arg_slots;  // the slot of each entry of `args`
 };
 
 class QcomRecording final : public RecordingBackend {
@@ -97,12 +98,13 @@ class QcomRecording final : public RecordingBackend {
         QcomPart& part = parts_[use.dispatch / part_size];
         part.args.push_back({static_cast<cl_uint>(use.dispatch - part.begin), use.arg,
                              sizeof(cl_mem), &slot_storage_[s]});
+        part.arg_slots.push_back(s);
       }
     }
     return absl::OkStatus();
   }
 
-  absl::Status Enqueue(cl_command_queue queue, absl::Span<const cl_mem> slot_mems,
+  absl::Status Enqueue(cl_command_queue queue, absl::Span<const SlotMemory> slot_mems,
                        absl::Span<const cl_event> wait_list, cl_event* done) override {
     if (parts_.empty()) {
       return cl::CheckCl(
@@ -110,19 +112,50 @@ class QcomRecording final : public RecordingBackend {
                                       wait_list.empty() ? nullptr : wait_list.data(), done),
           "clEnqueueMarkerWithWaitList");
     }
-    std::copy(slot_mems.begin(), slot_mems.end(), slot_storage_.begin());
+    // A run with SVM bindings replays through clEnqueueRecordingSVMQCOM,
+    // their pointers in its svm_arg_array.
+    const auto svm = std::find_if(slot_mems.begin(), slot_mems.end(),
+                                  [](const SlotMemory& m) { return m.is_svm(); });
+    if (svm != slot_mems.end() && entry_.enqueue_recording_svm == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "binding '", res_.engine().list.slots[svm - slot_mems.begin()].name,
+          "' is an SVM pointer, but the platform does not return clEnqueueRecordingSVMQCOM"));
+    }
+    for (size_t s = 0; s < slot_mems.size(); ++s) slot_storage_[s] = slot_mems[s].mem;
     for (size_t p = 0; p < parts_.size(); ++p) {
       const QcomPart& part = parts_[p];
       const bool first = p == 0;
       const bool last = p + 1 == parts_.size();
-      cl_int err = entry_.enqueue_recording(
-          queue, part.recording.get(), part.args.size(),
-          part.args.empty() ? nullptr : part.args.data(), 0, nullptr, 0, nullptr, 0, nullptr,
-          first ? static_cast<cl_uint>(wait_list.size()) : 0,
-          first && !wait_list.empty() ? wait_list.data() : nullptr, last ? done : nullptr);
+      const cl_uint wait_count = first ? static_cast<cl_uint>(wait_list.size()) : 0;
+      const cl_event* waits = first && !wait_list.empty() ? wait_list.data() : nullptr;
+      cl_int err = CL_SUCCESS;
+      if (svm == slot_mems.end()) {
+        err =
+            entry_.enqueue_recording(queue, part.recording.get(), part.args.size(),
+                                     part.args.empty() ? nullptr : part.args.data(), 0, nullptr, 0,
+                                     nullptr, 0, nullptr, wait_count, waits, last ? done : nullptr);
+      } else {
+        mem_args_.clear();
+        svm_args_.clear();
+        for (size_t i = 0; i < part.args.size(); ++i) {
+          const SlotMemory& m = slot_mems[part.arg_slots[i]];
+          if (m.is_svm()) {
+            svm_args_.push_back(
+                {part.args[i].dispatch_index, part.args[i].arg_index, sizeof(void*), m.svm});
+          } else {
+            mem_args_.push_back(part.args[i]);
+          }
+        }
+        err = entry_.enqueue_recording_svm(
+            queue, part.recording.get(), mem_args_.size(),
+            mem_args_.empty() ? nullptr : mem_args_.data(), svm_args_.size(),
+            svm_args_.empty() ? nullptr : svm_args_.data(), 0, nullptr, 0, nullptr, 0, nullptr, 0,
+            nullptr, wait_count, waits, last ? done : nullptr);
+      }
       if (err != CL_SUCCESS) {
-        return cl::CheckCl(err, absl::StrCat("clEnqueueRecordingQCOM(recording ", p + 1, " of ",
-                                             parts_.size(), ")"));
+        return cl::CheckCl(err, absl::StrCat(svm == slot_mems.end() ? "clEnqueueRecordingQCOM"
+                                                                    : "clEnqueueRecordingSVMQCOM",
+                                             "(recording ", p + 1, " of ", parts_.size(), ")"));
       }
     }
     return absl::OkStatus();
@@ -160,6 +193,9 @@ class QcomRecording final : public RecordingBackend {
   cl::UniqueQueue record_queue_;
   std::vector<cl_mem> slot_storage_;  // per slot; sized once, never reallocated
   std::vector<QcomPart> parts_;
+  // Scratch of SVM replays: one part's cl_mem and SVM substitutions.
+  std::vector<cl_array_arg_qcom> mem_args_;
+  std::vector<cl_array_arg_qcom> svm_args_;
 };
 
 }  // namespace

@@ -9,8 +9,11 @@
 //
 // Replay: clEnqueueRecordingQCOM per recording on the caller's queue with a
 // cl_array_arg_qcom for every slot use of that recording, on every replay
-// (whether substitutions persist is not documented). The wait list gates the
-// first recording; `done` is the last recording's event.
+// (whether substitutions persist is not documented). A run with SVM
+// bindings (Bindings::SetSvm) replays with clEnqueueRecordingSVMQCOM
+// instead, the SVM pointers in its svm_arg_array (arg_value is the pointer,
+// as clSetKernelArgSVMPointer takes it) and the cl_mems in arg_array. The
+// wait list gates the first recording; `done` is the last recording's event.
 //
 // The backend owns its recordings and the kernels recorded into them (a
 // driver may reference the kernel objects at replay) and releases both on

@@ -49,23 +49,23 @@ class ReplayRecording final : public RecordingBackend {
       RECQ_ASSIGN_OR_RETURN(cl::UniqueKernel kernel, res_.CreateKernel(d, {}));
       kernels_.push_back(std::move(kernel));
     }
-    bound_.assign(list.slots.size(), nullptr);
+    bound_.assign(list.slots.size(), SlotMemory{});
     return absl::OkStatus();
   }
 
-  absl::Status Enqueue(cl_command_queue queue, absl::Span<const cl_mem> slot_mems,
+  absl::Status Enqueue(cl_command_queue queue, absl::Span<const SlotMemory> slot_mems,
                        absl::Span<const cl_event> wait_list, cl_event* done) override {
     const EngineState& engine = res_.engine();
     for (size_t s = 0; s < bound_.size(); ++s) {
       if (slot_mems[s] == bound_[s]) continue;
-      bound_[s] = nullptr;  // stays unknown if a set below fails
+      bound_[s] = SlotMemory{};  // stays unknown if a set below fails
       for (const ArgUse& use : engine.slot_uses[s]) {
-        cl_int err =
-            clSetKernelArg(kernels_[use.dispatch].get(), use.arg, sizeof(cl_mem), &slot_mems[s]);
+        cl_int err = SetSlotArg(kernels_[use.dispatch].get(), use.arg, slot_mems[s]);
         if (err != CL_SUCCESS) {
-          return cl::CheckCl(
-              err, absl::StrCat("clSetKernelArg(", engine.list.dispatches[use.dispatch].label,
-                                ", binding '", engine.list.slots[s].name, "')"));
+          return cl::CheckCl(err, absl::StrCat(slot_mems[s].is_svm() ? "clSetKernelArgSVMPointer("
+                                                                     : "clSetKernelArg(",
+                                               engine.list.dispatches[use.dispatch].label,
+                                               ", binding '", engine.list.slots[s].name, "')"));
         }
       }
       bound_[s] = slot_mems[s];
@@ -76,7 +76,7 @@ class ReplayRecording final : public RecordingBackend {
  private:
   RecordingResources res_;
   std::vector<cl::UniqueKernel> kernels_;
-  std::vector<cl_mem> bound_;  // per slot: the memory its arguments hold now
+  std::vector<SlotMemory> bound_;  // per slot: the memory its arguments hold now
 };
 
 }  // namespace

@@ -26,7 +26,7 @@ class UnrecordedRunner final : public RecordingBackend {
     return absl::OkStatus();
   }
 
-  absl::Status Enqueue(cl_command_queue queue, absl::Span<const cl_mem> slot_mems,
+  absl::Status Enqueue(cl_command_queue queue, absl::Span<const SlotMemory> slot_mems,
                        absl::Span<const cl_event> wait_list, cl_event* done) override {
     const DispatchList& list = res_.engine().list;
     if (kernels_.empty()) return EnqueueKernels(queue, list, kernels_, wait_list, done);
@@ -63,7 +63,7 @@ absl::StatusOr<std::unique_ptr<RecordingBackend>> CreateUnrecordedRunner(
 }
 
 absl::StatusOr<std::vector<double>> ProfileDispatches(std::shared_ptr<const EngineState> engine,
-                                                      absl::Span<const cl_mem> slot_mems) {
+                                                      absl::Span<const SlotMemory> slot_mems) {
   RECQ_ASSIGN_OR_RETURN(RecordingResources res, RecordingResources::Create(engine));
   const ContextState& ctx = *engine->context;
   cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};

@@ -18,7 +18,7 @@ namespace recq::internal {
 // engine's context with `slot_mems` bound, waits, and returns each one's
 // device time (CL_PROFILING_COMMAND_END - START) in milliseconds.
 [[nodiscard]] absl::StatusOr<std::vector<double>> ProfileDispatches(
-    std::shared_ptr<const EngineState> engine, absl::Span<const cl_mem> slot_mems);
+    std::shared_ptr<const EngineState> engine, absl::Span<const SlotMemory> slot_mems);
 
 }  // namespace recq::internal
 

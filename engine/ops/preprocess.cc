@@ -46,6 +46,32 @@ bool KernelReadsImage(const KernelRef& kernel, uint32_t arg) {
 }
 
 namespace {
+const char* ColorMacro(ColorFormat c);
+}  // namespace
+
+bool DescribeSource(const KernelRef& kernel, uint32_t arg, BindingInfo& info) {
+  if (kernel.program != "preprocess.cl") return false;
+  auto has = [&](const std::string& option) {
+    return std::find(kernel.options.begin(), kernel.options.end(), option) != kernel.options.end();
+  };
+  for (ColorFormat c :
+       {ColorFormat::kRGB, ColorFormat::kBGR, ColorFormat::kRGBX, ColorFormat::kBGRX,
+        ColorFormat::kNv12TwoPlane, ColorFormat::kNv12SinglePlane, ColorFormat::kGray}) {
+    if (!has(absl::StrCat("-DCOLOR=", ColorMacro(c)))) continue;
+    const bool two_planes = c == ColorFormat::kNv12TwoPlane;
+    if (arg > (two_planes ? 1u : 0u)) return false;
+    info.preprocessed = true;
+    info.color = c;
+    info.memory = has("-DSRC_IMAGE=1") ? MemoryKind::kImage2D : MemoryKind::kBuffer;
+    info.plane = !two_planes ? BindingInfo::Nv12Plane::kNone
+                 : arg == 0  ? BindingInfo::Nv12Plane::kY
+                             : BindingInfo::Nv12Plane::kUV;
+    return true;
+  }
+  return false;
+}
+
+namespace {
 
 absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
   RECQ_ASSIGN_OR_RETURN(const PreprocessAttrs* a, AttrsOf<PreprocessAttrs>(kPreprocess, attrs));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "recq/dispatch.h"
+#include "recq/engine.h"
 #include "recq/graph.h"
 #include "recq/preprocess.h"
 
@@ -32,6 +33,12 @@ std::vector<TensorDesc> SourceDescs(const PreprocessAttrs& a);
 // bound there as an image (Slot::image), from the dispatch list alone, so
 // that engines loaded from engine files know it too.
 bool KernelReadsImage(const KernelRef& kernel, uint32_t arg);
+
+// DescribeSource fills `info`'s pre-processing fields (BindingInfo) when
+// argument `arg` of `kernel` is a Preprocess kernel's source, from the
+// kernel's build options alone (so engine files describe it too); returns
+// whether it is.
+bool DescribeSource(const KernelRef& kernel, uint32_t arg, BindingInfo& info);
 
 }  // namespace recq::internal
 

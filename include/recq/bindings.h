@@ -3,7 +3,8 @@
 // A binding is any cl_mem of the recording's context: the user's own buffer
 // (zero copy, like OpenVINO's remote tensors), a recq Tensor, or, for an
 // input declared as an image2d or an NV12 frame (recq/preprocess.h), the
-// user's image2d or the frame's planes (SetNv12). Bindings
+// user's image2d or the frame's planes (SetNv12), or, where the device
+// supports shared virtual memory, an SVM allocation (SetSvm). Bindings
 // holds handles only; it neither retains nor validates them. Validation
 // happens at Recording::Enqueue, which checks every name, size (an image's
 // width, height and format) and context.
@@ -37,15 +38,49 @@ class Bindings {
   // mem) like any buffer; Enqueue checks each against the declaration
   // (image or buffer, channel order and type, width and height, context).
   void SetNv12(absl::string_view name, cl_mem y, cl_mem uv);
-  // Get returns the memory bound to `name`, or nullptr.
+  // SetSvm binds `name` (a buffer binding, not an image) to shared virtual
+  // memory: the kernels get `allocation + offset` through
+  // clSetKernelArgSVMPointer, and `bytes` (from there) must hold the
+  // tensor. `allocation` must be a pointer clSVMAlloc returned for the
+  // engine's context, not a pointer into one: pass a position inside it as
+  // `offset`, a multiple of the device's CL_DEVICE_MEM_BASE_ADDR_ALIGN (in
+  // bits; 1024 on PoCL), like a sub-buffer's origin. Enqueue checks that
+  // the device has SVM (CL_DEVICE_SVM_CAPABILITIES), that `allocation` is
+  // one of this context's SVM allocations holding `offset + bytes` (it asks
+  // the driver: clCreateBuffer with CL_MEM_USE_HOST_PTR on it, then
+  // CL_MEM_USES_SVM_POINTER), the offset's alignment, `bytes` against the
+  // tensor's size, and that an output shares no byte with another SVM
+  // binding; each failure is InvalidArgument naming the binding.
+  //
+  // Synchronisation is the application's: with coarse-grained SVM the host
+  // may touch the memory only while it is mapped (clEnqueueSVMMap), and it
+  // must be unmapped (clEnqueueSVMUnmap, ordered before the run: the same
+  // in-order queue, or an event in Enqueue's wait list) while a run reads
+  // or writes it. Read an output by mapping it after the run's done event
+  // (or on the run's queue). Fine-grained buffer SVM needs no map, but the
+  // host still may not touch the memory while a run uses it.
+  void SetSvm(absl::string_view name, void* allocation, size_t bytes, size_t offset = 0);
+  // Get returns the cl_mem bound to `name`, or nullptr (also for an SVM
+  // binding).
   cl_mem Get(absl::string_view name) const;
   void Clear() { entries_.clear(); }
 
-  const std::vector<std::pair<std::string, cl_mem>>& entries() const { return entries_; }
+  // One binding: a cl_mem, or (mem null) an SVM region.
+  struct Entry {
+    std::string name;
+    cl_mem mem = nullptr;
+    bool is_svm = false;  // bound by SetSvm
+    void* svm = nullptr;  // the allocation SetSvm was given
+    size_t svm_bytes = 0;
+    size_t svm_offset = 0;
+  };
+  const std::vector<Entry>& entries() const { return entries_; }
 
  private:
+  Entry& Slot(absl::string_view name);
+
   // A handful of entries: a vector beats a hash map here.
-  std::vector<std::pair<std::string, cl_mem>> entries_;
+  std::vector<Entry> entries_;
 };
 
 }  // namespace recq

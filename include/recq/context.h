@@ -59,6 +59,10 @@ struct DeviceInfo {
   size_t max_work_group_size = 0;
   cl_ulong global_mem_bytes = 0;
   cl_ulong max_alloc_bytes = 0;
+  // CL_DEVICE_SVM_CAPABILITIES (0: no shared virtual memory, as before
+  // OpenCL 2.0) and CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes.
+  cl_device_svm_capabilities svm_capabilities = 0;
+  size_t mem_base_addr_align_bytes = 128;
 
   bool HasExtension(const std::string& name) const;
 };

@@ -17,6 +17,7 @@
 #include "recq/context.h"
 #include "recq/graph.h"
 #include "recq/op_registry.h"
+#include "recq/preprocess.h"
 #include "recq/recording.h"
 #include "recq/tensor.h"
 
@@ -108,6 +109,20 @@ const char* EngineOriginName(EngineOrigin origin);
 struct BindingInfo {
   std::string name;
   TensorDesc desc;
+  // An input that pre-processing reads (recq/preprocess.h) says how the
+  // frame arrives: its colour format, whether it binds an image2d
+  // (memory kImage2D: Bindings::Set with an image, never SetSvm) or a
+  // buffer, and for a two-plane NV12 frame which plane ("NAME/y",
+  // "NAME/uv"; Bindings::SetNv12 binds both).
+  enum class Nv12Plane { kNone, kY, kUV };
+  bool preprocessed = false;
+  ColorFormat color = ColorFormat::kRGB;
+  MemoryKind memory = MemoryKind::kBuffer;
+  Nv12Plane plane = Nv12Plane::kNone;
+
+  // Describe renders desc.ToString() ("1x720x1280x1 uint8") plus, for a
+  // pre-processed input, ", NV12 Y plane, image2d" or ", rgbx frame, buffer".
+  std::string Describe() const;
 };
 
 // One auto-tuner decision (EngineOptions::tuning).

@@ -185,6 +185,56 @@ TEST(PreprocessTest, EngineFilesKeepImageBindings) {
   EXPECT_EQ(std::memcmp(outs[0].data(), outs[1].data(), outs[0].size() * sizeof(float)), 0);
 }
 
+// BindingInfo says what each pre-processed input takes, for compiled and
+// loaded engines and engine-file summaries (recq info) alike.
+TEST(PreprocessTest, BindingInfoSaysWhatPreprocessedInputsTake) {
+  struct Case {
+    ColorFormat color;
+    MemoryKind kind;
+    std::vector<std::string> names;
+    std::vector<std::string> described;
+  };
+  const std::vector<Case> cases = {
+      {ColorFormat::kNv12TwoPlane,
+       MemoryKind::kImage2D,
+       {"input/y", "input/uv"},
+       {"1x24x32x1 uint8, NV12 Y plane, image2d", "1x12x16x2 uint8, NV12 UV plane, image2d"}},
+      {ColorFormat::kNv12TwoPlane,
+       MemoryKind::kBuffer,
+       {"input/y", "input/uv"},
+       {"1x24x32x1 uint8, NV12 Y plane, buffer", "1x12x16x2 uint8, NV12 UV plane, buffer"}},
+      {ColorFormat::kRGBX,
+       MemoryKind::kImage2D,
+       {"input"},
+       {"1x24x32x4 uint8, rgbx frame, image2d"}},
+      {ColorFormat::kBGR, MemoryKind::kBuffer, {"input"}, {"1x24x32x3 uint8, bgr frame, buffer"}},
+  };
+  for (const Case& c : cases) {
+    Graph g = SmallModel(3, 16, 20);
+    PrePostProcessing ppp;
+    ppp.inputs["input"] = Spec(c.color, DataType::kUInt8, c.kind, 24, 32);
+    RECQ_ASSERT_OK(ApplyPrePostProcessing(g, ppp));
+    RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
+    RECQ_ASSERT_OK_AND_ASSIGN(std::string bytes, engine.Serialize());
+    RECQ_ASSERT_OK_AND_ASSIGN(Engine loaded, LoadEngineFromBytes(SharedContext(), bytes));
+    RECQ_ASSERT_OK_AND_ASSIGN(EngineFileSummary summary, SummarizeEngineFile(bytes));
+    const std::vector<BindingInfo>* lists[] = {&engine.inputs(), &loaded.inputs(), &summary.inputs};
+    for (const std::vector<BindingInfo>* inputs : lists) {
+      ASSERT_EQ(inputs->size(), c.names.size());
+      for (size_t i = 0; i < c.names.size(); ++i) {
+        const BindingInfo& b = (*inputs)[i];
+        EXPECT_EQ(b.name, c.names[i]);
+        EXPECT_TRUE(b.preprocessed);
+        EXPECT_EQ(b.color, c.color);
+        EXPECT_EQ(b.memory, c.kind);
+        EXPECT_EQ(b.Describe(), c.described[i]);
+      }
+    }
+    EXPECT_FALSE(engine.outputs()[0].preprocessed);
+    EXPECT_EQ(engine.outputs()[0].Describe(), engine.outputs()[0].desc.ToString());
+  }
+}
+
 // OnnxOptions::prepost applies the same rewrite to an imported model.
 TEST(PreprocessTest, LoadOnnxAppliesOnnxOptionsPrepost) {
   RECQ_ASSERT_OK_AND_ASSIGN(std::string onnx, SaveOnnxToBytes(SmallModel(3, 16, 20), "small"));

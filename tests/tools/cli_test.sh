@@ -109,4 +109,16 @@ fi
 grep -q "needs 4608 bytes" "$tmp/err.txt" || fail "wrong frame size: $(cat "$tmp/err.txt")"
 if "$recq" run "$tmp/m.onnx" --input-format=yuv:64x48 2>"$tmp/err.txt"; then fail "yuv accepted"; fi
 grep -q "unknown colour format 'yuv'" "$tmp/err.txt" || fail "no --input-format message"
+# What the pre-processed inputs bind: recq info (ONNX, and an engine file
+# built with the pre-processing), and recq bench with the same flags.
+"$recq" info "$tmp/m.onnx" --input-format=nv12:64x48,kind=image >"$tmp/info_nv12.txt" || fail "recq info --input-format"
+grep -qF "input input/uv: 1x24x32x2 uint8, NV12 UV plane, image2d" "$tmp/info_nv12.txt" ||
+  fail "recq info --input-format: $(cat "$tmp/info_nv12.txt")"
+"$recq" bench "$tmp/m.onnx" --input-format=nv12:64x48 --output-format=prob=f16 --warmup=0.05 \
+  --iterations=4 >"$tmp/bench_nv12.txt" || fail "recq bench --input-format"
+grep -q "latency" "$tmp/bench_nv12.txt" || fail "recq bench --input-format: $(cat "$tmp/bench_nv12.txt")"
+if "$recq" bench "$tmp/m.onnx" --input-format=rgbx,kind=image --iterations=1 2>"$tmp/err.txt"; then
+  fail "bench took an image input"
+fi
+grep -q "kind=image is for recq run" "$tmp/err.txt" || fail "bench kind=image: $(cat "$tmp/err.txt")"
 echo "cli ok"

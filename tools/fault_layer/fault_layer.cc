@@ -163,6 +163,8 @@ struct LayerState {
   // device's own). Only the reports change, not what can be allocated.
   std::atomic<cl_ulong> global_mem_size{0};
   std::atomic<cl_ulong> max_mem_alloc_size{0};
+  // RECQ_FAULT_LAYER_NO_SVM: CL_DEVICE_SVM_CAPABILITIES reports 0.
+  std::atomic<bool> no_svm{false};
 
   std::mutex hold_mu;
   bool hold = false;
@@ -342,6 +344,13 @@ cl_int CL_API_CALL MutableDeviceInfo(cl_device_id device, cl_device_info name, s
       return CopyOut(&bytes, sizeof(bytes), value_size, value, size_ret);
     }
   }
+  if (name == CL_DEVICE_SVM_CAPABILITIES && s.no_svm) {
+    cl_device_svm_capabilities real = 0;
+    const cl_int err = s.target.clGetDeviceInfo(device, name, sizeof(real), &real, nullptr);
+    if (err != CL_SUCCESS) return err;
+    const cl_device_svm_capabilities none = 0;
+    return CopyOut(&none, sizeof(none), value_size, value, size_ret);
+  }
   if (!s.emulate_mutable || !BelowHasCommandBuffer(device)) {
     return s.target.clGetDeviceInfo(device, name, value_size, value, size_ret);
   }
@@ -453,9 +462,10 @@ cl_int CL_API_CALL MutableUpdate(cl_command_buffer_khr buffer,
       if (reinterpret_cast<cl_mutable_command_khr>(c.get()) == d.command) found = c.get();
     }
     if (d.type != CL_STRUCTURE_TYPE_MUTABLE_DISPATCH_CONFIG_KHR || d.next != nullptr ||
-        found == nullptr || d.num_svm_args != 0 || d.num_exec_infos != 0 ||
-        d.global_work_offset != nullptr || d.global_work_size != nullptr ||
-        d.local_work_size != nullptr || (d.num_args > 0 && d.arg_list == nullptr)) {
+        found == nullptr || d.num_exec_infos != 0 || d.global_work_offset != nullptr ||
+        d.global_work_size != nullptr || d.local_work_size != nullptr ||
+        (d.num_args > 0 && d.arg_list == nullptr) ||
+        (d.num_svm_args > 0 && d.arg_svm_list == nullptr)) {
       return CL_INVALID_VALUE;
     }
     commands.push_back(found);
@@ -466,6 +476,12 @@ cl_int CL_API_CALL MutableUpdate(cl_command_buffer_khr buffer,
       const cl_mutable_dispatch_arg_khr& arg = d.arg_list[a];
       const cl_int err =
           s.target.clSetKernelArg(commands[i]->kernel, arg.arg_index, arg.arg_size, arg.arg_value);
+      if (err != CL_SUCCESS) return err;
+    }
+    for (cl_uint a = 0; a < d.num_svm_args; ++a) {
+      const cl_mutable_dispatch_arg_khr& arg = d.arg_svm_list[a];
+      const cl_int err =
+          s.target.clSetKernelArgSVMPointer(commands[i]->kernel, arg.arg_index, arg.arg_value);
       if (err != CL_SUCCESS) return err;
     }
   }
@@ -609,6 +625,8 @@ clInitLayer(cl_uint num_entries, const cl_icd_dispatch* target_dispatch, cl_uint
   std::memcpy(static_cast<void*>(&s.target), target_dispatch, copied * sizeof(void*));
   const char* emulate = std::getenv("RECQ_FAULT_LAYER_KHR_MUTABLE");
   s.emulate_mutable.store(emulate != nullptr && *emulate != '\0' && std::strcmp(emulate, "0") != 0);
+  const char* no_svm = std::getenv("RECQ_FAULT_LAYER_NO_SVM");
+  s.no_svm.store(no_svm != nullptr && *no_svm != '\0' && std::strcmp(no_svm, "0") != 0);
   for (auto [var, size] :
        {std::pair{"RECQ_FAULT_LAYER_GLOBAL_MEM_SIZE", &s.global_mem_size},
         std::pair{"RECQ_FAULT_LAYER_MAX_MEM_ALLOC_SIZE", &s.max_mem_alloc_size}}) {

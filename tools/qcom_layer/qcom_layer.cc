@@ -55,6 +55,7 @@ struct QueueState {
 struct KernelState {
   uint64_t user_refs = 1;
   std::vector<KernelArg> args;  // indexed by argument index
+  ExecInfo exec_info;           // clSetKernelExecInfo values
 };
 
 struct RecordingEntry {
@@ -369,7 +370,10 @@ cl_kernel CL_API_CALL CloneKernel(cl_kernel source, cl_int* errcode_ret) {
     {
       std::lock_guard<std::mutex> lock(s.mu);
       auto it = s.kernels.find(source);
-      if (it != s.kernels.end()) copy.args = it->second.args;
+      if (it != s.kernels.end()) {
+        copy.args = it->second.args;
+        copy.exec_info = it->second.exec_info;
+      }
     }
     RegisterKernels(&clone, 1, &copy);
     return clone;
@@ -437,6 +441,20 @@ cl_int CL_API_CALL SetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index,
   return TrackArg(kernel, arg_index, std::move(arg));
 }
 
+cl_int CL_API_CALL SetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info name, size_t size,
+                                     const void* value) {
+  const cl_int err = Target().clSetKernelExecInfo(kernel, name, size, value);
+  if (err != CL_SUCCESS) return err;
+  return NoThrow([&]() -> cl_int {
+    LayerState& s = State();
+    std::lock_guard<std::mutex> lock(s.mu);
+    const auto* bytes = static_cast<const unsigned char*>(value);
+    s.kernels[kernel].exec_info[static_cast<cl_uint>(name)].assign(
+        bytes, bytes == nullptr ? bytes : bytes + size);
+    return CL_SUCCESS;
+  });
+}
+
 // ---------------------------------------------------------------------------
 // Fault points on entry points the layer otherwise only forwards.
 
@@ -462,7 +480,8 @@ cl_int CL_API_CALL BuildProgram(cl_program program, cl_uint num_devices,
 
 // Makes a private kernel equal to `kernel` with `args` set. Requires
 // State().mu.
-cl_int SnapshotKernel(cl_kernel kernel, const std::vector<KernelArg>& args, OwnedKernel* out) {
+cl_int SnapshotKernel(cl_kernel kernel, const std::vector<KernelArg>& args,
+                      const ExecInfo& exec_info, OwnedKernel* out) {
   LayerState& s = State();
   const cl_icd_dispatch& t = s.target;
   cl_int err = CL_SUCCESS;
@@ -484,7 +503,7 @@ cl_int SnapshotKernel(cl_kernel kernel, const std::vector<KernelArg>& args, Owne
     if (err != CL_INVALID_OPERATION) return err;
   }
   // Without clCloneKernel: a new kernel of the same program and name, with the
-  // tracked arguments. clSetKernelExecInfo state is not carried over.
+  // tracked arguments and exec info.
   cl_program program = nullptr;
   err = t.clGetKernelInfo(kernel, CL_KERNEL_PROGRAM, sizeof(program), &program, nullptr);
   if (err != CL_SUCCESS) return err;
@@ -499,6 +518,10 @@ cl_int SnapshotKernel(cl_kernel kernel, const std::vector<KernelArg>& args, Owne
   OwnedKernel owned(&t, fresh);
   for (cl_uint i = 0; i < args.size(); ++i) {
     err = args[i].Apply(t, fresh, i);
+    if (err != CL_SUCCESS) return err;
+  }
+  for (const auto& [name, value] : exec_info) {
+    err = ApplyExecInfo(t, fresh, name, &value);
     if (err != CL_SUCCESS) return err;
   }
   *out = std::move(owned);
@@ -531,13 +554,14 @@ cl_int RecordDispatch(Recording& recording, cl_kernel kernel, cl_uint work_dim,
     auto it = s.kernels.find(kernel);
     if (it == s.kernels.end() || it->second.args.size() < num_args) return CL_INVALID_KERNEL_ARGS;
     dispatch.args.assign(it->second.args.begin(), it->second.args.begin() + num_args);
+    dispatch.exec_info = it->second.exec_info;
     for (const KernelArg& arg : dispatch.args) {
       if (arg.kind == KernelArg::Kind::kUnset) return CL_INVALID_KERNEL_ARGS;
     }
   }
   if (recording.size() >= s.max_size) return CL_OUT_OF_RESOURCES;
 
-  err = SnapshotKernel(kernel, dispatch.args, &dispatch.kernel);
+  err = SnapshotKernel(kernel, dispatch.args, dispatch.exec_info, &dispatch.kernel);
   if (err != CL_SUCCESS) return err;
   dispatch.work_dim = work_dim;
   for (cl_uint d = 0; d < work_dim; ++d) {
@@ -700,18 +724,20 @@ cl_int CL_API_CALL EnqueueRecordingQCOM(
     const cl_workgroup_qcom* local_workgroup_array, cl_uint num_events_in_wait_list,
     const cl_event* event_wait_list, cl_event* event) {
   if (const cl_int f = State().faults.Check(FaultPoint::kEnqueueRecordingQCOM)) return f;
-  const ReplaySubstitutions subs{num_args,
-                                 arg_array,
-                                 num_global_offsets,
-                                 global_offset_array,
-                                 num_global_workgroups,
-                                 global_workgroup_array,
-                                 num_local_workgroups,
-                                 local_workgroup_array};
+  ReplaySubstitutions subs;
+  subs.num_args = num_args;
+  subs.args = arg_array;
+  subs.num_offsets = num_global_offsets;
+  subs.offsets = global_offset_array;
+  subs.num_global = num_global_workgroups;
+  subs.global = global_workgroup_array;
+  subs.num_local = num_local_workgroups;
+  subs.local = local_workgroup_array;
   return EnqueueRecording(queue, recording, subs, num_events_in_wait_list, event_wait_list, event);
 }
 
-// SVM argument and exec-info substitutions are not emulated.
+// SVM pointers and exec info are substituted for the replay only, like
+// plain arguments (Recording::Replay).
 cl_int CL_API_CALL EnqueueRecordingSVMQCOM(
     cl_command_queue queue, cl_recording_qcom recording, size_t num_args,
     const cl_array_arg_qcom* arg_array, size_t num_svm_args, const cl_array_arg_qcom* svm_arg_array,
@@ -721,17 +747,19 @@ cl_int CL_API_CALL EnqueueRecordingSVMQCOM(
     size_t num_non_arg_objs, const cl_array_kernel_exec_info_qcom* non_arg_obj_array,
     cl_uint num_events_in_wait_list, const cl_event* event_wait_list, cl_event* event) {
   if (const cl_int f = State().faults.Check(FaultPoint::kEnqueueRecordingSVMQCOM)) return f;
-  (void)svm_arg_array;
-  (void)non_arg_obj_array;
-  if (num_svm_args != 0 || num_non_arg_objs != 0) return CL_INVALID_OPERATION;
-  const ReplaySubstitutions subs{num_args,
-                                 arg_array,
-                                 num_global_offsets,
-                                 global_offset_array,
-                                 num_global_workgroups,
-                                 global_workgroup_array,
-                                 num_local_workgroups,
-                                 local_workgroup_array};
+  ReplaySubstitutions subs;
+  subs.num_args = num_args;
+  subs.args = arg_array;
+  subs.num_svm_args = num_svm_args;
+  subs.svm_args = svm_arg_array;
+  subs.num_exec_infos = num_non_arg_objs;
+  subs.exec_infos = non_arg_obj_array;
+  subs.num_offsets = num_global_offsets;
+  subs.offsets = global_offset_array;
+  subs.num_global = num_global_workgroups;
+  subs.global = global_workgroup_array;
+  subs.num_local = num_local_workgroups;
+  subs.local = local_workgroup_array;
   return EnqueueRecording(queue, recording, subs, num_events_in_wait_list, event_wait_list, event);
 }
 
@@ -795,6 +823,7 @@ void InstallOverrides(cl_icd_dispatch& d) {
   if (Target().clSetKernelArgSVMPointer != nullptr) {
     d.clSetKernelArgSVMPointer = &SetKernelArgSVMPointer;
   }
+  if (Target().clSetKernelExecInfo != nullptr) d.clSetKernelExecInfo = &SetKernelExecInfo;
   d.clCreateBuffer = &CreateBuffer;
   d.clBuildProgram = &BuildProgram;
   d.clEnqueueNDRangeKernel = &EnqueueNDRangeKernel;

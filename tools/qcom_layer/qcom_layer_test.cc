@@ -941,24 +941,93 @@ TEST_F(QcomLayerTest, OverlappingReplaysOfOneRecordingDoNotMixSubstitutions) {
   EXPECT_TRUE(AllNaN(Read(c.y))) << "a replay used the recorded output";
 }
 
-TEST_F(QcomLayerTest, SvmVariantReplaysPlainArgumentsOnly) {
+TEST_F(QcomLayerTest, SvmVariantSubstitutesSvmPointersForOneReplay) {
   Chain c = RecordChain(rqueue_);
   const std::vector<float> x = Random(), b = Random();
   cl_mem out2 = NewBuffer();
   Write(c.x, x);
   Write(c.b, b);
   Poison(out2);
+  const std::vector<float> want = ChainReference(x, b, c.s);
+  // Plain arguments through the SVM variant.
   const cl_array_arg_qcom sub = MemArg(2, kArgY, &out2);
   ASSERT_EQ(api_.EnqueueSVM(queue_, c.recording, 1, &sub, 0, nullptr, 0, nullptr, 0, nullptr, 0,
                             nullptr, 0, nullptr, 0, nullptr, nullptr),
             CL_SUCCESS);
-  EXPECT_TRUE(AllNear(Read(out2), ChainReference(x, b, c.s)));
+  EXPECT_TRUE(AllNear(Read(out2), want));
 
-  int dummy = 0;
-  const cl_array_arg_qcom svm_arg{2, kArgY, sizeof(void*), &dummy};
-  EXPECT_EQ(api_.EnqueueSVM(queue_, c.recording, 0, nullptr, 1, &svm_arg, 0, nullptr, 0, nullptr, 0,
+  cl_device_svm_capabilities caps = 0;
+  clGetDeviceInfo(device_, CL_DEVICE_SVM_CAPABILITIES, sizeof(caps), &caps, nullptr);
+  if ((caps & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) == 0) GTEST_SKIP() << "the device has no SVM";
+  const size_t bytes = kN * sizeof(float);
+  float* svm_x = static_cast<float*>(clSVMAlloc(context_, CL_MEM_READ_WRITE, bytes, 0));
+  float* svm_y = static_cast<float*>(clSVMAlloc(context_, CL_MEM_READ_WRITE, bytes, 0));
+  ASSERT_NE(svm_x, nullptr);
+  ASSERT_NE(svm_y, nullptr);
+  // Coarse-grained SVM: host access only while mapped.
+  auto map = [&](float* p, cl_map_flags flags) {
+    ASSERT_EQ(clEnqueueSVMMap(queue_, CL_TRUE, flags, p, bytes, 0, nullptr, nullptr), CL_SUCCESS);
+  };
+  auto unmap = [&](float* p) {
+    ASSERT_EQ(clEnqueueSVMUnmap(queue_, p, 0, nullptr, nullptr), CL_SUCCESS);
+    ASSERT_EQ(clFinish(queue_), CL_SUCCESS);
+  };
+  const std::vector<float> x2 = Random();
+  map(svm_x, CL_MAP_WRITE);
+  std::copy(x2.begin(), x2.end(), svm_x);
+  unmap(svm_x);
+  map(svm_y, CL_MAP_WRITE);
+  std::fill(svm_y, svm_y + kN, kNaN);
+  unmap(svm_y);
+  Poison(c.y);
+  // x (read by d0 and d1) from SVM, y (d2) into SVM; b stays the recorded
+  // cl_mem. arg_value is the pointer itself, as clSetKernelArgSVMPointer.
+  const cl_array_arg_qcom svm_args[] = {{0, kArgA, sizeof(void*), svm_x},
+                                        {1, kArgB, sizeof(void*), svm_x},
+                                        {2, kArgY, sizeof(void*), svm_y}};
+  void* used[] = {svm_x, svm_y};
+  const cl_array_kernel_exec_info_qcom info{2, CL_KERNEL_EXEC_INFO_SVM_PTRS, sizeof(used), used};
+  ASSERT_EQ(api_.EnqueueSVM(queue_, c.recording, 0, nullptr, 3, svm_args, 0, nullptr, 0, nullptr, 0,
+                            nullptr, 1, &info, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  map(svm_y, CL_MAP_READ);
+  std::vector<float> got(svm_y, svm_y + kN);
+  unmap(svm_y);
+  EXPECT_TRUE(AllNear(got, ChainReference(x2, b, c.s)));
+  EXPECT_TRUE(AllNaN(Read(c.y))) << "the SVM replay wrote the recorded output";
+
+  // The substitution lasted one replay: the next one uses the recorded
+  // arguments again.
+  map(svm_y, CL_MAP_WRITE);
+  std::fill(svm_y, svm_y + kN, kNaN);
+  unmap(svm_y);
+  ASSERT_EQ(Replay(queue_, c.recording), CL_SUCCESS);
+  EXPECT_TRUE(AllNear(Read(c.y), want));
+  map(svm_y, CL_MAP_READ);
+  EXPECT_TRUE(std::all_of(svm_y, svm_y + kN, [](float v) { return std::isnan(v); }));
+  unmap(svm_y);
+
+  // Malformed SVM substitutions enqueue nothing.
+  Poison(c.y);
+  const cl_array_arg_qcom bad_dispatch{3, kArgY, sizeof(void*), svm_y};
+  EXPECT_EQ(api_.EnqueueSVM(queue_, c.recording, 0, nullptr, 1, &bad_dispatch, 0, nullptr, 0,
+                            nullptr, 0, nullptr, 0, nullptr, 0, nullptr, nullptr),
+            CL_INVALID_VALUE);
+  const cl_array_arg_qcom bad_arg{2, 4, sizeof(void*), svm_y};
+  EXPECT_EQ(api_.EnqueueSVM(queue_, c.recording, 0, nullptr, 1, &bad_arg, 0, nullptr, 0, nullptr, 0,
                             nullptr, 0, nullptr, 0, nullptr, nullptr),
-            CL_INVALID_OPERATION);
+            CL_INVALID_VALUE);
+  EXPECT_EQ(api_.EnqueueSVM(queue_, c.recording, 0, nullptr, 1, nullptr, 0, nullptr, 0, nullptr, 0,
+                            nullptr, 0, nullptr, 0, nullptr, nullptr),
+            CL_INVALID_VALUE);
+  const cl_array_kernel_exec_info_qcom unknown{0, 0x7777, sizeof(used), used};
+  EXPECT_EQ(api_.EnqueueSVM(queue_, c.recording, 0, nullptr, 0, nullptr, 0, nullptr, 0, nullptr, 0,
+                            nullptr, 1, &unknown, 0, nullptr, nullptr),
+            CL_INVALID_VALUE);
+  ASSERT_EQ(clFinish(queue_), CL_SUCCESS);
+  EXPECT_TRUE(AllNaN(Read(c.y))) << "a rejected replay ran";
+  clSVMFree(context_, svm_x);
+  clSVMFree(context_, svm_y);
 }
 
 TEST_F(QcomLayerTest, FaultInjectionFailsTheNthReplayOnly) {

@@ -18,6 +18,24 @@ cl_int KernelArg::Apply(const cl_icd_dispatch& target, cl_kernel kernel, cl_uint
   return CL_INVALID_KERNEL_ARGS;
 }
 
+bool IsKnownExecInfo(cl_uint name) {
+  return name == CL_KERNEL_EXEC_INFO_SVM_PTRS || name == CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM;
+}
+
+cl_int ApplyExecInfo(const cl_icd_dispatch& target, cl_kernel kernel, cl_uint name,
+                     const std::vector<unsigned char>* value) {
+  if (target.clSetKernelExecInfo == nullptr) return CL_INVALID_OPERATION;
+  if (value != nullptr) {
+    return target.clSetKernelExecInfo(kernel, name, value->size(),
+                                      value->empty() ? nullptr : value->data());
+  }
+  if (name == CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM) {
+    const cl_bool off = CL_FALSE;
+    return target.clSetKernelExecInfo(kernel, name, sizeof(off), &off);
+  }
+  return target.clSetKernelExecInfo(kernel, name, 0, nullptr);  // no SVM pointers
+}
+
 OwnedKernel::OwnedKernel(OwnedKernel&& other) noexcept
     : target_(other.target_), kernel_(std::exchange(other.kernel_, nullptr)) {}
 
@@ -60,6 +78,8 @@ cl_int Recording::End() {
 
 cl_int Recording::Validate(const ReplaySubstitutions& subs) const {
   if ((subs.num_args != 0 && subs.args == nullptr) ||
+      (subs.num_svm_args != 0 && subs.svm_args == nullptr) ||
+      (subs.num_exec_infos != 0 && subs.exec_infos == nullptr) ||
       (subs.num_offsets != 0 && subs.offsets == nullptr) ||
       (subs.num_global != 0 && subs.global == nullptr) ||
       (subs.num_local != 0 && subs.local == nullptr)) {
@@ -69,6 +89,19 @@ cl_int Recording::Validate(const ReplaySubstitutions& subs) const {
   for (size_t i = 0; i < subs.num_args; ++i) {
     const cl_array_arg_qcom& a = subs.args[i];
     if (a.dispatch_index >= n || a.arg_index >= dispatches_[a.dispatch_index].args.size()) {
+      return CL_INVALID_VALUE;
+    }
+  }
+  for (size_t i = 0; i < subs.num_svm_args; ++i) {
+    const cl_array_arg_qcom& a = subs.svm_args[i];
+    if (a.dispatch_index >= n || a.arg_index >= dispatches_[a.dispatch_index].args.size()) {
+      return CL_INVALID_VALUE;
+    }
+  }
+  for (size_t i = 0; i < subs.num_exec_infos; ++i) {
+    const cl_array_kernel_exec_info_qcom& e = subs.exec_infos[i];
+    if (e.dispatch_index >= n || !IsKnownExecInfo(e.param_name) ||
+        (e.param_value == nullptr && e.param_value_size != 0)) {
       return CL_INVALID_VALUE;
     }
   }
@@ -152,6 +185,23 @@ cl_int Recording::Replay(cl_command_queue queue, const ReplaySubstitutions& subs
     err = target_->clSetKernelArg(dispatches_[a.dispatch_index].kernel.get(), a.arg_index,
                                   a.arg_size, a.arg_value);
   }
+  for (size_t i = 0; i < subs.num_svm_args && err == CL_SUCCESS; ++i) {
+    const cl_array_arg_qcom& a = subs.svm_args[i];
+    touched.emplace_back(a.dispatch_index, a.arg_index);
+    err = target_->clSetKernelArgSVMPointer == nullptr
+              ? CL_INVALID_OPERATION
+              : target_->clSetKernelArgSVMPointer(dispatches_[a.dispatch_index].kernel.get(),
+                                                  a.arg_index, a.arg_value);
+  }
+  std::vector<std::pair<cl_uint, cl_uint>> touched_info;  // (dispatch, exec-info name)
+  for (size_t i = 0; i < subs.num_exec_infos && err == CL_SUCCESS; ++i) {
+    const cl_array_kernel_exec_info_qcom& e = subs.exec_infos[i];
+    touched_info.emplace_back(e.dispatch_index, static_cast<cl_uint>(e.param_name));
+    err = target_->clSetKernelExecInfo == nullptr
+              ? CL_INVALID_OPERATION
+              : target_->clSetKernelExecInfo(dispatches_[e.dispatch_index].kernel.get(),
+                                             e.param_name, e.param_value_size, e.param_value);
+  }
 
   cl_event previous = nullptr;
   for (size_t i = 0; i < dispatches_.size() && err == CL_SUCCESS; ++i) {
@@ -191,6 +241,15 @@ cl_int Recording::Replay(cl_command_queue queue, const ReplaySubstitutions& subs
   for (const auto& [dispatch, arg] : touched) {
     const RecordedDispatch& d = dispatches_[dispatch];
     const cl_int e = d.args[arg].Apply(*target_, d.kernel.get(), arg);
+    if (restore_err == CL_SUCCESS) restore_err = e;
+  }
+  std::sort(touched_info.begin(), touched_info.end());
+  touched_info.erase(std::unique(touched_info.begin(), touched_info.end()), touched_info.end());
+  for (const auto& [dispatch, name] : touched_info) {
+    const RecordedDispatch& d = dispatches_[dispatch];
+    auto it = d.exec_info.find(name);
+    const cl_int e = ApplyExecInfo(*target_, d.kernel.get(), name,
+                                   it == d.exec_info.end() ? nullptr : &it->second);
     if (restore_err == CL_SUCCESS) restore_err = e;
   }
   return err != CL_SUCCESS ? err : restore_err;

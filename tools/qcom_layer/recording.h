@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -37,6 +38,21 @@ struct KernelArg {
   // Returns CL_INVALID_KERNEL_ARGS for kUnset.
   cl_int Apply(const cl_icd_dispatch& target, cl_kernel kernel, cl_uint index) const;
 };
+
+// The clSetKernelExecInfo values the application set on a kernel, by
+// parameter name.
+using ExecInfo = std::map<cl_uint, std::vector<unsigned char>>;
+
+// IsKnownExecInfo tells whether the layer can substitute and restore exec
+// info `name`: CL_KERNEL_EXEC_INFO_SVM_PTRS and
+// CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM, whose unset values (no
+// pointers, CL_FALSE) it knows.
+bool IsKnownExecInfo(cl_uint name);
+
+// ApplyExecInfo sets exec info `name` of `kernel` to `value`, or to its
+// unset value when `value` is null.
+cl_int ApplyExecInfo(const cl_icd_dispatch& target, cl_kernel kernel, cl_uint name,
+                     const std::vector<unsigned char>* value);
 
 // Owns one reference to a cl_kernel, released through the platform below the
 // layer. Move-only.
@@ -61,6 +77,7 @@ class OwnedKernel {
 struct RecordedDispatch {
   OwnedKernel kernel;           // snapshot; holds `args` between replays
   std::vector<KernelArg> args;  // the recorded values, one per kernel argument
+  ExecInfo exec_info;           // the recorded clSetKernelExecInfo values
   cl_uint work_dim = 1;
   size_t offset[3] = {0, 0, 0};  // all zero when recorded with a NULL offset
   size_t global[3] = {1, 1, 1};
@@ -68,10 +85,17 @@ struct RecordedDispatch {
   size_t local[3] = {1, 1, 1};
 };
 
-// The substitution arrays of one clEnqueueRecordingQCOM call, unvalidated.
+// The substitution arrays of one clEnqueueRecordingQCOM or
+// clEnqueueRecordingSVMQCOM call, unvalidated.
 struct ReplaySubstitutions {
   size_t num_args = 0;
   const cl_array_arg_qcom* args = nullptr;
+  // SVM variant only: SVM pointers (arg_value is the pointer, as
+  // clSetKernelArgSVMPointer takes it; arg_size is not read) and exec info.
+  size_t num_svm_args = 0;
+  const cl_array_arg_qcom* svm_args = nullptr;
+  size_t num_exec_infos = 0;
+  const cl_array_kernel_exec_info_qcom* exec_infos = nullptr;
   size_t num_offsets = 0;
   const cl_offset_qcom* offsets = nullptr;
   size_t num_global = 0;
@@ -109,11 +133,16 @@ class Recording {
   // Replay enqueues every dispatch on `queue` with `subs` applied for this
   // replay only. The wait list gates the first dispatch; *event (if non-null)
   // completes with the last one. An empty recording enqueues a marker.
+  // SVM arguments are set with clSetKernelArgSVMPointer and exec info with
+  // clSetKernelExecInfo, after the plain arguments; all are restored after
+  // the replay (exec info to the recorded value, or to its unset value).
   // Returns CL_INVALID_VALUE for a recording not ended, a NULL array with a
-  // nonzero count, an out-of-range dispatch or argument index, or a NULL
-  // global size; CL_INVALID_CONTEXT for a queue of another context; an error
-  // of clSetKernelArg as is (then nothing was enqueued); an error of the
-  // enqueue as is (earlier dispatches of this replay may have been enqueued).
+  // nonzero count, an out-of-range dispatch or argument index, a NULL
+  // global size, an exec-info name other than the two SVM ones or one with a
+  // NULL value; CL_INVALID_CONTEXT for a queue of another context; an error
+  // of clSetKernelArg, clSetKernelArgSVMPointer or clSetKernelExecInfo as is
+  // (then nothing was enqueued); an error of the enqueue as is (earlier
+  // dispatches of this replay may have been enqueued).
   cl_int Replay(cl_command_queue queue, const ReplaySubstitutions& subs, cl_uint num_events,
                 const cl_event* wait_list, cl_event* event);
 
