@@ -15,6 +15,7 @@
 #include "engine/lowering.h"
 #include "engine/ops/preprocess.h"
 #include "engine/passes.h"
+#include "engine/precision.h"
 #include "engine/recording_impl.h"
 #include "engine/status_macros.h"
 #include "engine/tuner.h"
@@ -318,6 +319,7 @@ absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(const Context& c
                                                                 const Graph& graph,
                                                                 const EngineOptions& options) {
   auto start = std::chrono::steady_clock::now();
+  RECQ_RETURN_IF_ERROR(CheckPrecision(options.precision, context.device_info()));
   RECQ_RETURN_IF_ERROR(CheckTensorsFit(graph, context.device_info()));
   auto state = std::make_shared<EngineState>(context);
   state->options = options;
@@ -330,6 +332,10 @@ absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(const Context& c
   internal::LoweringTarget target;
   static_cast<DeviceFacts&>(target) = LoweringFactsFor(device, options.kernel_target);
   state->lowered_for = target;
+  if (options.precision == EngineOptions::Precision::kFp16Storage) {
+    RECQ_ASSIGN_OR_RETURN(optimized, internal::ToHalfStorage(optimized));
+    target.half_storage = true;
+  }
   KernelChooser kernel_chooser = options.choose_kernel;
   std::shared_ptr<const internal::Tuner> tuner;
   if (!options.choose_variant && !options.choose_kernel &&
@@ -368,6 +374,27 @@ std::string BindingInfo::Describe() const {
                   what != nullptr ? "" : " frame", ", ",
                   memory == MemoryKind::kImage2D ? "image2d" : "buffer");
   return text;
+}
+
+const char* PrecisionName(EngineOptions::Precision precision) {
+  switch (precision) {
+    case EngineOptions::Precision::kFp32:
+      return "fp32";
+    case EngineOptions::Precision::kFp16Storage:
+      return "fp16";
+    case EngineOptions::Precision::kFp16Compute:
+      return "fp16-compute";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<EngineOptions::Precision> ParsePrecision(absl::string_view name) {
+  for (auto p : {EngineOptions::Precision::kFp32, EngineOptions::Precision::kFp16Storage,
+                 EngineOptions::Precision::kFp16Compute}) {
+    if (name == PrecisionName(p)) return p;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown precision '", name, "': expected fp32, fp16 (half storage) or fp16-compute"));
 }
 
 const char* EngineOriginName(EngineOrigin origin) {

@@ -29,6 +29,7 @@
 #include "engine/lowering.h"
 #include "engine/ops/preprocess.h"
 #include "engine/passes.h"
+#include "engine/precision.h"
 #include "engine/status_macros.h"
 #include "recq/log.h"
 #include "recq/onnx.h"
@@ -448,6 +449,10 @@ absl::StatusOr<Lowered> LowerStoredGraph(const pb::EngineFile& f, const Context&
   }
   LoweringTarget target;
   static_cast<DeviceFacts&>(target) = facts;
+  if (options.precision == EngineOptions::Precision::kFp16Storage) {
+    RECQ_ASSIGN_OR_RETURN(optimized, ToHalfStorage(optimized));
+    target.half_storage = true;
+  }
   size_t next = 0;
   std::string replay_error;
   target.choose_kernel = [&](const Node& node, const LoweringContext&,
@@ -517,6 +522,11 @@ EngineOptions::KernelTarget KernelTargetOf(int target) {
     default:
       return EngineOptions::KernelTarget::kAuto;
   }
+}
+
+EngineOptions::Precision PrecisionOf(int precision) {
+  return precision == pb::Options::FP16_STORAGE ? EngineOptions::Precision::kFp16Storage
+                                                : EngineOptions::Precision::kFp32;
 }
 
 }  // namespace
@@ -626,6 +636,9 @@ absl::StatusOr<std::string> SerializeEngineState(const EngineState& state) {
       break;
   }
   options->set_had_variant_chooser(static_cast<bool>(state.options.choose_variant));
+  options->set_precision(state.options.precision == EngineOptions::Precision::kFp16Storage
+                             ? pb::Options::FP16_STORAGE
+                             : pb::Options::FP32);
   const DispatchList& list = state.list;
   for (const Slot& slot : list.slots) {
     pb::Binding* b = f.add_bindings();
@@ -875,6 +888,7 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
   EngineOptions options;
   options.optimize = f.options().optimize();
   options.kernel_target = internal::KernelTargetOf(f.options().kernel_target());
+  options.precision = internal::PrecisionOf(f.options().precision());
   options.warm_up = load.warm_up;
   const DeviceInfo& device = context.device_info();
   const DeviceFacts here = internal::LoweringFactsFor(device, options.kernel_target);
@@ -1079,6 +1093,7 @@ absl::StatusOr<EngineFileSummary> SummarizeEngineFile(absl::string_view bytes) {
   s.kernel_target = internal::KernelTargetOf(f.options().kernel_target());
   s.optimize = f.options().optimize();
   s.had_variant_chooser = f.options().had_variant_chooser();
+  s.precision = internal::PrecisionOf(f.options().precision());
   // Which bindings pre-processing reads, from the stored kernels' options.
   std::vector<BindingInfo> infos;
   for (const pb::Binding& b : f.bindings()) {

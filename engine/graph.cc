@@ -75,15 +75,23 @@ absl::StatusOr<TensorDesc> InferOutputShape(OpType op, const OpAttrs& attrs,
   for (const TensorDesc* in : inputs) {
     if (in != nullptr) RECQ_RETURN_IF_ERROR(CheckShapeBounds(op, in->shape));
   }
+  // An op that is not typed computes on float tensors: float32, or float16
+  // where EngineOptions::precision stores them as half (ToHalfStorage); its
+  // output is float16 when an input is (lowering checks the precision).
+  bool half = false;
   if (!def->typed) {
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (inputs[i] != nullptr && inputs[i]->dtype != DataType::kFloat32) {
-        return absl::UnimplementedError(absl::StrCat(
-            op.name(), " input ", i, " is ", inputs[i]->ToString(), "; the op takes float32 only"));
+      if (inputs[i] == nullptr) continue;
+      half |= inputs[i]->dtype == DataType::kFloat16;
+      if (!IsFloatingPoint(inputs[i]->dtype)) {
+        return absl::UnimplementedError(
+            absl::StrCat(op.name(), " input ", i, " is ", inputs[i]->ToString(),
+                         "; the op takes float32 only (float16 under fp16 storage)"));
       }
     }
   }
   RECQ_ASSIGN_OR_RETURN(TensorDesc out, def->infer(attrs, inputs));
+  if (half && out.dtype == DataType::kFloat32) out.dtype = DataType::kFloat16;
   RECQ_RETURN_IF_ERROR(CheckShapeBounds(op, out.shape));
   return out;
 }

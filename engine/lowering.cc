@@ -74,6 +74,7 @@ class Lowerer final : public LoweringContext {
 
   int32_t Kernel(const std::string& program, const std::string& name,
                  std::vector<std::string> options) override {
+    if (target_.half_storage) options.push_back(kHalfStorageOption);
     for (size_t i = 0; i < list().kernels.size(); ++i) {
       const KernelRef& k = list().kernels[i];
       if (k.program == program && k.name == name && k.options == options) {
@@ -110,6 +111,7 @@ class Lowerer final : public LoweringContext {
   }
 
   DispatchArg ReplaceConstant(ValueId id, std::shared_ptr<const HostData> data) override {
+    data = Stored(std::move(data));
     int uses = 0;
     for (const Node& n : graph_.nodes()) {
       uses += static_cast<int>(std::count(n.inputs.begin(), n.inputs.end(), id));
@@ -145,6 +147,50 @@ class Lowerer final : public LoweringContext {
 
  private:
   DispatchList& list() { return out_.list; }
+
+  static constexpr const char* kHalfStorageOption = "-DRECQ_HALF_STORAGE";
+
+  // Stored returns a tensor constant as the device holds it: float32 data
+  // as half under half storage (rounded once, on the host), else as given.
+  // AddConstant's data (lookup tables such as Resize's) is uploaded as given.
+  std::shared_ptr<const HostData> Stored(std::shared_ptr<const HostData> data) const {
+    if (!target_.half_storage || data == nullptr || data->dtype() != DataType::kFloat32) {
+      return data;
+    }
+    const std::vector<float>& f = *data->float_vector();
+    std::vector<uint16_t> h(f.size());
+    for (size_t i = 0; i < f.size(); ++i) h[i] = FloatToHalf(f[i]);
+    return std::make_shared<const HostData>(DataType::kFloat16, std::move(h));
+  }
+
+  // CheckFloatTypes: the kernels of an op that is not `typed` read and write
+  // float tensors as RECQ_T, float or (half storage) half; the node's tensors
+  // must be stored that way.
+  absl::Status CheckFloatTypes(int n) const {
+    const Node& node = graph_.nodes()[n];
+    if (defs_[n]->typed) return absl::OkStatus();
+    auto check = [&](ValueId id, const char* what, size_t i) -> absl::Status {
+      if (id == kNoValue) return absl::OkStatus();
+      const Value& v = graph_.value(id);
+      if (target_.half_storage) {
+        if (v.desc.dtype == DataType::kFloat16 || v.kind == Value::Kind::kConstant) {
+          return absl::OkStatus();
+        }
+        return absl::InternalError(absl::StrCat(
+            "node '", node.name, "' (", node.op.name(), "): ", what, " ", i, " '", v.name, "' is ",
+            v.desc.ToString(), " under fp16 storage (ToHalfStorage left it float32)"));
+      }
+      if (v.desc.dtype == DataType::kFloat32) return absl::OkStatus();
+      return absl::UnimplementedError(absl::StrCat(
+          "node '", node.name, "' (", node.op.name(), "): ", what, " ", i, " '", v.name, "' is ",
+          v.desc.ToString(), "; the op computes on float16 tensors only with ",
+          "EngineOptions::precision kFp16Storage (recq --precision=fp16), else on float32"));
+    };
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      RECQ_RETURN_IF_ERROR(check(node.inputs[i], "input", i));
+    }
+    return check(node.outputs[0], "output", 0);
+  }
 
   // --- ops and variants ---
 
@@ -216,7 +262,7 @@ class Lowerer final : public LoweringContext {
     for (ValueId id = 0; id < static_cast<ValueId>(values.size()); ++id) {
       if (values[id].kind == Value::Kind::kConstant) {
         pin_[id] = {Storage::Kind::kConstant, static_cast<int32_t>(list().constants.size())};
-        list().constants.push_back(values[id].data);
+        list().constants.push_back(Stored(values[id].data));
       }
     }
     for (ValueId id : graph_.outputs()) {
@@ -361,6 +407,7 @@ class Lowerer final : public LoweringContext {
 
   absl::Status LowerNode(int n) {
     const Node& node = graph_.nodes()[n];
+    RECQ_RETURN_IF_ERROR(CheckFloatTypes(n));
     if (alias_node_[n] || fused_into_previous_[n]) return absl::OkStatus();
     RECQ_ASSIGN_OR_RETURN(const KernelVariant* variant, VariantOf(n));
     current_ = &node;

@@ -21,6 +21,11 @@ struct LoweringTarget : DeviceFacts {
   VariantChooser choose_variant;  // empty: the first variant that fits
   // Picks the variant and its parameters; used when choose_variant is empty.
   KernelChooser choose_kernel;
+  // EngineOptions::Precision::kFp16Storage: every kernel is built with
+  // -DRECQ_HALF_STORAGE, float32 constants are uploaded as half, and the
+  // graph must hold no float32 value but bindings and constants (the
+  // graph went through ToHalfStorage, engine/precision.h).
+  bool half_storage = false;
 };
 
 struct Lowered {

@@ -108,7 +108,8 @@ absl::StatusOr<std::string> DeviceKey(const Context& context, const LoweringTarg
                       " driver=", d.driver_version, " platform=", d.platform_name, " ",
                       d.platform_version, " family=", target.gpu ? "gpu" : "cpu",
                       " max_wg=", target.max_work_group_size, " cu=", target.compute_units,
-                      " kernels=", **library_hash);
+                      " kernels=", **library_hash,
+                      target.half_storage ? " precision=fp16-storage" : "");
 }
 
 // Pattern fills a timing input with small finite values.
@@ -164,6 +165,7 @@ absl::StatusOr<std::unique_ptr<Prepared>> Prepare(const Context& context, const 
   EngineOptions options;
   options.optimize = false;
   options.kernel_target = base.kernel_target;
+  options.precision = base.precision;
   options.tuning = EngineOptions::Tuning::kOff;
   options.warm_up = true;
   options.choose_kernel = [c](const Node& n, const LoweringContext&,
@@ -179,8 +181,14 @@ absl::StatusOr<std::unique_ptr<Prepared>> Prepare(const Context& context, const 
   std::vector<Tensor> tensors;
   for (const BindingInfo& info : engine.inputs()) {
     RECQ_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(context, info.desc));
-    RECQ_RETURN_IF_ERROR(
-        WriteBuffer(context, t.mem(), Pattern(static_cast<size_t>(info.desc.NumElements()))));
+    std::vector<float> pattern = Pattern(static_cast<size_t>(info.desc.NumElements()));
+    if (info.desc.dtype == DataType::kFloat16) {
+      std::vector<uint16_t> half(pattern.size());
+      for (size_t i = 0; i < pattern.size(); ++i) half[i] = FloatToHalf(pattern[i]);
+      RECQ_RETURN_IF_ERROR(t.Upload(half));
+    } else {
+      RECQ_RETURN_IF_ERROR(WriteBuffer(context, t.mem(), pattern));
+    }
     bindings.Set(info.name, t);
     tensors.push_back(std::move(t));
   }
@@ -205,7 +213,9 @@ bool Tuner::KeyOf(const Node& node, const LoweringContext& ctx, std::string* key
       continue;
     }
     const Value& v = ctx.graph().value(id);
-    if (v.desc.dtype != DataType::kFloat32) return false;
+    // Float tensors: float32, or float16 under fp16 storage (the precision
+    // is part of the device key).
+    if (!IsFloatingPoint(v.desc.dtype)) return false;
     absl::StrAppend(&shapes, " ", ShapeToString(v.desc.shape),
                     v.kind == Value::Kind::kConstant ? "c" : "");
   }

@@ -86,8 +86,6 @@ struct LoadedModel {
   std::string what;  // "ONNX, 103 graph nodes" / "engine file"
 };
 
-// `shapes` (ParseShapes) and the pre- and post-processing apply to ONNX
-// files; an engine file has its shapes.
 // FrameFromImage makes `ppp` take a decoded PNG / JPEG for input `name`:
 // an RGB (or BGR: the bytes are swapped) u8 NHWC buffer of the image's
 // size, with the mean, scale and model colour order --input-format gave.
@@ -125,12 +123,20 @@ absl::Status FrameFromImage(const std::string& name, DecodedImage& image, PrePos
   return absl::OkStatus();
 }
 
+// `shapes` (ParseShapes), the pre- and post-processing, decoded images and
+// `precision` (ParsePrecision; empty: fp32) apply to ONNX files; an engine
+// file has its shapes and precision (naming another one is an error).
 absl::StatusOr<LoadedModel> LoadModel(const Context& context, const std::string& path,
                                       const std::string& shapes,
                                       const std::string& input_format = "",
                                       const std::vector<std::string>& output_format = {},
+                                      const std::string& precision = "",
                                       std::map<std::string, DecodedImage>* images = nullptr) {
   RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
+  EngineOptions options;
+  if (!precision.empty()) {
+    RECQ_ASSIGN_OR_RETURN(options.precision, ParsePrecision(precision));
+  }
   if (LooksLikeEngineFile(bytes)) {
     if (!shapes.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -149,8 +155,15 @@ absl::StatusOr<LoadedModel> LoadModel(const Context& context, const std::string&
           "not the engine file ",
           path));
     }
+    RECQ_ASSIGN_OR_RETURN(EngineFileSummary summary, SummarizeEngineFile(bytes));
+    if (!precision.empty() && summary.precision != options.precision) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--precision=", precision, ": the engine file ", path, " was built for precision ",
+          PrecisionName(summary.precision), " (rebuild it with recq build --precision)"));
+    }
     RECQ_ASSIGN_OR_RETURN(Engine engine, LoadEngineFromBytes(context, bytes));
-    return LoadedModel{std::move(engine), "engine file"};
+    return LoadedModel{std::move(engine),
+                       absl::StrCat("engine file, precision ", PrecisionName(summary.precision))};
   }
   OnnxOptions load;
   RECQ_ASSIGN_OR_RETURN(load.input_shapes, ParseShapes(shapes));
@@ -161,9 +174,10 @@ absl::StatusOr<LoadedModel> LoadModel(const Context& context, const std::string&
     for (auto& [name, image] : *images) RECQ_RETURN_IF_ERROR(FrameFromImage(name, image, ppp));
   }
   RECQ_RETURN_IF_ERROR(ApplyPrePostProcessing(graph, ppp));
-  RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, graph));
+  RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, graph, options));
   return LoadedModel{std::move(engine),
-                     absl::StrCat("ONNX, ", graph.nodes().size(), " graph nodes")};
+                     absl::StrCat("ONNX, ", graph.nodes().size(), " graph nodes, precision ",
+                                  PrecisionName(options.precision))};
 }
 
 }  // namespace
@@ -209,7 +223,11 @@ absl::StatusOr<PrePostProcessing> ParsePrePost(const Graph& graph, const std::st
 }
 
 absl::Status BuildEngineCommand(const std::string& model_path, const std::string& engine_path,
-                                const std::string& device_spec) {
+                                const std::string& device_spec, const std::string& precision) {
+  EngineOptions options;
+  if (!precision.empty()) {
+    RECQ_ASSIGN_OR_RETURN(options.precision, ParsePrecision(precision));
+  }
   if (engine_path.empty()) {
     return absl::InvalidArgumentError("recq build: name the engine file with -o FILE.recq");
   }
@@ -218,7 +236,7 @@ absl::Status BuildEngineCommand(const std::string& model_path, const std::string
   RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(context_options));
   const Clock::time_point start = Clock::now();
   RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(model_path));
-  RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, graph));
+  RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, graph, options));
   RECQ_RETURN_IF_ERROR(engine.SerializeToFile(engine_path));
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(engine_path));
@@ -277,7 +295,8 @@ absl::Status InfoEngineFile(const std::string& path, absl::string_view bytes) {
   const char* target = s.kernel_target == EngineOptions::KernelTarget::kCpu   ? "cpu"
                        : s.kernel_target == EngineOptions::KernelTarget::kGpu ? "gpu"
                                                                               : "auto";
-  std::printf("options: optimize %s, kernel_target %s%s\n", s.optimize ? "on" : "off", target,
+  std::printf("options: optimize %s, kernel_target %s, precision %s%s\n", s.optimize ? "on" : "off",
+              target, PrecisionName(s.precision),
               s.had_variant_chooser ? ", variants chosen by a hook" : "");
   std::printf("inputs:\n");
   for (const BindingInfo& b : s.inputs) {
@@ -369,7 +388,7 @@ absl::Status RunModelCommand(const RunModelOptions& options) {
   }
   RECQ_ASSIGN_OR_RETURN(LoadedModel model,
                         LoadModel(context, options.model_path, options.shapes, options.input_format,
-                                  options.output_format, &images));
+                                  options.output_format, options.precision, &images));
   const Engine& engine = model.engine;
   const EngineStats& stats = engine.stats();
   std::printf(

@@ -37,6 +37,10 @@ struct RunModelOptions {
   // output conversions, "NAME=f16[:nhwc]" (ONNX models only).
   std::string input_format;
   std::vector<std::string> output_format;
+  // EngineOptions::precision by name (ParsePrecision: fp32, fp16,
+  // fp16-compute); "" is fp32 for ONNX models and the stored one for an
+  // engine file (which must match when given).
+  std::string precision;
 };
 
 // RunModelCommand loads the model (ONNX, or an engine file: LoadEngine), compiles and records it
@@ -69,7 +73,8 @@ struct RunModelOptions {
 // (Engine::SerializeToFile), like trtexec --saveEngine.
 [[nodiscard]] absl::Status BuildEngineCommand(const std::string& model_path,
                                               const std::string& engine_path,
-                                              const std::string& device_spec);
+                                              const std::string& device_spec,
+                                              const std::string& precision = "");
 
 // TuneModelCommand compiles the ONNX model with the auto-tuner
 // (EngineOptions::tuning kFast without its time budget, or kExhaustive),

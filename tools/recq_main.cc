@@ -67,6 +67,10 @@ ABSL_FLAG(std::vector<std::string>, output_format, {},
           "the "
           "recording, comma-separated: TYPE "
           "f32 or f16, LAYOUT nchw or nhwc (4-D outputs), e.g. y=f16:nhwc");
+ABSL_FLAG(std::string, precision, "",
+          "run, build: fp32 (the default for ONNX models), fp16 (weights and activations stored "
+          "as half, float arithmetic; inputs and outputs keep their types) or fp16-compute "
+          "(needs cl_khr_fp16); for an engine file, the precision it was built with");
 ABSL_FLAG(bool, profile, false,
           "run: print per-kernel device times of one op-by-op run; bench: per-dispatch device "
           "times (mean of 10 op-by-op runs) printed and in --json");
@@ -194,6 +198,7 @@ int main(int argc, char** argv) {
     run.shapes = absl::GetFlag(FLAGS_shapes);
     run.input_format = absl::GetFlag(FLAGS_input_format);
     run.output_format = absl::GetFlag(FLAGS_output_format);
+    run.precision = absl::GetFlag(FLAGS_precision);
     status = recq::tools::RunModelCommand(run);
   } else if (command == "bench") {
     recq::tools::BenchOptions bench;
@@ -216,7 +221,8 @@ int main(int argc, char** argv) {
   } else if (command == "export-mobilenet") {
     status = ExportMobileNet(absl::GetFlag(FLAGS_model), absl::GetFlag(FLAGS_resolution), args[2]);
   } else if (command == "build") {
-    status = recq::tools::BuildEngineCommand(args[2], absl::GetFlag(FLAGS_o), common.device);
+    status = recq::tools::BuildEngineCommand(args[2], absl::GetFlag(FLAGS_o), common.device,
+                                             absl::GetFlag(FLAGS_precision));
   } else if (command == "tune") {
     status = recq::tools::TuneModelCommand(args[2], absl::GetFlag(FLAGS_exhaustive), common.device,
                                            absl::GetFlag(FLAGS_shapes));

@@ -33,10 +33,12 @@ inline float8 dw_load8(const __global RECQ_T* p, int q, int n) {
 #if RECQ_C3_VW == 16
 #define floatV float16
 #define vstoreV vstore16
+#define storeV RECQ_STORE16
 #define activateV recq_activate16
 #else
 #define floatV float8
 #define vstoreV vstore8
+#define storeV RECQ_STORE8
 #define activateV recq_activate8
 #endif
 
@@ -101,7 +103,7 @@ __kernel void conv2d_depthwise3x3(__global const RECQ_T* restrict x, __global co
   const floatV v = activateV(acc, act, act_a, act_b);
   __global RECQ_T* yp = y + ((size_t)nc * OH + oh) * OW + ow0;
   if (OW >= RECQ_C3_VW) {
-    vstoreV(v, 0, yp);
+    storeV(yp, 0, v);
   } else {
     float t[RECQ_C3_VW];
     vstoreV(v, 0, t);
@@ -153,7 +155,7 @@ __kernel void conv2d_dense3x3(__global const RECQ_T* restrict x, __global const 
     const floatV v = activateV(acc[j] + (bias ? RECQ_LOAD(bias, oc0 + j) : 0.0f), act, act_a, act_b);
     __global RECQ_T* yp = y + (((size_t)n * OC + oc0 + j) * OH + oh) * OW + ow0;
     if (OW >= RECQ_C3_VW) {
-      vstoreV(v, 0, yp);
+      storeV(yp, 0, v);
     } else {
       float t[RECQ_C3_VW];
       vstoreV(v, 0, t);

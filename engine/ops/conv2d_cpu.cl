@@ -56,6 +56,8 @@
 #define floatV CT_CAT(float, VW)
 #define vloadV CT_CAT(vload, VW)
 #define vstoreV CT_CAT(vstore, VW)
+#define loadV CT_CAT(RECQ_LOAD, VW)
+#define storeV CT_CAT(RECQ_STORE, VW)
 #define activateV CT_CAT(recq_activate, VW)
 
 // Input columns a tile reads, from its first: the window.
@@ -82,7 +84,7 @@ __attribute__((always_inline)) inline void ct_taps(const __global RECQ_T* row, i
     for (int kw = 0; kw < KW; ++kw) {
       const __global RECQ_T* p = row + q + kw * DW;
 #if SW == 1
-      taps[kw] = vloadV(0, p);
+      taps[kw] = loadV(p, 0);
 #elif VW == 16
       taps[kw] = (float16)(RECQ_LOAD16(p, 0).even, RECQ_LOAD16(p + 16, 0).even);
 #else
@@ -181,7 +183,7 @@ __kernel void conv2d_tiled(__global const RECQ_T* restrict x, __global const REC
       const size_t at = (((size_t)n * OC + o) * OH + oh) * OW + ow0;
       if (r) {
         if (full) {
-          s += vloadV(0, r + at);
+          s += loadV(r + at, 0);
         } else {
           float t[VW];
 #pragma unroll
@@ -191,7 +193,7 @@ __kernel void conv2d_tiled(__global const RECQ_T* restrict x, __global const REC
       }
       const floatV v = activateV(s, act, act_a, act_b);
       if (full) {
-        vstoreV(v, 0, y + at);
+        storeV(y + at, 0, v);
       } else {
         float t[VW];
         vstoreV(v, 0, t);

@@ -24,7 +24,9 @@
 #define floatB PW_CAT(float, RECQ_PW_OCB)
 #define vloadV PW_CAT(vload, RECQ_PW_VW)
 #define vstoreV PW_CAT(vstore, RECQ_PW_VW)
-#define vloadB PW_CAT(vload, RECQ_PW_OCB)
+#define loadV PW_CAT(RECQ_LOAD, RECQ_PW_VW)
+#define storeV PW_CAT(RECQ_STORE, RECQ_PW_VW)
+#define loadB PW_CAT(RECQ_LOAD, RECQ_PW_OCB)
 #define activateV PW_CAT(recq_activate, RECQ_PW_VW)
 
 __kernel void conv2d_pointwise(__global const RECQ_T* restrict x, __global const RECQ_T* restrict wp,
@@ -47,8 +49,8 @@ __kernel void conv2d_pointwise(__global const RECQ_T* restrict x, __global const
   for (int j = 0; j < RECQ_PW_OCB; ++j) acc[j] = (floatV)(0.0f);
   if (full) {
     for (int c = 0; c < C; ++c) {
-      const floatV xv = vloadV(0, xp + (size_t)c * HW);
-      const floatB wv = vloadB(0, w + c * RECQ_PW_OCB);
+      const floatV xv = loadV(xp + (size_t)c * HW, 0);
+      const floatB wv = loadB(w + c * RECQ_PW_OCB, 0);
 #pragma unroll
       for (int j = 0; j < RECQ_PW_OCB; ++j) acc[j] = fma((floatV)(wv[j]), xv, acc[j]);
     }
@@ -60,7 +62,7 @@ __kernel void conv2d_pointwise(__global const RECQ_T* restrict x, __global const
 #pragma unroll
       for (int i = 0; i < RECQ_PW_VW; ++i) t[i] = RECQ_LOAD(xp, (size_t)c * HW + min(i, HW - 1));
       const floatV xv = vloadV(0, t);
-      const floatB wv = vloadB(0, w + c * RECQ_PW_OCB);
+      const floatB wv = loadB(w + c * RECQ_PW_OCB, 0);
 #pragma unroll
       for (int j = 0; j < RECQ_PW_OCB; ++j) acc[j] = fma((floatV)(wv[j]), xv, acc[j]);
     }
@@ -75,7 +77,7 @@ __kernel void conv2d_pointwise(__global const RECQ_T* restrict x, __global const
     if (r) {
       const __global RECQ_T* rp = r + at + (size_t)j * HW;
       if (full) {
-        s += vloadV(0, rp);
+        s += loadV(rp, 0);
       } else {
         float t[RECQ_PW_VW];
 #pragma unroll
@@ -85,7 +87,7 @@ __kernel void conv2d_pointwise(__global const RECQ_T* restrict x, __global const
     }
     const floatV v = activateV(s, act, act_a, act_b);
     if (full) {
-      vstoreV(v, 0, yp + (size_t)j * HW);
+      storeV(yp + (size_t)j * HW, 0, v);
     } else {
       float t[RECQ_PW_VW];
       vstoreV(v, 0, t);

@@ -82,7 +82,26 @@ struct EngineOptions {
   // real run. A dispatch with an explicit local size runs as one work-group.
   // Counted in EngineStats::warmup_ms and warmup_dispatches.
   bool warm_up = true;
+
+  // How float tensors are stored and computed.
+  //   kFp32: float32 storage and arithmetic.
+  //   kFp16Storage: weights and intermediates stored as half (vload_half /
+  //     vstore_half, core OpenCL), arithmetic in float32. Graph inputs and
+  //     outputs keep their element types (float32 ones are converted at the
+  //     edges by Cast dispatches; a Preprocess input writes half directly).
+  //     Part of the program, tuning-cache and engine-file keys.
+  //   kFp16Compute: half arithmetic; needs cl_khr_fp16. No kernel library of
+  //     recq computes in half yet: Compile returns FailedPrecondition naming
+  //     the device and the extension when it is missing, Unimplemented when
+  //     it is present.
+  enum class Precision { kFp32, kFp16Storage, kFp16Compute };
+  Precision precision = Precision::kFp32;
 };
+
+// PrecisionName renders "fp32", "fp16" (storage) or "fp16-compute";
+// ParsePrecision reads those names back (InvalidArgument listing them).
+const char* PrecisionName(EngineOptions::Precision precision);
+[[nodiscard]] absl::StatusOr<EngineOptions::Precision> ParsePrecision(absl::string_view name);
 
 // How LoadEngine treats an engine file made for another device or driver.
 struct EngineLoadOptions {

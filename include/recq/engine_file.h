@@ -80,6 +80,7 @@ struct EngineFileSummary {
   EngineOptions::KernelTarget kernel_target = EngineOptions::KernelTarget::kAuto;
   bool optimize = true;
   bool had_variant_chooser = false;
+  EngineOptions::Precision precision = EngineOptions::Precision::kFp32;
   std::vector<BindingInfo> inputs;
   std::vector<BindingInfo> outputs;
   std::vector<std::string> dispatches;  // "<node>/<kernel variant>"

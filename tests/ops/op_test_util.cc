@@ -1,5 +1,6 @@
 #include "ops/op_test_util.h"
 
+#include <cstdio>
 #include <cstdlib>
 
 #include <algorithm>
@@ -63,7 +64,8 @@ absl::Status Annotate(const absl::Status& status, absl::string_view what) {
 // RunOnce draws inputs, runs `recording` once and compares its outputs with
 // the reference. `label` names the path for messages.
 absl::Status RunOnce(const Context& context, const Engine& engine, Recording& recording,
-                     const OpGraph& op, const CheckOptions& options, const std::string& label) {
+                     const OpGraph& op, const CheckOptions& options, bool fp16,
+                     const std::string& label) {
   absl::flat_hash_map<std::string, HostTensor> host_inputs;
   std::string seeds;
   for (const InputSpec& spec : op.inputs) {
@@ -150,7 +152,15 @@ absl::Status RunOnce(const Context& context, const Engine& engine, Recording& re
     if (!data.ok()) return Annotate(data.status(), "decoding " + name);
     std::vector<float> got(data->size());
     for (size_t i = 0; i < got.size(); ++i) got[i] = static_cast<float>(data->at(i));
-    const CompareResult r = Compare(got, want.data, options.atol, options.rtol);
+    float atol = options.atol;
+    float rtol = options.rtol;
+    if (fp16) {
+      float scale = 1.0f;
+      for (float v : want.data) scale = std::max(scale, std::fabs(v));
+      atol = options.fp16_exact ? scale / 1024 : options.fp16_atol * scale;
+      rtol = options.fp16_exact ? 1.0f / 1024 : options.fp16_rtol;
+    }
+    const CompareResult r = Compare(got, want.data, atol, rtol);
     if (!r.ok()) {
       ADD_FAILURE() << where << ": output '" << name << "' " << ShapeString(want.shape) << ": "
                     << r.ToString()
@@ -221,6 +231,7 @@ CheckOptions Exact() {
   CheckOptions options;
   options.atol = 0.0f;
   options.rtol = 0.0f;
+  options.fp16_exact = true;
   return options;
 }
 
@@ -239,39 +250,52 @@ const char* KernelTargetName(EngineOptions::KernelTarget target) {
 absl::Status CheckAgainstReference(const OpGraph& op, const CheckOptions& options) {
   const absl::StatusOr<Context>& context = SharedContext();
   if (!context.ok()) return Annotate(context.status(), "Context::Create");
-  for (EngineOptions::KernelTarget target : options.kernel_targets) {
-    for (bool optimize : options.optimize) {
-      EngineOptions engine_options;
-      engine_options.optimize = optimize;
-      engine_options.kernel_target = target;
-      engine_options.choose_variant = options.choose_variant;
-      engine_options.choose_kernel = options.choose_kernel;
-      engine_options.tuning = EngineOptions::Tuning::kOff;
-      const std::string compiled = absl::StrCat("kernels=", KernelTargetName(target),
-                                                ", optimize=", optimize ? "true" : "false");
-      absl::StatusOr<Engine> engine = Engine::Compile(*context, op.graph, engine_options);
-      if (!engine.ok()) return Annotate(engine.status(), "Compile(" + compiled + ")");
-
-      struct Path {
-        Backend backend;
-        int runs;
-      };
-      for (const Path& path :
-           {Path{Backend::kAuto, options.recorded_runs}, Path{Backend::kUnrecorded, 1}}) {
-        RecordOptions record_options;
-        record_options.backend = path.backend;
-        absl::StatusOr<Recording> recording = engine->Record(record_options);
-        if (!recording.ok()) {
-          return Annotate(recording.status(),
-                          absl::StrCat("Record(", BackendName(path.backend), ", ", compiled, ")"));
+  for (EngineOptions::Precision precision : options.precisions) {
+    const bool fp16 = precision == EngineOptions::Precision::kFp16Storage;
+    for (EngineOptions::KernelTarget target : options.kernel_targets) {
+      for (bool optimize : options.optimize) {
+        if (fp16 && optimize != options.optimize.front()) continue;
+        EngineOptions engine_options;
+        engine_options.optimize = optimize;
+        engine_options.kernel_target = target;
+        engine_options.choose_variant = options.choose_variant;
+        engine_options.choose_kernel = options.choose_kernel;
+        engine_options.tuning = EngineOptions::Tuning::kOff;
+        engine_options.precision = precision;
+        const std::string compiled = absl::StrCat("kernels=", KernelTargetName(target),
+                                                  ", optimize=", optimize ? "true" : "false",
+                                                  ", precision=", PrecisionName(precision));
+        absl::StatusOr<Engine> engine = Engine::Compile(*context, op.graph, engine_options);
+        if (fp16 && absl::IsUnimplemented(engine.status())) {
+          std::printf("note: fp16 storage not checked (%s)\n",
+                      std::string(engine.status().message()).c_str());
+          continue;
         }
-        for (int run = 0; run < path.runs; ++run) {
-          const std::string label =
-              absl::StrCat(path.backend == Backend::kUnrecorded ? "unrecorded" : "recorded", " (",
-                           BackendName(recording->backend()), ", ", compiled, ") run ", run);
-          if (absl::Status s = RunOnce(*context, *engine, *recording, op, options, label);
-              !s.ok()) {
-            return s;
+        if (!engine.ok()) return Annotate(engine.status(), "Compile(" + compiled + ")");
+
+        struct Path {
+          Backend backend;
+          int runs;
+        };
+        std::vector<Path> paths = {Path{Backend::kAuto, options.recorded_runs},
+                                   Path{Backend::kUnrecorded, 1}};
+        if (fp16) paths = {Path{Backend::kAuto, 1}};
+        for (const Path& path : paths) {
+          RecordOptions record_options;
+          record_options.backend = path.backend;
+          absl::StatusOr<Recording> recording = engine->Record(record_options);
+          if (!recording.ok()) {
+            return Annotate(recording.status(), absl::StrCat("Record(", BackendName(path.backend),
+                                                             ", ", compiled, ")"));
+          }
+          for (int run = 0; run < path.runs; ++run) {
+            const std::string label =
+                absl::StrCat(path.backend == Backend::kUnrecorded ? "unrecorded" : "recorded", " (",
+                             BackendName(recording->backend()), ", ", compiled, ") run ", run);
+            if (absl::Status s = RunOnce(*context, *engine, *recording, op, options, fp16, label);
+                !s.ok()) {
+              return s;
+            }
           }
         }
       }

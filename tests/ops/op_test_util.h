@@ -104,10 +104,31 @@ struct CheckOptions {
   // Runs of the recorded path; each run after the first uses fresh inputs
   // in newly allocated tensors, so stale arguments in a replay show up.
   int recorded_runs = 2;
+  // EngineOptions::precision settings to compile with, each in turn, always
+  // against the float32 reference. kFp16Storage compiles once per kernel
+  // family (optimize as the first of `optimize`) and runs the recorded path
+  // once, to keep CI time small. An Unimplemented compile at fp16 only (a
+  // graph fp16 storage cannot retype) is noted, not skipped.
+  std::vector<EngineOptions::Precision> precisions = {EngineOptions::Precision::kFp32,
+                                                      EngineOptions::Precision::kFp16Storage};
+  // Tolerance under fp16 storage: |actual - expected| <= fp16_rtol *
+  // |expected| + fp16_atol * max(1, max |expected| of the output). Half
+  // keeps 11 significant bits (2^-11 = 4.9e-4 relative per rounding) and
+  // the inputs, the weights and every stored intermediate are rounded once;
+  // errors of a sum with cancellation scale with its terms, bounded here by
+  // the output's largest magnitude. For Exact() options (fp16_exact) it is
+  // 2^-10 relative plus 2^-10 of that magnitude: two roundings, the
+  // operands' and the result's (data movement and comparisons need one;
+  // an exact Add of rounded operands needs both, relative to the operands
+  // where it cancels).
+  float fp16_atol = 1e-2f;
+  float fp16_rtol = 1e-2f;
+  bool fp16_exact = false;
 };
 
 // Exact returns CheckOptions that demand bit-identical results (for data
-// movement and comparisons: copies, Relu, Clip, MaxPool...).
+// movement and comparisons: copies, Relu, Clip, MaxPool...); under fp16
+// storage, results within two half roundings (CheckOptions::fp16_exact).
 CheckOptions Exact();
 
 // ForceVariant is a VariantChooser that picks the variant named `name` for
