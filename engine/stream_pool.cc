@@ -165,7 +165,8 @@ absl::StatusOr<std::unique_ptr<StreamPool>> StreamPool::Create(const Graph& grap
     };
     for (const BindingInfo& b : s->engine().inputs()) {
       Tensor t = *s->tensor(b.name);
-      if (absl::Status st = t.Fill(0.0f); !st.ok()) return prefix(st);
+      const uint8_t zero = 0;  // zeros of any element type (a u8 camera frame too)
+      if (absl::Status st = t.FillBytes(&zero, 1); !st.ok()) return prefix(st);
     }
     if (absl::Status st = s->recording().Enqueue(s->queue(), s->bindings()); !st.ok()) {
       return prefix(st);
