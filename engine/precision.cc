@@ -89,7 +89,8 @@ absl::StatusOr<Graph> ToHalfStorage(const Graph& graph) {
     if (v.desc.dtype != DataType::kFloat32) continue;
     ValueId twin = kNoValue;
     for (size_t n = 0; n < original_nodes; ++n) {
-      if (nodes[n].op == kPreprocess) continue;
+      // Preprocess and Cast read any element type: they read the binding.
+      if (nodes[n].op == kPreprocess || nodes[n].op == kCast) continue;
       for (ValueId& id : nodes[n].inputs) {
         if (id != in) continue;
         if (twin == kNoValue) {

@@ -12,7 +12,7 @@ namespace recq::internal {
 // ToHalfStorage retypes a graph for fp16 storage (EngineOptions::Precision::
 // kFp16Storage): every float32 intermediate becomes float16; graph inputs and
 // outputs keep their types, float32 ones going through a Cast at the edge
-// (an input read only by Preprocess needs none: it writes half itself);
+// (Preprocess and Cast nodes read a float32 input binding themselves);
 // Cast-to-float32 and Preprocess nodes inside the graph produce float16
 // instead, and a Cast left converting float16 to float16 becomes an
 // Identity (a view: no dispatch). Float32 constants stay float32 in the
