@@ -3,26 +3,23 @@
 // b: slope), 7 pow. `scale` multiplies the result before the activation
 // (Mean's 1/n; 1 otherwise).
 
-inline float recq_binary(int op, float a, float b) {
-  switch (op) {
-    case 0:
-      return a + b;
-    case 1:
-      return a - b;
-    case 2:
-      return a * b;
-    case 3:
-      return a / b;
-    case 4:
-      return fmin(a, b);
-    case 5:
-      return fmax(a, b);
-    case 6:
-      return a < 0.0f ? a * b : a;
-    default:
-      return pow(a, b);
+// recq_binary (float) and recq_binary16 (float16 lanes): `a op b`.
+#define RECQ_DEFINE_BINARY(T, NAME)                    \
+  inline T NAME(int op, T a, T b) {                    \
+    switch (op) {                                      \
+      case 0: return a + b;                            \
+      case 1: return a - b;                            \
+      case 2: return a * b;                            \
+      case 3: return a / b;                            \
+      case 4: return fmin(a, b);                       \
+      case 5: return fmax(a, b);                       \
+      case 6: return select(a, a * b, a < (T)(0.0f));  \
+      default: return pow(a, b);                       \
+    }                                                  \
   }
-}
+RECQ_DEFINE_BINARY(float, recq_binary)
+RECQ_DEFINE_BINARY(float16, recq_binary16)
+#undef RECQ_DEFINE_BINARY
 
 // y = act((a op b) * scale) for equal shapes.
 __kernel void binary_same(__global const RECQ_T* restrict a, __global const RECQ_T* restrict b,
@@ -42,28 +39,6 @@ __kernel void binary_broadcast(__global const RECQ_T* restrict a, __global const
   const float va = RECQ_LOAD(a, recq_broadcast_offset(i, dims, sa));
   const float vb = RECQ_LOAD(b, recq_broadcast_offset(i, dims, sb));
   RECQ_STORE(y, i, recq_activate(recq_binary(op, va, vb) * scale, act, act_a, act_b));
-}
-
-// recq_binary on float16 lanes (same codes).
-inline float16 recq_binary16(int op, float16 a, float16 b) {
-  switch (op) {
-    case 0:
-      return a + b;
-    case 1:
-      return a - b;
-    case 2:
-      return a * b;
-    case 3:
-      return a / b;
-    case 4:
-      return fmin(a, b);
-    case 5:
-      return fmax(a, b);
-    case 6:
-      return select(a, a * b, a < (float16)(0.0f));
-    default:
-      return pow(a, b);
-  }
 }
 
 // y = act((a op b) * scale) where one operand (`small`: 0 for a, 1 for b)

@@ -96,14 +96,25 @@ std::array<size_t, 3> DepthwiseGroup(int64_t wg) {
   return {1, size_t(rows), size_t(std::max<int64_t>(wg / rows, 1))};
 }
 
+// The depthwise strips' parameters (3x3 and KxK): vw columns per item, wg
+// items, the heuristic's unless the tuner chose.
+struct DepthwiseStrip {
+  int64_t vw, wg;
+};
+absl::StatusOr<DepthwiseStrip> DepthwiseStripOf(const LoweringContext& ctx, const Node& node) {
+  const KernelParams h = Depthwise3x3Heuristic(node, ctx);
+  RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
+  RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", h.at("wg"), 1, 1024));
+  return DepthwiseStrip{vw, wg};
+}
+
 absl::Status LowerDepthwise3x3(LoweringContext& ctx, const Node& node) {
   const auto& a = AttrsOr<Conv2DAttrs>(node);
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const auto [y, residual, act] = ctx.OutputOf(node);
-  const KernelParams h = Depthwise3x3Heuristic(node, ctx);
-  RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
-  RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", h.at("wg"), 1, 1024));
+  RECQ_ASSIGN_OR_RETURN(const DepthwiseStrip strip, DepthwiseStripOf(ctx, node));
+  const int64_t vw = strip.vw, wg = strip.wg;
   Dispatch d;
   d.label = "conv2d_depthwise3x3";
   d.kernel = ctx.Kernel(
@@ -135,10 +146,9 @@ absl::Status LowerDepthwiseKxk(LoweringContext& ctx, const Node& node) {
   const Shape& w = ShapeOf(ctx, node.inputs[1]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const auto [y, residual, act] = ctx.OutputOf(node);
-  // The same parameters as the 3x3 strips: vw columns per item, wg items.
-  const KernelParams h = Depthwise3x3Heuristic(node, ctx);
-  RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
-  RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", h.at("wg"), 1, 1024));
+  // The same parameters as the 3x3 strips.
+  RECQ_ASSIGN_OR_RETURN(const DepthwiseStrip strip, DepthwiseStripOf(ctx, node));
+  const int64_t vw = strip.vw, wg = strip.wg;
   Dispatch d;
   d.label = "conv2d_depthwise_kxk";
   d.kernel =

@@ -127,10 +127,7 @@ absl::Status Lower(const IgemmTile& tile, LoweringContext& ctx, const Node& node
   Dispatch r;
   r.label = "conv2d_igemm_reduce";
   r.kernel = ctx.Kernel("conv2d_igemm.cl", "conv2d_igemm_reduce");
-  const size_t local = GpuGroup(ctx.device(), 256);
-  r.work_dim = 1;
-  r.global = {RoundUp(size_t(total), local), 1, 1};
-  r.local = {local, 1, 1};
+  SetRange(r, {size_t(total), 1, 1}, {GpuGroup(ctx.device(), 256), 1, 1});
   r.args = {part, ctx.Arg(bias), ctx.Arg(residual), ctx.Arg(y)};
   AddInts(r, {total, out[1], out[2] * out[3], s.sk});
   AddActivation(r, act);

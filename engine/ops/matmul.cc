@@ -178,10 +178,7 @@ void EmitLocal(const LocalTile& tile, LoweringContext& ctx, std::string label, c
   Dispatch r;
   r.label = "matmul_local_reduce";
   r.kernel = ctx.Kernel("matmul_local.cl", "matmul_local_reduce");
-  const size_t local = GpuGroup(ctx.device(), 256);
-  r.work_dim = 1;
-  r.global = {RoundUp(size_t(total), local), 1, 1};
-  r.local = {local, 1, 1};
+  SetRange(r, {size_t(total), 1, 1}, {GpuGroup(ctx.device(), 256), 1, 1});
   r.args = {part, epilogue.c, y};
   AddInts(r, {total, s.n, sk, epilogue.mode != 0 ? 1 : 0});
   r.args.push_back(DispatchArg::Scalar(epilogue.alpha));

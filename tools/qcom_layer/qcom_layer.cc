@@ -716,6 +716,24 @@ cl_int EnqueueRecording(cl_command_queue queue, cl_recording_qcom handle,
   });
 }
 
+// Substitutions gathers the replay call's argument, offset and work-group
+// arrays (both replay entry points take them).
+ReplaySubstitutions Substitutions(size_t num_args, const cl_array_arg_qcom* args,
+                                  size_t num_offsets, const cl_offset_qcom* offsets,
+                                  size_t num_global, const cl_workgroup_qcom* global,
+                                  size_t num_local, const cl_workgroup_qcom* local) {
+  ReplaySubstitutions subs;
+  subs.num_args = num_args;
+  subs.args = args;
+  subs.num_offsets = num_offsets;
+  subs.offsets = offsets;
+  subs.num_global = num_global;
+  subs.global = global;
+  subs.num_local = num_local;
+  subs.local = local;
+  return subs;
+}
+
 cl_int CL_API_CALL EnqueueRecordingQCOM(
     cl_command_queue queue, cl_recording_qcom recording, size_t num_args,
     const cl_array_arg_qcom* arg_array, size_t num_global_offsets,
@@ -724,15 +742,9 @@ cl_int CL_API_CALL EnqueueRecordingQCOM(
     const cl_workgroup_qcom* local_workgroup_array, cl_uint num_events_in_wait_list,
     const cl_event* event_wait_list, cl_event* event) {
   if (const cl_int f = State().faults.Check(FaultPoint::kEnqueueRecordingQCOM)) return f;
-  ReplaySubstitutions subs;
-  subs.num_args = num_args;
-  subs.args = arg_array;
-  subs.num_offsets = num_global_offsets;
-  subs.offsets = global_offset_array;
-  subs.num_global = num_global_workgroups;
-  subs.global = global_workgroup_array;
-  subs.num_local = num_local_workgroups;
-  subs.local = local_workgroup_array;
+  const ReplaySubstitutions subs = Substitutions(
+      num_args, arg_array, num_global_offsets, global_offset_array, num_global_workgroups,
+      global_workgroup_array, num_local_workgroups, local_workgroup_array);
   return EnqueueRecording(queue, recording, subs, num_events_in_wait_list, event_wait_list, event);
 }
 
@@ -747,19 +759,13 @@ cl_int CL_API_CALL EnqueueRecordingSVMQCOM(
     size_t num_non_arg_objs, const cl_array_kernel_exec_info_qcom* non_arg_obj_array,
     cl_uint num_events_in_wait_list, const cl_event* event_wait_list, cl_event* event) {
   if (const cl_int f = State().faults.Check(FaultPoint::kEnqueueRecordingSVMQCOM)) return f;
-  ReplaySubstitutions subs;
-  subs.num_args = num_args;
-  subs.args = arg_array;
+  ReplaySubstitutions subs = Substitutions(
+      num_args, arg_array, num_global_offsets, global_offset_array, num_global_workgroups,
+      global_workgroup_array, num_local_workgroups, local_workgroup_array);
   subs.num_svm_args = num_svm_args;
   subs.svm_args = svm_arg_array;
   subs.num_exec_infos = num_non_arg_objs;
   subs.exec_infos = non_arg_obj_array;
-  subs.num_offsets = num_global_offsets;
-  subs.offsets = global_offset_array;
-  subs.num_global = num_global_workgroups;
-  subs.global = global_workgroup_array;
-  subs.num_local = num_local_workgroups;
-  subs.local = local_workgroup_array;
   return EnqueueRecording(queue, recording, subs, num_events_in_wait_list, event_wait_list, event);
 }
 
