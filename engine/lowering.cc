@@ -306,7 +306,9 @@ class Lowerer final : public LoweringContext {
 
   // PairResidualAdds finds each node without a fused activation whose kernel
   // variant absorbs a residual Add and whose only use is such an Add of
-  // equal shapes right after it (MobileNet V2's projection + residual): the
+  // equal shapes right after it (MobileNet V2's projection + residual), or,
+  // for a variant that also absorbs_bias_add, an Add of a bias along the last
+  // dimension (a Linear layer's MatMul + bias; IsLastDimBias): the
   // variant then adds the other operand and applies the Add's activation,
   // and the Add and the node's own output disappear. One dispatch and one
   // tensor pass fewer.
