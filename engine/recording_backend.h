@@ -30,6 +30,11 @@ struct SlotMemory {
   friend bool operator!=(const SlotMemory& a, const SlotMemory& b) { return !(a == b); }
 };
 
+// An argument that held an SVM pointer is never set to a cl_mem again: the
+// backends make that dispatch's kernel afresh instead. NVIDIA's driver (580)
+// fails every later enqueue of such a kernel with CL_INVALID_KERNEL_ARGS,
+// though each clSetKernelArg succeeds; cl_mem to SVM and SVM to SVM are fine.
+//
 // SetSlotArg sets argument `index` of `kernel` to `memory`: clSetKernelArg
 // with the cl_mem, or clSetKernelArgSVMPointer.
 [[nodiscard]] cl_int SetSlotArg(cl_kernel kernel, cl_uint index, const SlotMemory& memory);

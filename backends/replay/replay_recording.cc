@@ -50,6 +50,7 @@ class ReplayRecording final : public RecordingBackend {
       kernels_.push_back(std::move(kernel));
     }
     bound_.assign(list.slots.size(), SlotMemory{});
+    svm_held_.assign(list.slots.size(), false);
     return absl::OkStatus();
   }
 
@@ -58,8 +59,15 @@ class ReplayRecording final : public RecordingBackend {
     const EngineState& engine = res_.engine();
     for (size_t s = 0; s < bound_.size(); ++s) {
       if (slot_mems[s] == bound_[s]) continue;
-      bound_[s] = SlotMemory{};  // stays unknown if a set below fails
+      const bool svm_to_mem = svm_held_[s] && !slot_mems[s].is_svm();
+      bound_[s] = SlotMemory{};                              // stays unknown if a set below fails
+      svm_held_[s] = svm_held_[s] || slot_mems[s].is_svm();  // either, likewise
       for (const ArgUse& use : engine.slot_uses[s]) {
+        if (svm_to_mem) {
+          // SVM back to cl_mem (recording_backend.h): a fresh kernel.
+          RECQ_ASSIGN_OR_RETURN(kernels_[use.dispatch], res_.CreateKernel(use.dispatch, slot_mems));
+          continue;
+        }
         cl_int err = SetSlotArg(kernels_[use.dispatch].get(), use.arg, slot_mems[s]);
         if (err != CL_SUCCESS) {
           return cl::CheckCl(err, absl::StrCat(slot_mems[s].is_svm() ? "clSetKernelArgSVMPointer("
@@ -69,6 +77,7 @@ class ReplayRecording final : public RecordingBackend {
         }
       }
       bound_[s] = slot_mems[s];
+      svm_held_[s] = slot_mems[s].is_svm();
     }
     return EnqueueKernels(queue, engine.list, kernels_, wait_list, done);
   }
@@ -77,6 +86,7 @@ class ReplayRecording final : public RecordingBackend {
   RecordingResources res_;
   std::vector<cl::UniqueKernel> kernels_;
   std::vector<SlotMemory> bound_;  // per slot: the memory its arguments hold now
+  std::vector<bool> svm_held_;     // per slot: some argument may hold an SVM pointer
 };
 
 }  // namespace

@@ -30,16 +30,33 @@ class UnrecordedRunner final : public RecordingBackend {
                        absl::Span<const cl_event> wait_list, cl_event* done) override {
     const DispatchList& list = res_.engine().list;
     if (kernels_.empty()) return EnqueueKernels(queue, list, kernels_, wait_list, done);
+    svm_args_.resize(kernels_.size());
     for (size_t d = 0; d < kernels_.size(); ++d) {
       const Dispatch& dispatch = list.dispatches[d];
+      std::vector<bool>& held = svm_args_[d];
+      held.resize(dispatch.args.size(), false);
+      std::vector<bool> svm(dispatch.args.size(), false);
+      bool svm_to_mem = false;
       for (size_t i = 0; i < dispatch.args.size(); ++i) {
-        absl::Status status =
-            res_.SetArg(kernels_[d].get(), static_cast<cl_uint>(i), dispatch.args[i], slot_mems);
-        if (!status.ok()) {
-          return absl::Status(
-              status.code(), absl::StrCat(dispatch.label, " argument ", i, ": ", status.message()));
+        const DispatchArg& arg = dispatch.args[i];
+        svm[i] = arg.kind == DispatchArg::Kind::kSlot && slot_mems[arg.index].is_svm();
+        svm_to_mem |= held[i] && !svm[i];
+        held[i] = held[i] || svm[i];  // either, if a set below fails
+      }
+      if (svm_to_mem) {
+        // SVM back to cl_mem (recording_backend.h): a fresh kernel.
+        RECQ_ASSIGN_OR_RETURN(kernels_[d], res_.CreateKernel(d, slot_mems));
+      } else {
+        for (size_t i = 0; i < dispatch.args.size(); ++i) {
+          absl::Status status =
+              res_.SetArg(kernels_[d].get(), static_cast<cl_uint>(i), dispatch.args[i], slot_mems);
+          if (!status.ok()) {
+            return absl::Status(status.code(), absl::StrCat(dispatch.label, " argument ", i, ": ",
+                                                            status.message()));
+          }
         }
       }
+      held = std::move(svm);
       RECQ_RETURN_IF_ERROR(EnqueueDispatch(queue, dispatch, kernels_[d].get(),
                                            d == 0 ? wait_list : absl::Span<const cl_event>(),
                                            d + 1 == kernels_.size() ? done : nullptr));
@@ -50,6 +67,7 @@ class UnrecordedRunner final : public RecordingBackend {
  private:
   RecordingResources res_;
   std::vector<cl::UniqueKernel> kernels_;
+  std::vector<std::vector<bool>> svm_args_;  // per dispatch and argument: holds an SVM pointer
 };
 
 }  // namespace

@@ -50,7 +50,9 @@ class Bindings {
   // the driver: clCreateBuffer with CL_MEM_USE_HOST_PTR on it, then
   // CL_MEM_USES_SVM_POINTER), the offset's alignment, `bytes` against the
   // tensor's size, and that an output shares no byte with another SVM
-  // binding; each failure is InvalidArgument naming the binding.
+  // binding; each failure is InvalidArgument naming the binding. Whether a
+  // pointer into an allocation passes is the driver's answer: PoCL rejects
+  // it, NVIDIA's driver accepts it (and the run then uses it correctly).
   //
   // Synchronisation is the application's: with coarse-grained SVM the host
   // may touch the memory only while it is mapped (clEnqueueSVMMap), and it
