@@ -8,7 +8,7 @@
 #   bash bench/gpu/preprocess.sh
 #
 # Medians of $RUNS (default 100) interleaved runs per pipeline; JSON in
-# $OUT/preprocess_h200.json (or ./gpu-results/).
+# $OUT/preprocess_gpu.json (or ./gpu-results/).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-gpu-results}
@@ -17,4 +17,4 @@ source gpu-bundle/env.sh
 nvidia-smi -L || true
 export RECQ_CACHE_DIR=${RECQ_CACHE_DIR:-/tmp/recq-cache}
 gpu-bundle/bin/preprocess_bench --runs="${RUNS:-100}" --device=nvidia \
-  --json="$out/preprocess_h200.json" 2>&1 | tee "$out/preprocess_h200.txt"
+  --json="$out/preprocess_gpu.json" 2>&1 | tee "$out/preprocess_gpu.txt"
