@@ -463,6 +463,47 @@ INSTANTIATE_TEST_SUITE_P(AllBackends, SvmBindingErrorTest,
                                            Backend::kKhrCommandBuffer, Backend::kQcom),
                          [](const auto& info) { return std::string(BackendName(info.param)); });
 
+// Under the qcom layer with RECQ_QCOM_LAYER_NO_SVM=1 (ctest
+// "qcom_no_svm.*"), the platform has no clEnqueueRecordingSVMQCOM: a qcom
+// recording refuses an SVM binding with InvalidArgument naming it, nothing
+// runs, and the same recording then runs cl_mem bindings correctly.
+TEST(QcomWithoutSvmEntryPoint, SvmBindingIsInvalidArgumentAndTheRecordingStaysUsable) {
+  const char* no_svm = std::getenv("RECQ_QCOM_LAYER_NO_SVM");
+  if (no_svm == nullptr || std::string(no_svm) != "1") {
+    GTEST_SKIP() << "runs under the qcom layer without its SVM entry point (qcom_no_svm. tests)";
+  }
+  const Context& ctx = SharedContext();
+  if ((SvmOf(ctx) & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) == 0) GTEST_SKIP() << "no SVM";
+  Engine engine = ReluEngine(ctx);
+  RECQ_ASSERT_OK_AND_ASSIGN(Recording rec, engine.Record({Backend::kQcom}));
+  const TensorDesc in_desc = engine.inputs()[0].desc;
+  const size_t bytes = in_desc.ByteSize();
+  Tensor out = NewTensor(engine.outputs()[0].desc);
+  SvmAllocation svm(ctx.context(), bytes);
+  ASSERT_NE(svm.get(), nullptr);
+  const reference::HostTensor x = reference::RandomTensor(in_desc.shape, 5, -1.0f, 1.0f);
+  RECQ_ASSERT_OK(WriteSvm(ctx.queue(), {&svm, 0, bytes}, x.data.data()));
+  Bindings with_svm;
+  with_svm.SetSvm("x", svm.get(), bytes);
+  with_svm.Set("y", out);
+  RECQ_ASSERT_OK(out.Fill(NAN));
+  const absl::Status status = rec.Run(with_svm);
+  EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
+  EXPECT_NE(status.message().find("'x'"), std::string::npos) << status;
+  EXPECT_NE(status.message().find("clEnqueueRecordingSVMQCOM"), std::string::npos) << status;
+  for (float v : Download(out)) ASSERT_TRUE(std::isnan(v)) << "a rejected run ran";
+
+  Tensor in = NewTensor(in_desc);
+  RECQ_ASSERT_OK(in.Upload(x.data));
+  Bindings with_mem;
+  with_mem.Set("x", in);
+  with_mem.Set("y", out);
+  RECQ_ASSERT_OK(rec.Run(with_mem));
+  const std::vector<float> y = Download(out);
+  ASSERT_EQ(y.size(), x.data.size());
+  for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], std::max(x.data[i], 0.0f)) << i;
+}
+
 // Under the fault layer with RECQ_FAULT_LAYER_NO_SVM=1 (ctest
 // "no_svm.SvmWithoutDeviceSupport*"), the device reports no SVM: an SVM
 // binding is InvalidArgument and nothing runs. Elsewhere it checks that the

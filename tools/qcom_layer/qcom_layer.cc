@@ -68,6 +68,7 @@ struct LayerState {
   cl_icd_dispatch dispatch{};  // the table handed to the loader
   cl_uint max_size = kDefaultMaxSize;
   bool use_clone = true;  // false: snapshot by clCreateKernel + re-setting args
+  bool svm_entry = true;  // false: no clEnqueueRecordingSVMQCOM (RECQ_QCOM_LAYER_NO_SVM)
   FaultInjector faults;
 
   std::mutex mu;
@@ -780,7 +781,9 @@ void* LookupExtension(const char* name) {
   if (n == "clRetainRecordingQCOM") return reinterpret_cast<void*>(&RetainRecordingQCOM);
   if (n == "clReleaseRecordingQCOM") return reinterpret_cast<void*>(&ReleaseRecordingQCOM);
   if (n == "clEnqueueRecordingQCOM") return reinterpret_cast<void*>(&EnqueueRecordingQCOM);
-  if (n == "clEnqueueRecordingSVMQCOM") return reinterpret_cast<void*>(&EnqueueRecordingSVMQCOM);
+  if (n == "clEnqueueRecordingSVMQCOM") {
+    return State().svm_entry ? reinterpret_cast<void*>(&EnqueueRecordingSVMQCOM) : nullptr;
+  }
   return nullptr;
 }
 
@@ -900,6 +903,8 @@ clInitLayer(cl_uint num_entries, const cl_icd_dispatch* target_dispatch, cl_uint
   s.max_size = recq::qcom_layer::MaxSizeFromEnv();
   const char* no_clone = std::getenv("RECQ_QCOM_LAYER_NO_CLONE");
   s.use_clone = no_clone == nullptr || *no_clone == '\0' || std::strcmp(no_clone, "0") == 0;
+  const char* no_svm = std::getenv("RECQ_QCOM_LAYER_NO_SVM");
+  s.svm_entry = no_svm == nullptr || *no_svm == '\0' || std::strcmp(no_svm, "0") == 0;
   std::string problem;
   if (!s.faults.Configure(std::getenv("RECQ_QCOM_LAYER_FAIL"), &problem)) {
     std::fprintf(stderr, "recq qcom layer: ignoring RECQ_QCOM_LAYER_FAIL: %s\n", problem.c_str());
