@@ -207,6 +207,7 @@ RECQ_REGISTER_OPS(Gemm) {
   gemm.onnx = {{"", "Gemm", 1, kOnnxOpsetMax, ImportGemm}};
   gemm.infer = InferGemm;
   gemm.variants = GemmLocalGpuVariants();
+  gemm.variants.push_back(GemmPackedCpuVariant());
   gemm.variants.insert(
       gemm.variants.end(),
       {{"gemm_rowdot",
@@ -241,6 +242,7 @@ RECQ_REGISTER_OPS(Gemm) {
     return absl::OkStatus();
   };
   matmul.variants = MatMulLocalGpuVariants();
+  matmul.variants.push_back(MatMulPackedCpuVariant());
   matmul.variants.push_back(MatMulTiledVariant());
   matmul.variants.push_back({"matmul", nullptr, LowerMatMul});
   return table.Add(std::move(matmul));

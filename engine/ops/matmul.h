@@ -14,6 +14,13 @@ namespace recq::internal {
 // fits when N >= 8 and M >= 4 (edges are masked).
 KernelVariant MatMulTiledVariant();
 
+// MatMulPackedCpuVariant / GemmPackedCpuVariant: the CPU family's product
+// with constant weights (matmul_packed.cl), B packed into panels of 8 or 16
+// columns at lowering, 4 or 8 rows per work-item; MatMul absorbs the Add
+// after it (bias or residual), Gemm applies C, alpha, beta and activation.
+KernelVariant MatMulPackedCpuVariant();
+KernelVariant GemmPackedCpuVariant();
+
 // MatMulLocalGpuVariants: the GPU family's batched Y = A * B in tiles staged
 // in local memory (matmul_local.cl), 128x64, 64x64 and 32x32 per work-group
 // of 256 items, K split over work-groups when the tiles are too few to fill

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "ops/op_test_util.h"
 #include "recq/op_registry.h"
@@ -129,6 +130,63 @@ INSTANTIATE_TEST_SUITE_P(
             AddCase{"residual_split_k", {1, 100, 256}, {256, 52}, {1, 100, 52}, false},
             AddCase{"residual_one_slice", {1, 100, 24}, {24, 52}, {1, 100, 52}, false})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
+
+// The CPU family's product with constant weights (matmul_packed.cl), forced:
+// rows past the row block (M not a multiple of 4 or 8), columns past the
+// panel (N not a multiple of 8 or 16), K not a multiple of 4, batches of A
+// as rows, and the Add after it absorbed (bias [N] or [1, 1, N], or a
+// residual, with the Add's ReLU). The CPU family's dispatch list must hold
+// matmul_packed and no Add.
+struct PackedCase {
+  std::string name;
+  std::vector<int64_t> a, w, addend;  // addend empty: no Add
+  bool relu = false;
+};
+
+class MatMulPackedTest : public ::testing::TestWithParam<PackedCase> {};
+
+TEST_P(MatMulPackedTest, MatchesReference) {
+  const PackedCase& c = GetParam();
+  OpGraphBuilder b;
+  TensorRef x = b.Input("a", c.a);
+  TensorRef y = b.graph().AddNode(OpType::kMatMul, {x, b.Constant("w", c.w)});
+  if (!c.addend.empty()) {
+    const bool residual = c.addend.size() == c.a.size();
+    TensorRef addend = residual ? b.Input("r", c.addend) : b.Constant("bias", c.addend);
+    y = b.graph().AddNode(OpType::kAdd, {y, addend});
+  }
+  if (c.relu) y = b.graph().AddNode(OpType::kRelu, {y});
+  absl::StatusOr<OpGraph> op = std::move(b).Build(y);
+  ASSERT_TRUE(op.ok()) << op.status();
+  {
+    const absl::StatusOr<Context>& context = SharedContext();
+    ASSERT_TRUE(context.ok()) << context.status();
+    EngineOptions engine_options;
+    engine_options.kernel_target = EngineOptions::KernelTarget::kCpu;
+    engine_options.tuning = EngineOptions::Tuning::kOff;
+    absl::StatusOr<Engine> engine = Engine::Compile(*context, op->graph, engine_options);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    const std::vector<std::string> labels = engine->DispatchLabels();
+    ASSERT_EQ(labels.size(), 1u) << c.name << ": " << absl::StrJoin(labels, ", ");
+    EXPECT_NE(labels[0].find("matmul_packed"), std::string::npos) << c.name << ": " << labels[0];
+  }
+  CheckOptions options;
+  auto forced = std::make_shared<int>(0);
+  options.choose_variant = ForceVariant(OpType::kMatMul, "matmul_packed", forced);
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(op), options);
+  EXPECT_GT(*forced, 0) << "matmul_packed does not fit " << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, MatMulPackedTest,
+    ::testing::Values(PackedCase{"exact", {16, 32}, {32, 32}, {}},
+                      PackedCase{"ragged_m_n_k", {13, 30}, {30, 21}, {}},
+                      PackedCase{"k_below_4", {9, 3}, {3, 8}, {}},
+                      PackedCase{"batches_as_rows", {2, 5, 6}, {6, 10}, {}},
+                      PackedCase{"bias", {1, 11, 36}, {36, 40}, {40}},
+                      PackedCase{"bias3d_relu", {1, 11, 36}, {36, 40}, {1, 1, 40}, true},
+                      PackedCase{"residual_relu", {1, 11, 36}, {36, 40}, {1, 11, 40}, true}),
+    [](const auto& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace recq::optest

@@ -1,0 +1,81 @@
+// MatMul and Gemm on CPUs (PoCL) with constant weights, register-blocked:
+//   Y[m][n] = act(alpha * sum_k A[m][k] * B[k][n] + beta * C[m * c_sm + n * c_sn]),
+// A [M, K] row-major (the activations), C optional (NULL: none).
+// `bp` holds B packed by the lowering as [ceil(N/VW)][K][VW], zero past N,
+// so an item's panel of B is one contiguous stream. Each work-item computes
+// RM rows by VW columns with RM vector accumulators, four steps of K at a
+// time (one vload4 per row of A feeds 4 x RM FMAs).
+// Build options: -DRECQ_MP_VW=8|16 (columns per item, one vector) and
+// -DRECQ_MP_RM=4|8 (rows per item).
+// Global size: (ceil(M/RM), ceil(N/VW)): items of a work-group share the
+// panel of B and walk down the rows. Rows past M read row M-1 and are not
+// written; columns past N are zeros and are not written.
+#ifndef RECQ_MP_VW
+#define RECQ_MP_VW 16
+#endif
+#ifndef RECQ_MP_RM
+#define RECQ_MP_RM 8
+#endif
+
+#define MP_CAT_(a, b) a##b
+#define MP_CAT(a, b) MP_CAT_(a, b)
+#define floatV MP_CAT(float, RECQ_MP_VW)
+#define loadV MP_CAT(RECQ_LOAD, RECQ_MP_VW)
+#define storeV MP_CAT(RECQ_STORE, RECQ_MP_VW)
+#define activateV MP_CAT(recq_activate, RECQ_MP_VW)
+
+__kernel void matmul_packed(__global const RECQ_T* restrict a, __global const RECQ_T* restrict bp,
+                            __global const RECQ_T* restrict c, __global RECQ_T* restrict y, int M,
+                            int N, int K, float alpha, float beta, int c_sm, int c_sn, int act,
+                            float act_a, float act_b) {
+  const int m0 = get_global_id(0) * RECQ_MP_RM;
+  const int panel = get_global_id(1);
+  const int n0 = panel * RECQ_MP_VW;
+  if (m0 >= M || n0 >= N) return;
+  const __global RECQ_T* bq = bp + (size_t)panel * K * RECQ_MP_VW;
+  const __global RECQ_T* ar[RECQ_MP_RM];
+#pragma unroll
+  for (int i = 0; i < RECQ_MP_RM; ++i) ar[i] = a + (size_t)min(m0 + i, M - 1) * K;
+  floatV acc[RECQ_MP_RM];
+#pragma unroll
+  for (int i = 0; i < RECQ_MP_RM; ++i) acc[i] = (floatV)(0.0f);
+  int k = 0;
+  for (; k + 4 <= K; k += 4) {
+    const __global RECQ_T* bk = bq + (size_t)k * RECQ_MP_VW;
+    const floatV b0 = loadV(bk, 0), b1 = loadV(bk, 1), b2 = loadV(bk, 2), b3 = loadV(bk, 3);
+#pragma unroll
+    for (int i = 0; i < RECQ_MP_RM; ++i) {
+      const float4 av = RECQ_LOAD4(ar[i] + k, 0);
+      acc[i] = fma((floatV)(av.x), b0, acc[i]);
+      acc[i] = fma((floatV)(av.y), b1, acc[i]);
+      acc[i] = fma((floatV)(av.z), b2, acc[i]);
+      acc[i] = fma((floatV)(av.w), b3, acc[i]);
+    }
+  }
+  for (; k < K; ++k) {
+    const floatV bv = loadV(bq + (size_t)k * RECQ_MP_VW, 0);
+#pragma unroll
+    for (int i = 0; i < RECQ_MP_RM; ++i) acc[i] = fma((floatV)(RECQ_LOAD(ar[i], k)), bv, acc[i]);
+  }
+  const bool full = n0 + RECQ_MP_VW <= N;
+#pragma unroll
+  for (int i = 0; i < RECQ_MP_RM; ++i) {
+    const int m = m0 + i;
+    if (m >= M) break;
+    floatV v = alpha * acc[i];
+    if (c) {
+      float* lanes = (float*)&v;
+      for (int j = 0; j < RECQ_MP_VW && n0 + j < N; ++j) {
+        lanes[j] += beta * RECQ_LOAD(c, (size_t)m * c_sm + (size_t)(n0 + j) * c_sn);
+      }
+    }
+    v = activateV(v, act, act_a, act_b);
+    __global RECQ_T* yr = y + (size_t)m * N + n0;
+    if (full) {
+      storeV(yr, 0, v);
+    } else {
+      const float* lanes = (const float*)&v;
+      for (int j = 0; n0 + j < N; ++j) RECQ_STORE(yr, j, lanes[j]);
+    }
+  }
+}
