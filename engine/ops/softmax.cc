@@ -57,6 +57,20 @@ absl::Status LowerRows(LoweringContext& ctx, const Node& node) {
   return absl::OkStatus();
 }
 
+// CPU, contiguous rows: an item per row, float16 vectors along it.
+absl::Status LowerRowsVec(LoweringContext& ctx, const Node& node) {
+  const Rows r = RowsOf(node, ctx);
+  Dispatch d;
+  d.label = "softmax_rows_vec";
+  d.kernel = ctx.Kernel("softmax.cl", "softmax_rows_vec", Options(node));
+  const std::array<size_t, 3> range = {size_t(r.outer), 1, 1};
+  SetRange(d, range, WorkGroupFor(range, 16));
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
+  AddInts(d, {r.dim, r.outer});
+  ctx.Emit(std::move(d));
+  return absl::OkStatus();
+}
+
 absl::Status LowerPlain(LoweringContext& ctx, const Node& node) {
   const Rows r = RowsOf(node, ctx);
   Dispatch& d = ctx.Emit(
@@ -91,6 +105,11 @@ RECQ_REGISTER_OPS(Softmax) {
                        return ctx.device().gpu && RowsOf(node, ctx).inner == 1;
                      },
                      LowerRows},
+                    {"softmax_rows_vec",
+                     [](const Node& node, const LoweringContext& ctx) {
+                       return !ctx.device().gpu && RowsOf(node, ctx).inner == 1;
+                     },
+                     LowerRowsVec},
                     {"softmax", nullptr, LowerPlain}};
     RECQ_RETURN_IF_ERROR(table.Add(std::move(def)));
   }

@@ -55,3 +55,53 @@ __kernel void softmax_rows(__global const RECQ_T* restrict x, __global RECQ_T* r
   sum = red[0];
   for (int d = lid; d < D; d += RECQ_SM_LOCAL) RECQ_STORE(y, base + d, RECQ_SM_OUT(RECQ_LOAD(x, base + d), m, sum));
 }
+
+// Softmax over rows of D contiguous elements (inner == 1) for CPUs: one
+// work-item per row in float16 vectors along it (PoCL's loop over a group's
+// items then runs each row's vector loop; the one-item-per-row `softmax`
+// above reads rows D apart per lane). The exponentials are written on the
+// second pass and scaled on the third (softmax), or x - max - log(sum) is
+// written on the third (log). Global size: (rows).
+__kernel void softmax_rows_vec(__global const RECQ_T* restrict x, __global RECQ_T* restrict y,
+                               int D, int rows) {
+  const int r = get_global_id(0);
+  if (r >= rows) return;
+  const __global RECQ_T* xr = x + (size_t)r * D;
+  __global RECQ_T* yr = y + (size_t)r * D;
+  const int D16 = D & ~15;
+  float16 m16 = (float16)(-INFINITY);
+  for (int d = 0; d < D16; d += 16) m16 = fmax(m16, RECQ_LOAD16(xr + d, 0));
+  float8 m8 = fmax(m16.lo, m16.hi);
+  float4 m4 = fmax(m8.lo, m8.hi);
+  float m = fmax(fmax(m4.x, m4.y), fmax(m4.z, m4.w));
+  for (int d = D16; d < D; ++d) m = fmax(m, RECQ_LOAD(xr, d));
+  float16 s16 = (float16)(0.0f);
+  float sum = 0.0f;
+#ifdef RECQ_LOG_SOFTMAX
+  for (int d = 0; d < D16; d += 16) s16 += exp(RECQ_LOAD16(xr + d, 0) - m);
+  for (int d = D16; d < D; ++d) sum += exp(RECQ_LOAD(xr, d) - m);
+#else
+  for (int d = 0; d < D16; d += 16) {
+    const float16 e = exp(RECQ_LOAD16(xr + d, 0) - m);
+    RECQ_STORE16(yr + d, 0, e);
+    s16 += e;
+  }
+  for (int d = D16; d < D; ++d) {
+    const float e = exp(RECQ_LOAD(xr, d) - m);
+    RECQ_STORE(yr, d, e);
+    sum += e;
+  }
+#endif
+  const float8 s8 = s16.lo + s16.hi;
+  const float4 s4 = s8.lo + s8.hi;
+  sum += (s4.x + s4.y) + (s4.z + s4.w);
+#ifdef RECQ_LOG_SOFTMAX
+  const float shift = m + log(sum);
+  for (int d = 0; d < D16; d += 16) RECQ_STORE16(yr + d, 0, RECQ_LOAD16(xr + d, 0) - shift);
+  for (int d = D16; d < D; ++d) RECQ_STORE(yr, d, RECQ_LOAD(xr, d) - shift);
+#else
+  const float inv = 1.0f / sum;
+  for (int d = 0; d < D16; d += 16) RECQ_STORE16(yr + d, 0, RECQ_LOAD16(yr + d, 0) * inv);
+  for (int d = D16; d < D; ++d) RECQ_STORE(yr, d, RECQ_LOAD(yr, d) * inv);
+#endif
+}

@@ -44,23 +44,25 @@ TEST_P(SoftmaxTest, MatchesReference) {
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), options);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, SoftmaxTest,
-                         ::testing::Values(Case("classifier_1x1000", {1, 1000}, -1, false),
-                                           Case("classifier_1x1000_opset11", {1, 1000}, 1, true),
-                                           Case("rows_4x10_axis1", {4, 10}, 1, false),
-                                           Case("large_logits", {3, 17}, -1, false, -80.0f, 80.0f),
-                                           Case("rank3_last", {2, 3, 4}, -1, false),
-                                           Case("rank3_axis1", {2, 3, 4}, 1, false),
-                                           Case("rank3_axis1_coerce", {2, 3, 4}, 1, true),
-                                           Case("rank4_axis1", {2, 3, 4, 5}, 1, false),
-                                           Case("rank4_axis1_coerce", {2, 3, 4, 5}, 1, true),
-                                           Case("rank4_axis2", {2, 3, 4, 5}, 2, false),
-                                           Case("rank4_axis0", {2, 3, 4, 5}, 0, false),
-                                           Case("rank4_axis0_coerce", {2, 3, 4, 5}, 0, true),
-                                           Case("rank4_last_coerce", {2, 3, 4, 5}, -1, true)),
-                         [](const ::testing::TestParamInfo<SoftmaxCase>& info) {
-                           return info.param.name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, SoftmaxTest,
+    ::testing::Values(Case("classifier_1x1000", {1, 1000}, -1, false),
+                      Case("classifier_1x1000_opset11", {1, 1000}, 1, true),
+                      Case("rows_4x10_axis1", {4, 10}, 1, false),
+                      Case("large_logits", {3, 17}, -1, false, -80.0f, 80.0f),
+                      Case("rank3_last", {2, 3, 4}, -1, false),
+                      // Attention scores: rows of 40 (two float16
+                      // vectors and a tail of 8 in softmax_rows_vec).
+                      Case("attention_rows", {2, 3, 37, 40}, -1, false, -8.0f, 8.0f),
+                      Case("rank3_axis1", {2, 3, 4}, 1, false),
+                      Case("rank3_axis1_coerce", {2, 3, 4}, 1, true),
+                      Case("rank4_axis1", {2, 3, 4, 5}, 1, false),
+                      Case("rank4_axis1_coerce", {2, 3, 4, 5}, 1, true),
+                      Case("rank4_axis2", {2, 3, 4, 5}, 2, false),
+                      Case("rank4_axis0", {2, 3, 4, 5}, 0, false),
+                      Case("rank4_axis0_coerce", {2, 3, 4, 5}, 0, true),
+                      Case("rank4_last_coerce", {2, 3, 4, 5}, -1, true)),
+    [](const ::testing::TestParamInfo<SoftmaxCase>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace recq::optest
