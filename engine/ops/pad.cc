@@ -2,6 +2,7 @@
 // 8; negative pads crop; reflect pads beyond the size reflect again (as numpy.pad). ONNX Pad opsets
 // 2-10 (pads and value attributes), 11-17 (pads and constant_value inputs) and 18-21 (an axes
 // input; wrap from 19).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,11 @@ absl::Status Import(OnnxNodeContext& n) {
       full[rank + axis] = a.pads[axes.size() + k];
     }
     a.pads = std::move(full);
+  }
+  // No padding at all (Swin pads its maps to a multiple of the window, by
+  // zero at 224x224): an Identity, which the optimizer removes.
+  if (std::all_of(a.pads.begin(), a.pads.end(), [](int64_t p) { return p == 0; })) {
+    return n.Emit(OpType::kIdentity, {x}, {});
   }
   return n.Emit(kPad, {x}, std::move(a));
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "onnx/onnx_pb.h"
 #include "recq/onnx.h"
 #include "reference/reference_executor.h"
@@ -107,6 +108,36 @@ TEST(ShapeFoldingTest, AFlattenBuiltFromShapeOpsFoldsToOneReshape) {
   std::vector<float> expected = host.data;
   for (float& v : expected) v = v > 0 ? v : 0;
   EXPECT_EQ(testing::RunRecorded(engine, "x", host, "y"), expected);
+}
+
+// A Pad whose pads are all zero (Swin pads its maps to a multiple of the
+// window, by zero at 224x224) imports as an Identity and costs no dispatch;
+// a Pad with padding still runs.
+TEST(ShapeFoldingTest, ZeroPadIsNoDispatch) {
+  for (int64_t pad : {0, 1}) {
+    SCOPED_TRACE(pad);
+    Model m(13);
+    m.Input("x", {1, 2, 7, 7});
+    m.Ints("pads", {8}, {0, 0, 0, 0, 0, 0, pad, pad});
+    m.Node("Pad", {"x", "pads"}, {"p"});
+    m.Node("Relu", {"p"}, {"y"});
+    m.Output("y");
+    RECQ_ASSERT_OK_AND_ASSIGN(Graph g, LoadOnnxFromBytes(m.Bytes()));
+    RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
+    const std::vector<std::string> labels = engine.DispatchLabels();
+    EXPECT_EQ(labels.size(), pad == 0 ? 1u : 2u) << absl::StrJoin(labels, ", ");
+    auto host = reference::RandomTensor({1, 2, 7, 7}, 9);
+    std::vector<float> expected;
+    for (int64_t c = 0; c < 2; ++c) {
+      for (int64_t h = 0; h < 7 + pad; ++h) {
+        for (int64_t w = 0; w < 7 + pad; ++w) {
+          const float v = h < 7 && w < 7 ? host.data[(c * 7 + h) * 7 + w] : 0.0f;
+          expected.push_back(v > 0 ? v : 0);
+        }
+      }
+    }
+    EXPECT_EQ(testing::RunRecorded(engine, "x", host, "y"), expected);
+  }
 }
 
 // Range, ConstantOfShape, Cast, Equal, Where and Squeeze/Unsqueeze of data.
