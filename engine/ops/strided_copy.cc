@@ -6,6 +6,8 @@
 // contiguous, so a Split of channels is a contiguous range copy (a copy
 // kernel rather than a view: the memory plan aliases whole values only).
 #include <algorithm>
+#include <array>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -51,9 +53,26 @@ absl::Status EmitStridedCopy(LoweringContext& ctx, const Node& node, int64_t bas
   if (total >= (int64_t{1} << 31)) return Unsupported(node, "2^31 or more output elements");
   bool wrap = false;
   for (size_t i = 0; i < d3.size(); ++i) wrap |= m3[i] != d3[i];
-  Dispatch& d = ctx.Emit(
-      MakeDispatch(ctx, "strided_copy.cl", "strided_copy", {size_t(total)},
-                   {absl::StrCat("-DRANK=", d3.size()), absl::StrCat("-DWRAP=", wrap ? 1 : 0)}));
+  const std::vector<std::string> options = {absl::StrCat("-DRANK=", d3.size()),
+                                            absl::StrCat("-DWRAP=", wrap ? 1 : 0)};
+  if (!ctx.device().gpu && !wrap && d3.back() >= 4) {
+    // CPUs: a row of the innermost dimension per item.
+    const int64_t rows = total / d3.back();
+    Dispatch d;
+    d.label = "strided_copy_rows";
+    d.kernel = ctx.Kernel("strided_copy.cl", "strided_copy_rows", options);
+    const std::array<size_t, 3> range = {size_t(rows), 1, 1};
+    SetRange(d, range, WorkGroupFor(range, 16));
+    d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
+    d.args.push_back(DispatchArg::Scalar(static_cast<cl_int>(base)));
+    d.args.push_back(DispatchArg::Scalar(Pad8(d3, 1)));
+    d.args.push_back(DispatchArg::Scalar(Pad8(s3, 0)));
+    AddInts(d, {rows});
+    ctx.Emit(std::move(d));
+    return absl::OkStatus();
+  }
+  Dispatch& d =
+      ctx.Emit(MakeDispatch(ctx, "strided_copy.cl", "strided_copy", {size_t(total)}, options));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
   d.args.push_back(DispatchArg::Scalar(static_cast<cl_int>(base)));
   d.args.push_back(DispatchArg::Scalar(Pad8(d3, 1)));

@@ -29,3 +29,35 @@ __kernel void strided_copy(__global const RECQ_T* restrict x, __global RECQ_T* r
   offset += i * ss[8 - RANK];
   RECQ_STORE(y, gid, RECQ_LOAD(x, offset));
 }
+
+// The same copy without WRAP, one row of the output's innermost dimension
+// (lane 7) per item, for CPUs: the outer coordinates are decoded once per
+// row instead of once per element, and a row whose source runs on
+// contiguously (stride 1: a Slice, Split or Transpose that keeps the last
+// axis) copies float16 vectors. Global size: (rows), rows = total / dims.s7.
+__kernel void strided_copy_rows(__global const RECQ_T* restrict x, __global RECQ_T* restrict y,
+                                int base, int8 dims, int8 strides, int rows) {
+  const int r = get_global_id(0);
+  if (r >= rows) return;
+  int dd[8], ss[8];
+  vstore8(dims, 0, dd);
+  vstore8(strides, 0, ss);
+  int i = r;
+  int offset = base;
+  for (int d = 6; d > 8 - RANK; --d) {
+    offset += (i % dd[d]) * ss[d];
+    i /= dd[d];
+  }
+  offset += i * ss[8 - RANK];
+  const int n = dd[7];
+  const int s = ss[7];
+  const __global RECQ_T* xr = x + offset;
+  __global RECQ_T* yr = y + (size_t)r * n;
+  if (s == 1) {
+    int j = 0;
+    for (; j + 16 <= n; j += 16) RECQ_STORE16(yr + j, 0, RECQ_LOAD16(xr + j, 0));
+    for (; j < n; ++j) RECQ_STORE(yr, j, RECQ_LOAD(xr, j));
+  } else {
+    for (int j = 0; j < n; ++j) RECQ_STORE(yr, j, RECQ_LOAD(xr, j * s));
+  }
+}

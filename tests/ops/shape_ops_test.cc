@@ -96,7 +96,12 @@ INSTANTIATE_TEST_SUITE_P(
                       TransposeCase{"nhwc_to_nchw", {2, 4, 5, 3}, {0, 3, 1, 2}},
                       TransposeCase{"rotate3", {2, 3, 4}, {2, 0, 1}},
                       TransposeCase{"identity_perm", {2, 3, 4}, {0, 1, 2}},
-                      TransposeCase{"rank5", {2, 1, 3, 2, 4}, {4, 2, 0, 3, 1}}),
+                      TransposeCase{"rank5", {2, 1, 3, 2, 4}, {4, 2, 0, 3, 1}},
+                      // Attention's head split (rows of 20 that run on contiguously:
+                      // a float16 vector and a tail on CPUs) and keys transposed
+                      // (rows of 17 read 8 apart).
+                      TransposeCase{"heads_split", {2, 19, 3, 20}, {0, 2, 1, 3}},
+                      TransposeCase{"keys_transposed", {3, 17, 8}, {0, 2, 1}}),
     [](const ::testing::TestParamInfo<TransposeCase>& info) { return info.param.name; });
 
 struct ConcatCase {
