@@ -77,6 +77,11 @@ TEST(GatherTest, Axes) {
   ExpectOp("Gather", {5, 4, 3}, GatherAttrs{1, {3, 3, 0, 1, 2, 0}, {2, 3}});
   ExpectOp("Gather", {5, 4, 3}, GatherAttrs{2, {1}, {}});  // a scalar index drops the axis
   ExpectOp("Gather", {1, 197, 24}, GatherAttrs{1, {0}, {}});
+  // Progressions are strided copies: step 2, step -1, one index of the
+  // outermost axis (attention's q, k, v), and rows of 20 (a vector and a tail).
+  ExpectOp("Gather", {7, 4, 3}, GatherAttrs{0, {1, 3, 5}, {3}});
+  ExpectOp("Gather", {5, 4, 3}, GatherAttrs{1, {3, 2, 1}, {3}});
+  ExpectOp("Gather", {3, 2, 5, 20}, GatherAttrs{0, {2}, {}});
 }
 
 TEST(DepthToSpaceTest, Modes) {
