@@ -270,11 +270,13 @@ KernelParams PackedHeuristic(const PackedShape& s) {
   // rows unless M is below 8; 16 items per group (a group shares one panel
   // of B and walks 128 rows): on ViT-B/16's MLP product (197x768 by
   // 768x3072, `recq tune --exhaustive`) 9.7 ms against 15.1 ms with 4.
-  return {{"vw", s.n >= 16 ? 16 : 8}, {"rm", s.m >= 8 ? 8 : 4}, {"wg", 16}};
+  // One row for one (a classifier at batch 1: rows past M would be computed
+  // and dropped).
+  return {{"vw", s.n >= 16 ? 16 : 8}, {"rm", s.m >= 8 ? 8 : (s.m >= 4 ? 4 : 1)}, {"wg", 16}};
 }
 
 std::vector<KernelParams> PackedSpace(const PackedShape& s) {
-  return ParamSpace(PackedHeuristic(s), {{"vw", {8, 16}}, {"rm", {4, 8}}, {"wg", {1, 4, 16}}});
+  return ParamSpace(PackedHeuristic(s), {{"vw", {8, 16}}, {"rm", {1, 4, 8}}, {"wg", {1, 4, 16}}});
 }
 
 // PackPanels returns constant B ([K, N], or [N, K] when `b_nk`) as
@@ -305,7 +307,7 @@ absl::Status EmitPacked(LoweringContext& ctx, const Node& node, const PackedShap
                         ValueId b, ValueId y, const PackedEpilogue& e) {
   const KernelParams h = PackedHeuristic(s);
   RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
-  RECQ_ASSIGN_OR_RETURN(const int64_t rm, Param(ctx, node, "rm", h.at("rm"), {4, 8}));
+  RECQ_ASSIGN_OR_RETURN(const int64_t rm, Param(ctx, node, "rm", h.at("rm"), {1, 4, 8}));
   RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", h.at("wg"), 1, 1024));
   Dispatch d;
   d.label = node.op == OpType::kGemm ? "gemm_packed" : "matmul_packed";

@@ -6,7 +6,7 @@
 // RM rows by VW columns with RM vector accumulators, four steps of K at a
 // time (one vload4 per row of A feeds 4 x RM FMAs).
 // Build options: -DRECQ_MP_VW=8|16 (columns per item, one vector) and
-// -DRECQ_MP_RM=4|8 (rows per item).
+// -DRECQ_MP_RM=1|4|8 (rows per item).
 // Global size: (ceil(M/RM), ceil(N/VW)): items of a work-group share the
 // panel of B and walk down the rows. Rows past M read row M-1 and are not
 // written; columns past N are zeros and are not written.

@@ -150,7 +150,8 @@ std::vector<SpaceCase> Cases() {
       {"gemm_fc", "gemm", cpu, FcGraph(3, 17, 40)},
       // 11 rows (tails of 4 and 8), 21 columns (tails of 8 and 16), K 42.
       {"gemm_packed_fc_part1", "gemm_packed", cpu, FcGraph(11, 21, 42), 0, 6},
-      {"gemm_packed_fc_part2", "gemm_packed", cpu, FcGraph(11, 21, 42), 6},
+      {"gemm_packed_fc_part2", "gemm_packed", cpu, FcGraph(11, 21, 42), 6, 12},
+      {"gemm_packed_fc_part3", "gemm_packed", cpu, FcGraph(11, 21, 42), 12},
       // 40 input channels: slices of 1-32 with a short last slice.
       {"pointwise_gpu_c40", "conv2d_pointwise_gpu", gpu,
        ConvGraph({1, 40, 5, 6}, 12, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0}))},

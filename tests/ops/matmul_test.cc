@@ -180,6 +180,7 @@ TEST_P(MatMulPackedTest, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, MatMulPackedTest,
     ::testing::Values(PackedCase{"exact", {16, 32}, {32, 32}, {}},
+                      PackedCase{"one_row", {1, 40}, {40, 24}, {24}},
                       PackedCase{"ragged_m_n_k", {13, 30}, {30, 21}, {}},
                       PackedCase{"k_below_4", {9, 3}, {3, 8}, {}},
                       PackedCase{"batches_as_rows", {2, 5, 6}, {6, 10}, {}},
