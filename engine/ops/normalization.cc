@@ -3,6 +3,7 @@
 // NormalizationAttrs. Each normalises rows of contiguous elements and
 // applies a scale and an optional bias (normalization.cl): one work-item per
 // row for CPUs, a work-group per row for GPUs.
+#include <array>
 #include <string>
 #include <vector>
 
@@ -161,6 +162,24 @@ absl::Status Lower(LoweringContext& ctx, const Node& node, bool rows) {
   return absl::OkStatus();
 }
 
+// LayerNorm on CPUs: an item per row, float16 vectors along it.
+absl::Status LowerRowsVec(LoweringContext& ctx, const Node& node) {
+  const NormalizationAttrs& a = AttrsOr<NormalizationAttrs>(node);
+  RECQ_ASSIGN_OR_RETURN(Rows r, RowsOf(node.op, a, ShapeOf(ctx, node.inputs[0])));
+  const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
+  Dispatch d;
+  d.label = "norm_rows_vec";
+  d.kernel = ctx.Kernel("normalization.cl", "norm_rows_vec");
+  const std::array<size_t, 3> range = {size_t(r.rows), 1, 1};
+  SetRange(d, range, WorkGroupFor(range, 16));
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]),
+            ctx.Arg(has_bias ? node.inputs[2] : node.inputs[1]), ctx.Arg(node.outputs[0])};
+  AddInts(d, {r.d, has_bias ? 1 : 0, r.rows});
+  d.args.push_back(DispatchArg::Scalar(a.epsilon));
+  ctx.Emit(std::move(d));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 RECQ_REGISTER_OPS(Normalization) {
@@ -186,6 +205,11 @@ RECQ_REGISTER_OPS(Normalization) {
     def.variants = {
         {"norm_rows", [](const Node&, const LoweringContext& ctx) { return ctx.device().gpu; },
          [](LoweringContext& ctx, const Node& node) { return Lower(ctx, node, true); }},
+        {"norm_rows_vec",
+         [](const Node& node, const LoweringContext& ctx) {
+           return !ctx.device().gpu && node.op == kLayerNorm;
+         },
+         LowerRowsVec},
         {"norm_plain", nullptr,
          [](LoweringContext& ctx, const Node& node) { return Lower(ctx, node, false); }}};
     RECQ_RETURN_IF_ERROR(table.Add(std::move(def)));

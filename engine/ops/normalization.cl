@@ -74,3 +74,46 @@ __kernel void norm_rows(__global const RECQ_T* restrict x, __global const RECQ_T
     RECQ_STORE(q, j, recq_norm_affine((RECQ_LOAD(p, j) - mean) * inv, scale, bias, has_bias, r, j, pm_mod, pm_a, pm_div));
   }
 }
+
+// LayerNorm on CPUs: one work-item per row of D elements whose parameters
+// run along the row (p = j), in float16 vectors with the same two passes
+// as norm_plain. Global size: (rows).
+__kernel void norm_rows_vec(__global const RECQ_T* restrict x, __global const RECQ_T* restrict scale,
+                            __global const RECQ_T* restrict bias, __global RECQ_T* restrict y,
+                            int D, int has_bias, int rows, float epsilon) {
+  const int r = get_global_id(0);
+  if (r >= rows) return;
+  const __global RECQ_T* p = x + (size_t)r * D;
+  __global RECQ_T* q = y + (size_t)r * D;
+  const int D16 = D & ~15;
+  float16 s16 = (float16)(0.0f);
+  float sum = 0.0f;
+  for (int j = 0; j < D16; j += 16) s16 += RECQ_LOAD16(p + j, 0);
+  for (int j = D16; j < D; ++j) sum += RECQ_LOAD(p, j);
+  float8 s8 = s16.lo + s16.hi;
+  float4 s4 = s8.lo + s8.hi;
+  const float mean = (sum + (s4.x + s4.y) + (s4.z + s4.w)) / (float)D;
+  s16 = (float16)(0.0f);
+  float sq = 0.0f;
+  for (int j = 0; j < D16; j += 16) {
+    const float16 d = RECQ_LOAD16(p + j, 0) - mean;
+    s16 = fma(d, d, s16);
+  }
+  for (int j = D16; j < D; ++j) {
+    const float d = RECQ_LOAD(p, j) - mean;
+    sq += d * d;
+  }
+  s8 = s16.lo + s16.hi;
+  s4 = s8.lo + s8.hi;
+  const float inv = rsqrt((sq + (s4.x + s4.y) + (s4.z + s4.w)) / (float)D + epsilon);
+  for (int j = 0; j < D16; j += 16) {
+    float16 v = (RECQ_LOAD16(p + j, 0) - mean) * inv * RECQ_LOAD16(scale + j, 0);
+    if (has_bias) v += RECQ_LOAD16(bias + j, 0);
+    RECQ_STORE16(q + j, 0, v);
+  }
+  for (int j = D16; j < D; ++j) {
+    float v = (RECQ_LOAD(p, j) - mean) * inv * RECQ_LOAD(scale, j);
+    if (has_bias) v += RECQ_LOAD(bias, j);
+    RECQ_STORE(q, j, v);
+  }
+}
