@@ -258,14 +258,10 @@ absl::Status LowerTiled(LoweringContext& ctx, const Node& node) {
   // both cores get many groups.
   const int64_t item_flops = 2 * w[1] * w[2] * w[3] * p.ocb * p.vw * p.rb;
   // Measured faster than one-item groups on ResNet-18 (PoCL 3.1, 2 cores).
-  // Rounded down to 1, 4, 16 or 64 and shaped as (1, rows, 1), so that the
-  // local size does not follow the layer's width or exact channel count:
-  // PoCL compiles a work-group function per program and local size at the
-  // first enqueue (ResNet-50: 8 instead of 11).
-  int64_t heuristic_wg = 1;
-  while (heuristic_wg * 4 <= std::clamp<int64_t>(1'000'000 / item_flops, 1, 64)) heuristic_wg *= 4;
-  RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", heuristic_wg, 1, 1024));
-  SetRange(d, range, {1, size_t(wg), 1});
+  RECQ_ASSIGN_OR_RETURN(
+      const int64_t wg,
+      ParamInRange(ctx, node, "wg", std::clamp<int64_t>(1'000'000 / item_flops, 1, 64), 1, 1024));
+  SetRange(d, range, WorkGroupFor(range, size_t(wg)));
   d.args = {ctx.Arg(node.inputs[0]), PackTiledWeights(ctx, node.inputs[1], w, a.groups, p.ocb),
             ctx.Arg(Bias(node)), ctx.Arg(residual), ctx.Arg(y)};
   AddInts(d, {x[0], x[1], x[2], x[3], out[1], out[2], out[3], w[2], a.strides[0], a.dilations[0],
