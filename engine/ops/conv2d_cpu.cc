@@ -53,6 +53,15 @@ KernelParams PointwiseHeuristic(const Node& node, const LoweringContext& ctx) {
   return {{"vw", out[2] * out[3] >= 16 ? 16 : 8}, {"ocb", 8}, {"wg", 16}};
 }
 
+// PointwiseGroup shapes `wg` items as (up to 16 pixel tiles, output channel
+// blocks, 1): the shape depends on wg alone, not on the tensor's shape, so
+// that PoCL compiles one work-group function per program and wg instead of
+// one per layer shape (tiles and blocks past the end return at once).
+std::array<size_t, 3> PointwiseGroup(int64_t wg) {
+  const int64_t tiles = std::min<int64_t>(wg, 16);
+  return {size_t(tiles), size_t(std::max<int64_t>(wg / tiles, 1)), 1};
+}
+
 absl::Status LowerPointwise(LoweringContext& ctx, const Node& node) {
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
@@ -67,7 +76,7 @@ absl::Status LowerPointwise(LoweringContext& ctx, const Node& node) {
   d.kernel = ctx.Kernel("conv2d_pointwise.cl", "conv2d_pointwise",
                         {absl::StrCat("-DRECQ_PW_VW=", vw), absl::StrCat("-DRECQ_PW_OCB=", ocb)});
   const std::array<size_t, 3> range = {CeilDiv(hw, vw), CeilDiv(out[1], ocb), size_t(out[0])};
-  SetRange(d, range, WorkGroupFor(range, size_t(wg)));
+  SetRange(d, range, PointwiseGroup(wg));
   d.args = {ctx.Arg(node.inputs[0]), PackPointwiseWeights(ctx, node.inputs[1], out[1], x[1], ocb),
             ctx.Arg(Bias(node)), ctx.Arg(residual), ctx.Arg(y)};
   AddInts(d, {x[0], x[1], hw, out[1]});

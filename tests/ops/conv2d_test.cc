@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ops/op_test_util.h"
 #include "recq/bindings.h"
@@ -672,6 +673,46 @@ TEST_P(Conv2DPassesTest, PointwiseOutputUsedTwice) {
   TensorRef z = b.graph().Add(y, x);
   TensorRef product = b.graph().AddNode(OpType::kMul, {z, y});
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(product), For(GetParam()));
+}
+
+// The CPU family's local sizes follow the kernel parameters, not the
+// tensors' shapes: PoCL compiles a work-group function per kernel and
+// local size at the first enqueue, a cold-start cost per distinct size.
+// Pointwise convs over 28x28, 14x14 and 7x7 (pixel tiles 49, 13 and 4)
+// and depthwise 3x3 strips over 16x16, 20x20 and 32x32 (the same vw and wg)
+// warm up as one launch shape each.
+TEST(Conv2DLocalSizeTest, CpuLaunchShapesDoNotFollowTensorShapes) {
+  const absl::StatusOr<Context>& context = SharedContext();
+  ASSERT_TRUE(context.ok()) << context.status();
+  GraphBuilder b;
+  int k = 0;
+  auto weights = [&](std::vector<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    std::vector<float> w(static_cast<size_t>(n));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = 0.01f * float(int(i % 7) - 3);
+    return b.Constant(absl::StrCat("w", k++), std::move(shape), std::move(w));
+  };
+  for (int64_t hw : {28, 14, 7}) {
+    TensorRef x = b.Input(absl::StrCat("p", hw), {1, 8, hw, hw});
+    b.Output(b.Conv2D(x, weights({16, 8, 1, 1}), TensorRef{}, Attrs({1, 1}, {0, 0, 0, 0})),
+             absl::StrCat("py", hw));
+  }
+  for (int64_t hw : {16, 20, 32}) {
+    TensorRef x = b.Input(absl::StrCat("d", hw), {1, 4, hw, hw});
+    b.Output(b.Conv2D(x, weights({4, 1, 3, 3}), TensorRef{}, Attrs({1, 1}, {1, 1, 1, 1}, 4)),
+             absl::StrCat("dy", hw));
+  }
+  absl::StatusOr<Graph> graph = std::move(b).Build();
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EngineOptions options;
+  options.kernel_target = KernelTarget::kCpu;
+  options.tuning = EngineOptions::Tuning::kOff;
+  options.warm_up = true;
+  absl::StatusOr<Engine> engine = Engine::Compile(*context, *graph, options);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  EXPECT_EQ(engine->stats().dispatches, 6u);
+  EXPECT_EQ(engine->stats().warmup_dispatches, 2u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, Conv2DPassesTest, kTargets,
