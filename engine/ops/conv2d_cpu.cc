@@ -1,10 +1,12 @@
 // Conv2D's CPU kernel family: vector work-items and small groups, tuned on
 // PoCL. In order of preference: pointwise (1x1 stride 1 as a register-blocked
 // GEMM), depthwise 3x3 strips, depthwise KxK strips (conv2d_depthwise.cl:
-// square kernels up to 7x7, any padding), the tiled direct convolution (any
-// kernel, stride, dilation, padding and groups with constant weights), dense
-// 3x3 strips, and the generic one-output-per-item convolution (weights that
-// are not constants).
+// square kernels up to 7x7, any padding), the tiled direct convolution on
+// rows first copied into zero-padded scratch (where a quarter or more of the
+// tiles would take the edge path: narrow padded maps), the tiled direct
+// convolution (any kernel, stride, dilation, padding and groups with
+// constant weights), dense 3x3 strips, and the generic one-output-per-item
+// convolution (weights that are not constants).
 #include <algorithm>
 #include <array>
 #include <memory>
@@ -243,7 +245,8 @@ int64_t PaddedWidth(const Node& node, const LoweringContext& ctx) {
 // tiles (at the heuristic width) would take the edge window, which copies
 // the taps lane by lane through private memory: narrow maps with padding
 // (Inception-v3's 1x7 and 3x3 convolutions on 17x17 and 8x8 maps) or a last
-// tile past the row. Strides 1 and 2 only (the direct loads).
+// tile past the row. Strides 1 and 2 only (the direct loads), and 1 MFLOP
+// or more, so that the copy's own dispatch is small beside the convolution.
 bool TiledPaddedFits(const Node& node, const LoweringContext& ctx) {
   if (!Cpu(ctx) || !ConvShapeOf(node, ctx).constant_weights) return false;
   const auto& a = AttrsOr<Conv2DAttrs>(node);
@@ -252,6 +255,7 @@ bool TiledPaddedFits(const Node& node, const LoweringContext& ctx) {
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const int64_t sw = a.strides[1];
   if (sw != 1 && sw != 2) return false;
+  if (2.0 * double(Product(out, 0, 4)) * double(w[1] * w[2] * w[3]) < 1e6) return false;
   const int64_t vw = ChooseTiled(out[3], out[1] / a.groups).vw;
   const int64_t span =
       sw == 1 ? vw + (w[3] - 1) * a.dilations[1] : 2 * vw + (w[3] - 1) * a.dilations[1];

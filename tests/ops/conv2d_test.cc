@@ -365,22 +365,24 @@ std::vector<ForcedCase> ForcedCases() {
       // first, then conv2d_tiled's direct loads): Inception-v3's 1x7 and 3x3
       // on 17- and 8-wide maps, rows narrower than a tile, a stride-2 last
       // tile past the row without padding, 16-wide stride-2 tiles, the stem,
-      // asymmetric pads, column dilation, groups, no bias, batches.
+      // asymmetric pads, column dilation, groups, no bias, batches (each
+      // 1 MFLOP or more, where it fits).
       {padded, cpu,
-       Conv("k1x7_w17", {1, 8, 9, 17}, 13, {1, 7}, Attrs({1, 1}, {0, 3, 0, 3}), true, kRelu)},
-      {padded, cpu, Conv("k3_w8", {2, 12, 8, 8}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}))},
-      {padded, cpu, Conv("k1x3_w8", {1, 9, 8, 8}, 10, {1, 3}, Attrs({1, 1}, {0, 1, 0, 1}))},
+       Conv("k1x7_w17", {1, 40, 9, 17}, 13, {1, 7}, Attrs({1, 1}, {0, 3, 0, 3}), true, kRelu)},
+      {padded, cpu, Conv("k3_w8", {2, 32, 8, 8}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}))},
+      {padded, cpu, Conv("k1x3_w8", {1, 48, 8, 8}, 64, {1, 3}, Attrs({1, 1}, {0, 1, 0, 1}))},
       {padded, cpu,
-       Conv("k3_w7_lanes", {1, 16, 7, 7}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), false, kRelu6)},
+       Conv("k3_w7_lanes", {1, 64, 7, 7}, 24, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), false, kRelu6)},
       {padded, cpu,
-       Conv("k3_s2_nopad_w35", {1, 6, 11, 35}, 9, {3, 3}, Attrs({2, 2}, {0, 0, 0, 0}))},
+       Conv("k3_s2_nopad_w35", {1, 32, 11, 35}, 24, {3, 3}, Attrs({2, 2}, {0, 0, 0, 0}))},
       {padded, cpu,
-       Conv("k7_s2_stem_vw16", {1, 3, 20, 64}, 8, {7, 7}, Attrs({2, 2}, {3, 3, 3, 3}), true,
+       Conv("k7_s2_stem_vw16", {1, 3, 20, 64}, 16, {7, 7}, Attrs({2, 2}, {3, 3, 3, 3}), true,
             kRelu)},
       {padded, cpu,
-       Conv("k3_asym_pads_dil2", {1, 4, 9, 21}, 6, {3, 3}, Attrs({1, 1}, {1, 2, 2, 1}, 1, {1, 2}))},
+       Conv("k3_asym_pads_dil2", {1, 24, 9, 21}, 24, {3, 3},
+            Attrs({1, 1}, {1, 2, 2, 1}, 1, {1, 2}))},
       {padded, cpu,
-       Conv("groups32_ocpg4_w14", {1, 64, 6, 14}, 64, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 32))},
+       Conv("groups32_ocpg4_w14", {1, 128, 16, 14}, 128, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 32))},
       {padded, cpu, Conv("k5_w28_vw16", {2, 5, 6, 28}, 12, {5, 5}, Attrs({1, 1}, {2, 2, 2, 2}))},
       // The other CPU variants, each forced where an earlier one would win.
       {"conv2d", cpu,
