@@ -1,10 +1,12 @@
 // Conv2D's CPU kernel family: vector work-items and small groups, tuned on
 // PoCL. In order of preference: pointwise (1x1 stride 1 as a register-blocked
 // GEMM), depthwise 3x3 strips, depthwise KxK strips (conv2d_depthwise.cl:
-// square kernels up to 7x7, any padding), the tiled direct convolution (any
-// kernel, stride, dilation, padding and groups with constant weights), dense
-// 3x3 strips, and the generic one-output-per-item convolution (weights that
-// are not constants).
+// square kernels up to 7x7, any padding), the tiled direct convolution on
+// rows first copied into zero-padded scratch (where a quarter or more of the
+// tiles would take the edge path: narrow padded maps), the tiled direct
+// convolution (any kernel, stride, dilation, padding and groups with
+// constant weights), dense 3x3 strips, and the generic one-output-per-item
+// convolution (weights that are not constants).
 #include <algorithm>
 #include <array>
 #include <memory>
@@ -206,8 +208,10 @@ struct TiledParams {
 
 TiledParams ChooseTiled(int64_t ow, int64_t ocpg) {
   TiledParams p;
-  // The width that computes fewer padded columns; 16 on a tie.
-  p.vw = CeilDiv(ow, 16) * 16 <= CeilDiv(ow, 8) * 8 ? 16 : 8;
+  // 16 unless it computes over 1/8 more padded columns than 8: float16
+  // measured faster than float8 on PoCL where both fit (Inception-v3's
+  // 147- and 71-wide stem convolutions: 7.5 -> 5.9 and 9.5 -> 7.7 ms).
+  p.vw = CeilDiv(ow, 16) * 16 * 8 <= CeilDiv(ow, 8) * 8 * 9 ? 16 : 8;
   // Whole groups of up to 8 channels (ResNeXt's 4 per group), else 8.
   p.ocb = std::min<int64_t>(ocpg, 8);
   // At least 128 accumulator lanes (16 AVX2 or 8 AVX-512 registers) to
@@ -234,7 +238,53 @@ DispatchArg PackTiledWeights(LoweringContext& ctx, ValueId w, const Shape& ws, i
   return ctx.ReplaceConstant(w, std::move(packed));
 }
 
-absl::Status LowerTiled(LoweringContext& ctx, const Node& node) {
+// The row width conv2d_tiled_padded copies the input to: the left pad, the
+// row, and zeros up to what the last tile of either width (8 or 16) reads
+// with direct loads (stride 1 or 2).
+int64_t PaddedWidth(const Node& node, const LoweringContext& ctx) {
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  return std::max(a.pads[1] + x[3] + a.pads[3],
+                  a.strides[1] * std::max<int64_t>(out[3], 16) + (w[3] - 1) * a.dilations[1]);
+}
+
+// conv2d_tiled_padded fits where a quarter or more of conv2d_tiled's column
+// tiles (at the heuristic width) would take the edge window, which copies
+// the taps lane by lane through private memory: narrow maps with padding
+// (Inception-v3's 1x7 and 3x3 convolutions on 17x17 and 8x8 maps) or a last
+// tile past the row. Strides 1 and 2 only (the direct loads), and 1 MFLOP
+// or more, so that the copy's own dispatch is small beside the convolution.
+bool TiledPaddedFits(const Node& node, const LoweringContext& ctx) {
+  if (!Cpu(ctx) || !ConvShapeOf(node, ctx).constant_weights) return false;
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const int64_t sw = a.strides[1];
+  if (sw != 1 && sw != 2) return false;
+  if (2.0 * double(Product(out, 0, 4)) * double(w[1] * w[2] * w[3]) < 1e6) return false;
+  const int64_t vw = ChooseTiled(out[3], out[1] / a.groups).vw;
+  const int64_t span =
+      sw == 1 ? vw + (w[3] - 1) * a.dilations[1] : 2 * vw + (w[3] - 1) * a.dilations[1];
+  const int64_t tiles = int64_t(CeilDiv(out[3], vw));
+  int64_t edge = 0;
+  for (int64_t i = 0; i < tiles; ++i) {
+    const int64_t ow0 = out[3] >= vw ? std::min(i * vw, out[3] - vw) : 0;
+    const int64_t q = ow0 * sw - a.pads[1];
+    if (q < 0 || q + span > x[3]) ++edge;
+  }
+  return edge * 4 >= tiles;
+}
+
+size_t TiledPaddedScratch(const Node& node, const LoweringContext& ctx) {
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  // Floats: enough for either storage precision.
+  return size_t(x[0] * x[1] * x[2] * PaddedWidth(node, ctx)) * sizeof(float);
+}
+
+absl::Status LowerTiledImpl(LoweringContext& ctx, const Node& node, bool padded) {
   const auto& a = AttrsOr<Conv2DAttrs>(node);
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& w = ShapeOf(ctx, node.inputs[1]);
@@ -245,8 +295,26 @@ absl::Status LowerTiled(LoweringContext& ctx, const Node& node) {
   RECQ_ASSIGN_OR_RETURN(p.vw, Param(ctx, node, "vw", p.vw, {8, 16}));
   RECQ_ASSIGN_OR_RETURN(p.ocb, ParamInRange(ctx, node, "ocb", p.ocb, 1, 16));
   RECQ_ASSIGN_OR_RETURN(p.rb, ParamInRange(ctx, node, "rb", p.rb, 1, 4));
+  DispatchArg src = ctx.Arg(node.inputs[0]);
+  int64_t in_w = x[3], pl = a.pads[1];
+  if (padded) {
+    const int64_t wp = PaddedWidth(node, ctx);
+    Dispatch pd;
+    pd.label = "conv2d_pad_columns";
+    pd.kernel = ctx.Kernel("conv2d_cpu.cl", "conv2d_pad_columns");
+    const std::array<size_t, 3> rows = {size_t(x[2]), size_t(x[0] * x[1]), 1};
+    SetRange(pd, rows, WorkGroupFor(rows, 16));
+    pd.args = {src, ctx.Scratch()};
+    AddInts(pd, {x[0] * x[1], x[2], x[3], wp, a.pads[1]});
+    const double in_bytes = double(ctx.graph().value(node.inputs[0]).desc.ByteSize());
+    pd.bytes = in_bytes * (1.0 + double(wp) / double(x[3]));
+    ctx.Emit(std::move(pd));
+    src = ctx.Scratch();
+    in_w = wp;
+    pl = 0;
+  }
   Dispatch d;
-  d.label = "conv2d_tiled";
+  d.label = padded ? "conv2d_tiled_padded" : "conv2d_tiled";
   d.kernel = ctx.Kernel(
       "conv2d_cpu.cl", "conv2d_tiled",
       {absl::StrCat("-DRECQ_CT_VW=", p.vw), absl::StrCat("-DRECQ_CT_OCB=", p.ocb),
@@ -262,12 +330,20 @@ absl::Status LowerTiled(LoweringContext& ctx, const Node& node) {
       const int64_t wg,
       ParamInRange(ctx, node, "wg", std::clamp<int64_t>(1'000'000 / item_flops, 1, 64), 1, 1024));
   SetRange(d, range, WorkGroupFor(range, size_t(wg)));
-  d.args = {ctx.Arg(node.inputs[0]), PackTiledWeights(ctx, node.inputs[1], w, a.groups, p.ocb),
-            ctx.Arg(Bias(node)), ctx.Arg(residual), ctx.Arg(y)};
-  AddInts(d, {x[0], x[1], x[2], x[3], out[1], out[2], out[3], w[2], a.strides[0], a.dilations[0],
-              a.pads[0], a.pads[1], a.groups});
+  d.args = {src, PackTiledWeights(ctx, node.inputs[1], w, a.groups, p.ocb), ctx.Arg(Bias(node)),
+            ctx.Arg(residual), ctx.Arg(y)};
+  AddInts(d, {x[0], x[1], x[2], in_w, out[1], out[2], out[3], w[2], a.strides[0], a.dilations[0],
+              a.pads[0], pl, a.groups});
   SetConvWork(node, ctx, residual, d);
   return Finish(ctx, std::move(d), act);
+}
+
+absl::Status LowerTiled(LoweringContext& ctx, const Node& node) {
+  return LowerTiledImpl(ctx, node, /*padded=*/false);
+}
+
+absl::Status LowerTiledPadded(LoweringContext& ctx, const Node& node) {
+  return LowerTiledImpl(ctx, node, /*padded=*/true);
 }
 
 absl::Status LowerGeneric(LoweringContext& ctx, const Node& node) {
@@ -332,6 +408,8 @@ std::vector<KernelVariant> ConvCpuVariants() {
        },
        LowerDepthwise3x3, false, Depthwise3x3Space},
       {"conv2d_depthwise_kxk", DepthwiseKxkFits, LowerDepthwiseKxk, false, Depthwise3x3Space},
+      {"conv2d_tiled_padded", TiledPaddedFits, LowerTiledPadded, /*absorbs_residual_add=*/true,
+       TiledSpace, TiledPaddedScratch},
       {"conv2d_tiled",
        [](const Node& n, const LoweringContext& ctx) {
          return Cpu(ctx) && ConvShapeOf(n, ctx).constant_weights;

@@ -202,3 +202,20 @@ __kernel void conv2d_tiled(__global const RECQ_T* restrict x, __global const REC
     }
   }
 }
+
+// conv2d_pad_columns: conv2d_tiled_padded's first dispatch. Copies each row
+// of x [N*C][H][W] to column PL of a zero-filled row of Wp columns in `xp`
+// [N*C][H][Wp], so that conv2d_tiled (run with PL 0 on xp) loads every tile
+// of the row directly instead of through its edge window. Global size:
+// (H, N*C), rounded up to the local size.
+__kernel void conv2d_pad_columns(__global const RECQ_T* restrict x, __global RECQ_T* restrict xp,
+                                 int NC, int H, int W, int Wp, int PL) {
+  const int h = get_global_id(0);
+  const int nc = get_global_id(1);
+  if (h >= H || nc >= NC) return;
+  const __global RECQ_T* src = x + ((size_t)nc * H + h) * W;
+  __global RECQ_T* dst = xp + ((size_t)nc * H + h) * Wp;
+  for (int i = 0; i < PL; ++i) RECQ_STORE(dst, i, 0.0f);
+  for (int i = 0; i < W; ++i) RECQ_STORE(dst, PL + i, RECQ_LOAD(src, i));
+  for (int i = PL + W; i < Wp; ++i) RECQ_STORE(dst, i, 0.0f);
+}

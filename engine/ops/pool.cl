@@ -112,3 +112,69 @@ __kernel void max_pool_rows(__global const RECQ_T* restrict x, __global RECQ_T* 
     for (int i = 0; i < OW; ++i) RECQ_STORE(yp, i, t[i]);
   }
 }
+
+// AveragePool over rows of 8 outputs, for CPUs: avg_pool's contract with
+// max_pool_rows' strips (the last strip moved back to end at OW where
+// OW >= 8; narrower rows stored lane by lane; taps whose 8 inputs lie inside
+// the row come from one vector load, others lane by lane with padding
+// reading as zero). The window is a rectangle, so each lane's count is the
+// rows that count times that lane's columns that count (inside the input,
+// or inside the padded extent with count_include_pad).
+// Global size: (ceil(OW/8), OH, N*C).
+__kernel void avg_pool_rows(__global const RECQ_T* restrict x, __global RECQ_T* restrict y, int H,
+                            int W, int OH, int OW, int KH, int KW, int SH, int SW, int PT, int PL,
+                            int PB, int PR, int DH, int DW, int count_include_pad, int act,
+                            float act_a, float act_b) {
+  int ow0 = get_global_id(0) * 8;
+  const int oh = get_global_id(1);
+  const int nc = get_global_id(2);
+  if (ow0 >= OW) return;
+  if (OW >= 8) ow0 = min(ow0, OW - 8);
+  const __global RECQ_T* xc = x + (size_t)nc * H * W;
+  const int lo_h = count_include_pad ? -PT : 0;
+  const int hi_h = count_include_pad ? H + PB : H;
+  const int lo_w = count_include_pad ? -PL : 0;
+  const int hi_w = count_include_pad ? W + PR : W;
+  float8 s = (float8)(0.0f);
+  int rows = 0;
+  for (int kh = 0; kh < KH; ++kh) {
+    const int ih = oh * SH - PT + kh * DH;
+    if (ih >= lo_h && ih < hi_h) ++rows;
+    if (ih < 0 || ih >= H) continue;
+    const __global RECQ_T* row = xc + (size_t)ih * W;
+    for (int kw = 0; kw < KW; ++kw) {
+      const int iw = ow0 * SW - PL + kw * DW;  // lane 0's column
+      float8 v;
+      if (SW == 1 && iw >= 0 && iw + 8 <= W) {
+        v = RECQ_LOAD8(row + iw, 0);
+      } else if (SW == 2 && iw >= 0 && iw + 16 <= W) {
+        v = RECQ_LOAD16(row + iw, 0).even;
+      } else {
+        float t[8];
+        for (int i = 0; i < 8; ++i) {
+          const int col = iw + i * SW;
+          t[i] = col >= 0 && col < W ? RECQ_LOAD(row, col) : 0.0f;
+        }
+        v = vload8(0, t);
+      }
+      s += v;
+    }
+  }
+  const int8 lane = (int8)(0, 1, 2, 3, 4, 5, 6, 7);
+  float8 cols = (float8)(0.0f);
+  for (int kw = 0; kw < KW; ++kw) {
+    const int8 col = (ow0 + lane) * SW - PL + kw * DW;
+    cols += select((float8)(0.0f), (float8)(1.0f), (col >= lo_w) & (col < hi_w));
+  }
+  const float8 count = cols * (float)rows;
+  const float8 avg = select((float8)(0.0f), s / count, count > 0.0f);
+  const float8 r = recq_activate8(avg, act, act_a, act_b);
+  __global RECQ_T* yp = y + ((size_t)nc * OH + oh) * OW + ow0;
+  if (OW >= 8) {
+    RECQ_STORE8(yp, 0, r);
+  } else {
+    float t[8];
+    vstore8(r, 0, t);
+    for (int i = 0; i < OW; ++i) RECQ_STORE(yp, i, t[i]);
+  }
+}

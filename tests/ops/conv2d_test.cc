@@ -303,6 +303,7 @@ std::vector<ForcedCase> ForcedCases() {
   const KernelTarget cpu = KernelTarget::kCpu;
   const KernelTarget gpu = KernelTarget::kGpu;
   const std::string tiled = "conv2d_tiled";
+  const std::string padded = "conv2d_tiled_padded";
   return {
       // conv2d_tiled.
       {tiled, cpu,
@@ -361,6 +362,29 @@ std::vector<ForcedCase> ForcedCases() {
       {tiled, cpu,
        Conv("depthwise_multiplier2", {1, 4, 7, 9}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 4))},
       {tiled, cpu, Conv("deep_sum_c200", {1, 200, 6, 8}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}))},
+      // conv2d_tiled_padded (the input's rows copied into zero-padded rows
+      // first, then conv2d_tiled's direct loads): Inception-v3's 1x7 and 3x3
+      // on 17- and 8-wide maps, rows narrower than a tile, a stride-2 last
+      // tile past the row without padding, 16-wide stride-2 tiles, the stem,
+      // asymmetric pads, column dilation, groups, no bias, batches (each
+      // 1 MFLOP or more, where it fits).
+      {padded, cpu,
+       Conv("k1x7_w17", {1, 40, 9, 17}, 13, {1, 7}, Attrs({1, 1}, {0, 3, 0, 3}), true, kRelu)},
+      {padded, cpu, Conv("k3_w8", {2, 32, 8, 8}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}))},
+      {padded, cpu, Conv("k1x3_w8", {1, 48, 8, 8}, 64, {1, 3}, Attrs({1, 1}, {0, 1, 0, 1}))},
+      {padded, cpu,
+       Conv("k3_w7_lanes", {1, 64, 7, 7}, 24, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), false, kRelu6)},
+      {padded, cpu,
+       Conv("k3_s2_nopad_w35", {1, 32, 11, 35}, 24, {3, 3}, Attrs({2, 2}, {0, 0, 0, 0}))},
+      {padded, cpu,
+       Conv("k7_s2_stem_vw16", {1, 3, 20, 64}, 16, {7, 7}, Attrs({2, 2}, {3, 3, 3, 3}), true,
+            kRelu)},
+      {padded, cpu,
+       Conv("k3_asym_pads_dil2", {1, 24, 9, 21}, 24, {3, 3},
+            Attrs({1, 1}, {1, 2, 2, 1}, 1, {1, 2}))},
+      {padded, cpu,
+       Conv("groups32_ocpg4_w14", {1, 128, 16, 14}, 128, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 32))},
+      {padded, cpu, Conv("k5_w28_vw16", {2, 5, 6, 28}, 12, {5, 5}, Attrs({1, 1}, {2, 2, 2, 2}))},
       // The other CPU variants, each forced where an earlier one would win.
       {"conv2d", cpu,
        Conv("generic_groups2_dil", {1, 4, 9, 9}, 6, {3, 3}, Attrs({1, 2}, {2, 1, 2, 1}, 2, {2, 1}),

@@ -135,6 +135,12 @@ std::vector<SpaceCase> Cases() {
        ConvGraph({1, 6, 9, 21}, 13, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 14, 16},
       {"tiled_k3_oc13_part5", "conv2d_tiled", cpu,
        ConvGraph({1, 6, 9, 21}, 13, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 16},
+      // conv2d_tiled_padded: Inception-v3's 1x7 on a 17-wide map (every
+      // tile at an edge without the padded copy), 13 channels for tails.
+      {"tiled_padded_k1x7_part1", "conv2d_tiled_padded", cpu,
+       ConvGraph({1, 48, 8, 17}, 13, {1, 7}, ConvAttrs({1, 1}, {0, 3, 0, 3}), kRelu), 0, 9},
+      {"tiled_padded_k1x7_part2", "conv2d_tiled_padded", cpu,
+       ConvGraph({1, 48, 8, 17}, 13, {1, 7}, ConvAttrs({1, 1}, {0, 3, 0, 3}), kRelu), 9},
       // Two groups of 4 output channels, stride 2 with padding.
       {"tiled_grouped_s2", "conv2d_tiled", cpu,
        ConvGraph({1, 8, 11, 19}, 8, {3, 3}, ConvAttrs({2, 2}, {1, 1, 1, 1}, 2))},

@@ -53,7 +53,12 @@ const auto kPoolCases = ::testing::Values(
     // Rows of 8 outputs and more (max_pool_rows' vector taps and its shifted
     // last strip): GoogLeNet's 3x3 stride 1 and stride 2 ceil-mode pools.
     PoolCase{"k3_s1_pad1_wide_batch2", {2, 3, 6, 29}, P({3, 3}, {1, 1}, {1, 1, 1, 1})},
-    PoolCase{"k3_s2_ceil_wide", {1, 2, 11, 41}, P({3, 3}, {2, 2}, {0, 0, 0, 0}, true)});
+    PoolCase{"k3_s2_ceil_wide", {1, 2, 11, 41}, P({3, 3}, {2, 2}, {0, 0, 0, 0}, true)},
+    // AveragePool's rows on the CPU (avg_pool_rows): Inception-v3's 3x3
+    // stride 1 on a 17-wide map, DenseNet-121's 2x2 stride 2 (the even lanes
+    // of one load).
+    PoolCase{"k3_s1_pad1_w17", {1, 3, 5, 17}, P({3, 3}, {1, 1}, {1, 1, 1, 1})},
+    PoolCase{"k2_s2_w56", {1, 2, 4, 56}, P({2, 2}, {2, 2}, {0, 0, 0, 0})});
 
 std::string PoolCaseName(const ::testing::TestParamInfo<PoolCase>& info) { return info.param.name; }
 
