@@ -52,18 +52,14 @@ bool SameShapes(const Node& node, const LoweringContext& ctx) {
   return ShapeOf(ctx, node.inputs[0]) == out && ShapeOf(ctx, node.inputs[1]) == out;
 }
 
-// Equal shapes: one element per item on GPUs, 16 (binary_same_vec) on CPUs.
 absl::Status LowerSame(LoweringContext& ctx, const Node& node) {
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
-  const int64_t n = Product(out, 0, out.size());
-  const bool vec = !ctx.device().gpu;
-  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "binary.cl", vec ? "binary_same_vec" : "binary_same",
-                                      {vec ? CeilDiv(n, 16) : size_t(n)}));
+  Dispatch& d = ctx.Emit(
+      MakeDispatch(ctx, "binary.cl", "binary_same", {size_t(Product(out, 0, out.size()))}));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(node.outputs[0])};
   AddInts(d, {CodeOf(node.op)});
   d.args.push_back(DispatchArg::Scalar(node.op == kMean ? 0.5f : 1.0f));
   AddFusedActivation(ctx, d, node);
-  if (vec) AddInts(d, {n});
   return absl::OkStatus();
 }
 

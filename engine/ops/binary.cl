@@ -29,23 +29,6 @@ __kernel void binary_same(__global const RECQ_T* restrict a, __global const RECQ
   RECQ_STORE(y, i, recq_activate(recq_binary(op, RECQ_LOAD(a, i), RECQ_LOAD(b, i)) * scale, act, act_a, act_b));
 }
 
-// binary_same in float16 vectors, for CPUs: work-item i computes elements
-// 16i .. 16i+15 (the last one the rest, lane by lane). Global size:
-// (ceil(n / 16)).
-__kernel void binary_same_vec(__global const RECQ_T* restrict a, __global const RECQ_T* restrict b,
-                              __global RECQ_T* restrict y, int op, float scale, int act,
-                              float act_a, float act_b, int n) {
-  const int i0 = get_global_id(0) * 16;
-  if (i0 + 16 <= n) {
-    const float16 v = recq_binary16(op, RECQ_LOAD16(a + i0, 0), RECQ_LOAD16(b + i0, 0)) * scale;
-    RECQ_STORE16(y + i0, 0, recq_activate16(v, act, act_a, act_b));
-  } else {
-    for (int i = i0; i < n; ++i) {
-      RECQ_STORE(y, i, recq_activate(recq_binary(op, RECQ_LOAD(a, i), RECQ_LOAD(b, i)) * scale, act, act_a, act_b));
-    }
-  }
-}
-
 // y = act((a op b) * scale) with numpy broadcasting: `dims` is the output
 // shape padded to rank 8 with leading 1s; `sa` and `sb` the inputs' element
 // strides (0 on broadcast dimensions).
