@@ -422,6 +422,7 @@ const std::vector<BindingInfo>& Engine::inputs() const { return state_->inputs; 
 const std::vector<BindingInfo>& Engine::outputs() const { return state_->outputs; }
 const EngineStats& Engine::stats() const { return state_->stats; }
 const Context& Engine::context() const { return state_->public_context; }
+const EngineOptions& Engine::options() const { return state_->options; }
 
 absl::StatusOr<Recording> Engine::Record(const RecordOptions& options) const {
   std::unique_ptr<internal::RecordingBackend> impl;

@@ -155,15 +155,20 @@ absl::StatusOr<LoadedModel> LoadModel(const Context& context, const std::string&
           "not the engine file ",
           path));
     }
-    RECQ_ASSIGN_OR_RETURN(EngineFileSummary summary, SummarizeEngineFile(bytes));
-    if (!precision.empty() && summary.precision != options.precision) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--precision=", precision, ": the engine file ", path, " was built for precision ",
-          PrecisionName(summary.precision), " (rebuild it with recq build --precision)"));
+    if (!precision.empty()) {
+      // Checked before the load (which would be wasted); without the flag
+      // the file is read and checked once, by the load.
+      RECQ_ASSIGN_OR_RETURN(EngineFileSummary summary, SummarizeEngineFile(bytes));
+      if (summary.precision != options.precision) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--precision=", precision, ": the engine file ", path, " was built for precision ",
+            PrecisionName(summary.precision), " (rebuild it with recq build --precision)"));
+      }
     }
     RECQ_ASSIGN_OR_RETURN(Engine engine, LoadEngineFromBytes(context, bytes));
+    const EngineOptions::Precision built = engine.options().precision;
     return LoadedModel{std::move(engine),
-                       absl::StrCat("engine file, precision ", PrecisionName(summary.precision))};
+                       absl::StrCat("engine file, precision ", PrecisionName(built))};
   }
   OnnxOptions load;
   RECQ_ASSIGN_OR_RETURN(load.input_shapes, ParseShapes(shapes));

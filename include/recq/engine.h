@@ -198,6 +198,9 @@ class Engine {
   const std::vector<BindingInfo>& outputs() const;
   const EngineStats& stats() const;
   const Context& context() const;
+  // The options it was compiled with (for an engine file, those it was
+  // built with: precision, kernel target, tuning).
+  const EngineOptions& options() const;
   // DispatchLabels lists the dispatches in order as "<node>/<kernel variant>".
   std::vector<std::string> DispatchLabels() const;
 
