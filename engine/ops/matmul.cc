@@ -127,9 +127,12 @@ bool LocalFits(const LocalTile& tile, const Node& node, const LoweringContext& c
   return s.batch.size() <= 8 && s.m >= tile.min_m && s.n >= tile.min_n;
 }
 
-// The epilogue matmul_local (one slice of K) or matmul_local_reduce (split
-// K) applies: Gemm's alpha, beta * C and activation; MatMul's none.
-struct LocalEpilogue {
+// The epilogue a product applies as it writes Y = act(alpha * A*B + beta *
+// C[m * c_sm + n * c_sn]): matmul_local (one slice of K) or
+// matmul_local_reduce (split K), and matmul_packed (which ignores `mode`
+// and tests C at run time). Gemm's alpha, beta * C and activation; a
+// MatMul's absorbed Add and its activation, or none.
+struct ProductEpilogue {
   int mode = 0;  // RECQ_ML_EPILOGUE
   DispatchArg c = DispatchArg::Null();
   float alpha = 1.0f, beta = 0.0f;
@@ -137,10 +140,50 @@ struct LocalEpilogue {
   Activation act;
 };
 
+// AddEpilogue: a MatMul's (of N columns) with the Add after it absorbed (a
+// Linear layer's bias [N] or a residual of the output's shape) and that
+// Add's activation, from LoweringContext::OutputOf.
+ProductEpilogue AddEpilogue(LoweringContext& ctx, const Node& node, ValueId residual,
+                            const Activation& act, int64_t n) {
+  ProductEpilogue e;
+  if (residual == kNoValue && act.kind == ActivationKind::kNone) return e;
+  e.mode = act.kind != ActivationKind::kNone ? 1 : 2;
+  e.c = ctx.Arg(residual);
+  e.beta = 1.0f;
+  if (residual != kNoValue) {
+    const bool full = ShapeOf(ctx, residual) == ShapeOf(ctx, node.outputs[0]);
+    e.c_sm = full ? n : 0;
+    e.c_sn = 1;
+  }
+  e.act = act;
+  ctx.MarkActivationApplied();
+  return e;
+}
+
+// GemmEpilogue: Gemm's C, alpha, beta and fused activation.
+ProductEpilogue GemmEpilogue(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<GemmAttrs>(node);
+  const GemmShape g = GemmShapeOf(ctx, node);
+  ProductEpilogue e;
+  e.mode = 1;
+  e.c = ctx.Arg(COf(node));
+  e.alpha = a.alpha;
+  e.beta = a.beta;
+  e.c_sm = g.c_sm;
+  e.c_sn = g.c_sn;
+  e.act = node.fused;
+  ctx.MarkActivationApplied();
+  return e;
+}
+
+bool IsConstant(const LoweringContext& ctx, ValueId v) {
+  return ctx.graph().value(v).kind == Value::Kind::kConstant;
+}
+
 // EmitLocal emits matmul_local's dispatch for `s` over A and B into Y, and
 // with K split the reduction after it.
 void EmitLocal(const LocalTile& tile, LoweringContext& ctx, std::string label, const MatMulShape& s,
-               DispatchArg a, DispatchArg b, DispatchArg y, const LocalEpilogue& epilogue) {
+               DispatchArg a, DispatchArg b, DispatchArg y, const ProductEpilogue& epilogue) {
   const int64_t batch = Product(s.batch, 0, s.batch.size());
   const int64_t sk = SplitKOf(tile, s, ctx.device());
   const bool vec = s.k % 4 == 0 && s.n % 4 == 0;
@@ -194,21 +237,8 @@ void EmitLocal(const LocalTile& tile, LoweringContext& ctx, std::string label, c
 absl::Status LowerLocal(const LocalTile& tile, LoweringContext& ctx, const Node& node) {
   const MatMulShape s = ShapeOfMatMul(ctx, node);
   const auto [y, residual, act] = ctx.OutputOf(node);
-  LocalEpilogue e;
-  if (residual != kNoValue || act.kind != ActivationKind::kNone) {
-    e.mode = act.kind != ActivationKind::kNone ? 1 : 2;
-    e.c = ctx.Arg(residual);
-    e.beta = 1.0f;
-    if (residual != kNoValue) {
-      const bool full = ShapeOf(ctx, residual) == ShapeOf(ctx, node.outputs[0]);
-      e.c_sm = full ? s.n : 0;
-      e.c_sn = 1;
-    }
-    e.act = act;
-    ctx.MarkActivationApplied();
-  }
   EmitLocal(tile, ctx, tile.name, s, ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(y),
-            e);
+            AddEpilogue(ctx, node, residual, act, s.n));
   return absl::OkStatus();
 }
 
@@ -220,7 +250,7 @@ bool GemmLocalFits(const LocalTile& tile, const Node& node, const LoweringContex
   if (!LocalTilesRun(ctx.device())) return false;
   const auto& a = AttrsOr<GemmAttrs>(node);
   if (a.trans_a) return false;
-  if (a.trans_b && ctx.graph().value(node.inputs[1]).kind != Value::Kind::kConstant) return false;
+  if (a.trans_b && !IsConstant(ctx, node.inputs[1])) return false;
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   return out[0] >= std::max<int64_t>(16, tile.min_m) && out[1] >= tile.min_n;
 }
@@ -242,17 +272,8 @@ absl::Status LowerGemmLocal(const LocalTile& tile, LoweringContext& ctx, const N
   s.n = g.n;
   s.k = g.k;
   s.sa = s.sb = BroadcastStrides({}, {});
-  LocalEpilogue e;
-  e.mode = 1;
-  e.c = ctx.Arg(COf(node));
-  e.alpha = a.alpha;
-  e.beta = a.beta;
-  e.c_sm = g.c_sm;
-  e.c_sn = g.c_sn;
-  e.act = node.fused;
-  ctx.MarkActivationApplied();
   EmitLocal(tile, ctx, absl::StrCat("gemm_local_", tile.tm, "x", tile.tn), s,
-            ctx.Arg(node.inputs[0]), b, ctx.Arg(node.outputs[0]), e);
+            ctx.Arg(node.inputs[0]), b, ctx.Arg(node.outputs[0]), GemmEpilogue(ctx, node));
   return absl::OkStatus();
 }
 
@@ -296,15 +317,8 @@ DispatchArg PackPanels(LoweringContext& ctx, ValueId b, const PackedShape& s, in
   return ctx.ReplaceConstant(b, std::move(packed));
 }
 
-struct PackedEpilogue {
-  DispatchArg c = DispatchArg::Null();
-  float alpha = 1.0f, beta = 0.0f;
-  int64_t c_sm = 0, c_sn = 0;
-  Activation act;
-};
-
 absl::Status EmitPacked(LoweringContext& ctx, const Node& node, const PackedShape& s, ValueId a,
-                        ValueId b, ValueId y, const PackedEpilogue& e) {
+                        ValueId b, ValueId y, const ProductEpilogue& e) {
   const KernelParams h = PackedHeuristic(s);
   RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
   RECQ_ASSIGN_OR_RETURN(const int64_t rm, Param(ctx, node, "rm", h.at("rm"), {1, 4, 8}));
@@ -326,10 +340,6 @@ absl::Status EmitPacked(LoweringContext& ctx, const Node& node, const PackedShap
   return absl::OkStatus();
 }
 
-bool IsConstant(const LoweringContext& ctx, ValueId v) {
-  return ctx.graph().value(v).kind == Value::Kind::kConstant;
-}
-
 // MatMul: B a constant matrix (batches of A are rows of one product).
 bool MatMulPackedFits(const Node& node, const LoweringContext& ctx) {
   if (ctx.device().gpu || !IsConstant(ctx, node.inputs[1])) return false;
@@ -347,17 +357,8 @@ PackedShape MatMulPackedShape(const LoweringContext& ctx, const Node& node) {
 absl::Status LowerMatMulPacked(LoweringContext& ctx, const Node& node) {
   const PackedShape s = MatMulPackedShape(ctx, node);
   const auto [y, residual, act] = ctx.OutputOf(node);
-  PackedEpilogue e;
-  if (residual != kNoValue) {
-    e.c = ctx.Arg(residual);
-    e.beta = 1.0f;
-    const bool full = ShapeOf(ctx, residual) == ShapeOf(ctx, node.outputs[0]);
-    e.c_sm = full ? s.n : 0;
-    e.c_sn = 1;
-  }
-  e.act = act;
-  ctx.MarkActivationApplied();
-  return EmitPacked(ctx, node, s, node.inputs[0], node.inputs[1], y, e);
+  return EmitPacked(ctx, node, s, node.inputs[0], node.inputs[1], y,
+                    AddEpilogue(ctx, node, residual, act, s.n));
 }
 
 bool GemmPackedFits(const Node& node, const LoweringContext& ctx) {
@@ -372,18 +373,8 @@ PackedShape GemmPackedShape(const LoweringContext& ctx, const Node& node) {
 }
 
 absl::Status LowerGemmPacked(LoweringContext& ctx, const Node& node) {
-  const auto& a = AttrsOr<GemmAttrs>(node);
-  const GemmShape g = GemmShapeOf(ctx, node);
-  PackedEpilogue e;
-  e.c = ctx.Arg(COf(node));
-  e.alpha = a.alpha;
-  e.beta = a.beta;
-  e.c_sm = g.c_sm;
-  e.c_sn = g.c_sn;
-  e.act = node.fused;
-  ctx.MarkActivationApplied();
   return EmitPacked(ctx, node, GemmPackedShape(ctx, node), node.inputs[0], node.inputs[1],
-                    node.outputs[0], e);
+                    node.outputs[0], GemmEpilogue(ctx, node));
 }
 
 }  // namespace
