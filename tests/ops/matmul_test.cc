@@ -79,37 +79,54 @@ INSTANTIATE_TEST_SUITE_P(
 // matmul_local_reduce).
 struct AddCase {
   std::string name;
-  std::vector<int64_t> a, w, addend;
-  bool relu;
+  std::vector<int64_t> a, w, addend;  // addend empty: no Add
+  bool relu = false;
 };
+
+// LinearGraph: y = MatMul(a, constant w), plus the addend (a constant bias,
+// or an input when it has a's rank: a residual), then a ReLU if asked.
+absl::StatusOr<OpGraph> LinearGraph(const AddCase& c) {
+  OpGraphBuilder b;
+  TensorRef x = b.Input("a", c.a);
+  TensorRef y = b.graph().AddNode(OpType::kMatMul, {x, b.Constant("w", c.w)});
+  if (!c.addend.empty()) {
+    const bool residual = c.addend.size() == c.a.size();
+    TensorRef addend = residual ? b.Input("r", c.addend) : b.Constant("bias", c.addend);
+    y = b.graph().AddNode(OpType::kAdd, {y, addend});
+  }
+  if (c.relu) y = b.graph().AddNode(OpType::kRelu, {y});
+  return std::move(b).Build(y);
+}
+
+// DispatchLabelsOf compiles `op` for `target` with tuning off (and
+// `choose_variant`, when set) and returns its dispatch labels.
+absl::StatusOr<std::vector<std::string>> DispatchLabelsOf(const OpGraph& op,
+                                                          EngineOptions::KernelTarget target,
+                                                          VariantChooser choose_variant = {}) {
+  const absl::StatusOr<Context>& context = SharedContext();
+  if (!context.ok()) return context.status();
+  EngineOptions options;
+  options.kernel_target = target;
+  options.tuning = EngineOptions::Tuning::kOff;
+  options.choose_variant = std::move(choose_variant);
+  absl::StatusOr<Engine> engine = Engine::Compile(*context, op.graph, options);
+  if (!engine.ok()) return engine.status();
+  return engine->DispatchLabels();
+}
 
 class MatMulAddTest : public ::testing::TestWithParam<std::tuple<std::string, AddCase>> {};
 
 TEST_P(MatMulAddTest, MatchesReference) {
   const auto& [variant, c] = GetParam();
-  OpGraphBuilder b;
-  TensorRef x = b.Input("a", c.a);
-  TensorRef mm = b.graph().AddNode(OpType::kMatMul, {x, b.Constant("w", c.w)});
-  const bool residual = c.addend.size() == c.a.size();
-  TensorRef addend = residual ? b.Input("r", c.addend) : b.Constant("bias", c.addend);
-  TensorRef y = b.graph().AddNode(OpType::kAdd, {mm, addend});
-  if (c.relu) y = b.graph().AddNode(OpType::kRelu, {y});
-  absl::StatusOr<OpGraph> op = std::move(b).Build(y);
+  absl::StatusOr<OpGraph> op = LinearGraph(c);
   ASSERT_TRUE(op.ok()) << op.status();
   // The GPU family's dispatches: the tile (and its reduction), no Add.
-  {
-    const absl::StatusOr<Context>& context = SharedContext();
-    ASSERT_TRUE(context.ok()) << context.status();
-    EngineOptions engine_options;
-    engine_options.kernel_target = EngineOptions::KernelTarget::kGpu;
-    engine_options.tuning = EngineOptions::Tuning::kOff;
-    auto forced = std::make_shared<int>(0);
-    engine_options.choose_variant = ForceVariant(OpType::kMatMul, variant, forced);
-    absl::StatusOr<Engine> engine = Engine::Compile(*context, op->graph, engine_options);
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    for (const std::string& label : engine->DispatchLabels()) {
-      EXPECT_NE(label.find("matmul_local"), std::string::npos) << c.name << ": " << label;
-    }
+  const absl::StatusOr<std::vector<std::string>> labels =
+      DispatchLabelsOf(*op, EngineOptions::KernelTarget::kGpu,
+                       ForceVariant(OpType::kMatMul, variant, std::make_shared<int>(0)));
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  for (const std::string& label : *labels) {
+    EXPECT_NE(label.find("matmul_local"), std::string::npos) << c.name << ": " << label;
   }
   CheckOptions options;
   auto forced = std::make_shared<int>(0);
@@ -137,39 +154,18 @@ INSTANTIATE_TEST_SUITE_P(
 // as rows, and the Add after it absorbed (bias [N] or [1, 1, N], or a
 // residual, with the Add's ReLU). The CPU family's dispatch list must hold
 // matmul_packed and no Add.
-struct PackedCase {
-  std::string name;
-  std::vector<int64_t> a, w, addend;  // addend empty: no Add
-  bool relu = false;
-};
-
-class MatMulPackedTest : public ::testing::TestWithParam<PackedCase> {};
+class MatMulPackedTest : public ::testing::TestWithParam<AddCase> {};
 
 TEST_P(MatMulPackedTest, MatchesReference) {
-  const PackedCase& c = GetParam();
-  OpGraphBuilder b;
-  TensorRef x = b.Input("a", c.a);
-  TensorRef y = b.graph().AddNode(OpType::kMatMul, {x, b.Constant("w", c.w)});
-  if (!c.addend.empty()) {
-    const bool residual = c.addend.size() == c.a.size();
-    TensorRef addend = residual ? b.Input("r", c.addend) : b.Constant("bias", c.addend);
-    y = b.graph().AddNode(OpType::kAdd, {y, addend});
-  }
-  if (c.relu) y = b.graph().AddNode(OpType::kRelu, {y});
-  absl::StatusOr<OpGraph> op = std::move(b).Build(y);
+  const AddCase& c = GetParam();
+  absl::StatusOr<OpGraph> op = LinearGraph(c);
   ASSERT_TRUE(op.ok()) << op.status();
-  {
-    const absl::StatusOr<Context>& context = SharedContext();
-    ASSERT_TRUE(context.ok()) << context.status();
-    EngineOptions engine_options;
-    engine_options.kernel_target = EngineOptions::KernelTarget::kCpu;
-    engine_options.tuning = EngineOptions::Tuning::kOff;
-    absl::StatusOr<Engine> engine = Engine::Compile(*context, op->graph, engine_options);
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    const std::vector<std::string> labels = engine->DispatchLabels();
-    ASSERT_EQ(labels.size(), 1u) << c.name << ": " << absl::StrJoin(labels, ", ");
-    EXPECT_NE(labels[0].find("matmul_packed"), std::string::npos) << c.name << ": " << labels[0];
-  }
+  const absl::StatusOr<std::vector<std::string>> labels =
+      DispatchLabelsOf(*op, EngineOptions::KernelTarget::kCpu);
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  ASSERT_EQ(labels->size(), 1u) << c.name << ": " << absl::StrJoin(*labels, ", ");
+  EXPECT_NE((*labels)[0].find("matmul_packed"), std::string::npos)
+      << c.name << ": " << (*labels)[0];
   CheckOptions options;
   auto forced = std::make_shared<int>(0);
   options.choose_variant = ForceVariant(OpType::kMatMul, "matmul_packed", forced);
@@ -179,14 +175,14 @@ TEST_P(MatMulPackedTest, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, MatMulPackedTest,
-    ::testing::Values(PackedCase{"exact", {16, 32}, {32, 32}, {}},
-                      PackedCase{"one_row", {1, 40}, {40, 24}, {24}},
-                      PackedCase{"ragged_m_n_k", {13, 30}, {30, 21}, {}},
-                      PackedCase{"k_below_4", {9, 3}, {3, 8}, {}},
-                      PackedCase{"batches_as_rows", {2, 5, 6}, {6, 10}, {}},
-                      PackedCase{"bias", {1, 11, 36}, {36, 40}, {40}},
-                      PackedCase{"bias3d_relu", {1, 11, 36}, {36, 40}, {1, 1, 40}, true},
-                      PackedCase{"residual_relu", {1, 11, 36}, {36, 40}, {1, 11, 40}, true}),
+    ::testing::Values(AddCase{"exact", {16, 32}, {32, 32}, {}},
+                      AddCase{"one_row", {1, 40}, {40, 24}, {24}},
+                      AddCase{"ragged_m_n_k", {13, 30}, {30, 21}, {}},
+                      AddCase{"k_below_4", {9, 3}, {3, 8}, {}},
+                      AddCase{"batches_as_rows", {2, 5, 6}, {6, 10}, {}},
+                      AddCase{"bias", {1, 11, 36}, {36, 40}, {40}},
+                      AddCase{"bias3d_relu", {1, 11, 36}, {36, 40}, {1, 1, 40}, true},
+                      AddCase{"residual_relu", {1, 11, 36}, {36, 40}, {1, 11, 40}, true}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace
