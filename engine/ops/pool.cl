@@ -63,6 +63,34 @@ __kernel void global_avg_pool_rows(__global const RECQ_T* restrict x, __global R
   if (lid == 0) RECQ_STORE(y, row, recq_activate(red[0] / inner, act, act_a, act_b));
 }
 
+// The strips of 8 outputs of max_pool_rows and avg_pool_rows.
+// recq_pool_taps8: one tap's 8 inputs, lane i at column iw + i * SW of
+// `row` (W wide): one vector load where all lie inside the row (stride 1:
+// vload8; stride 2: the even lanes of a vload16), else lane by lane with
+// columns outside reading `pad`.
+inline float8 recq_pool_taps8(const __global RECQ_T* row, int iw, int SW, int W, float pad) {
+  if (SW == 1 && iw >= 0 && iw + 8 <= W) return RECQ_LOAD8(row + iw, 0);
+  if (SW == 2 && iw >= 0 && iw + 16 <= W) return RECQ_LOAD16(row + iw, 0).even;
+  float t[8];
+  for (int i = 0; i < 8; ++i) {
+    const int col = iw + i * SW;
+    t[i] = col >= 0 && col < W ? RECQ_LOAD(row, col) : pad;
+  }
+  return vload8(0, t);
+}
+
+// recq_pool_store8 stores a strip at `yp`: as one vector where OW >= 8 (the
+// last strip was moved back to end at OW), else its first OW lanes.
+inline void recq_pool_store8(__global RECQ_T* yp, float8 r, int OW) {
+  if (OW >= 8) {
+    RECQ_STORE8(yp, 0, r);
+    return;
+  }
+  float t[8];
+  vstore8(r, 0, t);
+  for (int i = 0; i < OW; ++i) RECQ_STORE(yp, i, t[i]);
+}
+
 // MaxPool over rows of 8 outputs: work-item (i, oh, nc) computes outputs
 // 8i .. 8i+7 of row oh of plane nc (the last strip moved back to end at OW
 // where OW >= 8; narrower rows stored lane by lane) as one float8. Taps whose
@@ -85,32 +113,11 @@ __kernel void max_pool_rows(__global const RECQ_T* restrict x, __global RECQ_T* 
     if (ih < 0 || ih >= H) continue;
     const __global RECQ_T* row = xc + (size_t)ih * W;
     for (int kw = 0; kw < KW; ++kw) {
-      const int iw = ow0 * SW - PL + kw * DW;  // lane 0's column
-      float8 v;
-      if (SW == 1 && iw >= 0 && iw + 8 <= W) {
-        v = RECQ_LOAD8(row + iw, 0);
-      } else if (SW == 2 && iw >= 0 && iw + 16 <= W) {
-        v = RECQ_LOAD16(row + iw, 0).even;
-      } else {
-        float t[8];
-        for (int i = 0; i < 8; ++i) {
-          const int col = iw + i * SW;
-          t[i] = col >= 0 && col < W ? RECQ_LOAD(row, col) : -INFINITY;
-        }
-        v = vload8(0, t);
-      }
-      m = fmax(m, v);
+      m = fmax(m, recq_pool_taps8(row, ow0 * SW - PL + kw * DW, SW, W, -INFINITY));
     }
   }
   const float8 r = recq_activate8(m, act, act_a, act_b);
-  __global RECQ_T* yp = y + ((size_t)nc * OH + oh) * OW + ow0;
-  if (OW >= 8) {
-    RECQ_STORE8(yp, 0, r);
-  } else {
-    float t[8];
-    vstore8(r, 0, t);
-    for (int i = 0; i < OW; ++i) RECQ_STORE(yp, i, t[i]);
-  }
+  recq_pool_store8(y + ((size_t)nc * OH + oh) * OW + ow0, r, OW);
 }
 
 // AveragePool over rows of 8 outputs, for CPUs: avg_pool's contract with
@@ -143,21 +150,7 @@ __kernel void avg_pool_rows(__global const RECQ_T* restrict x, __global RECQ_T* 
     if (ih < 0 || ih >= H) continue;
     const __global RECQ_T* row = xc + (size_t)ih * W;
     for (int kw = 0; kw < KW; ++kw) {
-      const int iw = ow0 * SW - PL + kw * DW;  // lane 0's column
-      float8 v;
-      if (SW == 1 && iw >= 0 && iw + 8 <= W) {
-        v = RECQ_LOAD8(row + iw, 0);
-      } else if (SW == 2 && iw >= 0 && iw + 16 <= W) {
-        v = RECQ_LOAD16(row + iw, 0).even;
-      } else {
-        float t[8];
-        for (int i = 0; i < 8; ++i) {
-          const int col = iw + i * SW;
-          t[i] = col >= 0 && col < W ? RECQ_LOAD(row, col) : 0.0f;
-        }
-        v = vload8(0, t);
-      }
-      s += v;
+      s += recq_pool_taps8(row, ow0 * SW - PL + kw * DW, SW, W, 0.0f);
     }
   }
   const int8 lane = (int8)(0, 1, 2, 3, 4, 5, 6, 7);
@@ -169,12 +162,5 @@ __kernel void avg_pool_rows(__global const RECQ_T* restrict x, __global RECQ_T* 
   const float8 count = cols * (float)rows;
   const float8 avg = select((float8)(0.0f), s / count, count > 0.0f);
   const float8 r = recq_activate8(avg, act, act_a, act_b);
-  __global RECQ_T* yp = y + ((size_t)nc * OH + oh) * OW + ow0;
-  if (OW >= 8) {
-    RECQ_STORE8(yp, 0, r);
-  } else {
-    float t[8];
-    vstore8(r, 0, t);
-    for (int i = 0; i < OW; ++i) RECQ_STORE(yp, i, t[i]);
-  }
+  recq_pool_store8(y + ((size_t)nc * OH + oh) * OW + ow0, r, OW);
 }
