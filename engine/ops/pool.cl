@@ -79,6 +79,15 @@ inline float8 recq_pool_taps8(const __global RECQ_T* row, int iw, int SW, int W,
   return vload8(0, t);
 }
 
+// recq_pool_strip: the first output column of this work-item's strip
+// (dimension 0), the last strip moved back to end at OW where OW >= 8; -1
+// past the row.
+inline int recq_pool_strip(int OW) {
+  const int ow0 = get_global_id(0) * 8;
+  if (ow0 >= OW) return -1;
+  return OW >= 8 ? min(ow0, OW - 8) : ow0;
+}
+
 // recq_pool_store8 stores a strip at `yp`: as one vector where OW >= 8 (the
 // last strip was moved back to end at OW), else its first OW lanes.
 inline void recq_pool_store8(__global RECQ_T* yp, float8 r, int OW) {
@@ -101,11 +110,10 @@ inline void recq_pool_store8(__global RECQ_T* yp, float8 r, int OW) {
 __kernel void max_pool_rows(__global const RECQ_T* restrict x, __global RECQ_T* restrict y, int H,
                             int W, int OH, int OW, int KH, int KW, int SH, int SW, int PT, int PL,
                             int DH, int DW, int act, float act_a, float act_b) {
-  int ow0 = get_global_id(0) * 8;
+  const int ow0 = recq_pool_strip(OW);
+  if (ow0 < 0) return;
   const int oh = get_global_id(1);
   const int nc = get_global_id(2);
-  if (ow0 >= OW) return;
-  if (OW >= 8) ow0 = min(ow0, OW - 8);
   const __global RECQ_T* xc = x + (size_t)nc * H * W;
   float8 m = (float8)(-INFINITY);
   for (int kh = 0; kh < KH; ++kh) {
@@ -132,11 +140,10 @@ __kernel void avg_pool_rows(__global const RECQ_T* restrict x, __global RECQ_T* 
                             int W, int OH, int OW, int KH, int KW, int SH, int SW, int PT, int PL,
                             int PB, int PR, int DH, int DW, int count_include_pad, int act,
                             float act_a, float act_b) {
-  int ow0 = get_global_id(0) * 8;
+  const int ow0 = recq_pool_strip(OW);
+  if (ow0 < 0) return;
   const int oh = get_global_id(1);
   const int nc = get_global_id(2);
-  if (ow0 >= OW) return;
-  if (OW >= 8) ow0 = min(ow0, OW - 8);
   const __global RECQ_T* xc = x + (size_t)nc * H * W;
   const int lo_h = count_include_pad ? -PT : 0;
   const int hi_h = count_include_pad ? H + PB : H;
