@@ -26,10 +26,7 @@ __kernel void gemm(__global const RECQ_T* restrict a, __global const RECQ_T* res
       s2 = fma(RECQ_LOAD16(ar + k + 32, 0), RECQ_LOAD16(br + k + 32, 0), s2);
       s3 = fma(RECQ_LOAD16(ar + k + 48, 0), RECQ_LOAD16(br + k + 48, 0), s3);
     }
-    const float16 s = (s0 + s1) + (s2 + s3);
-    const float8 s8 = s.lo + s.hi;
-    const float4 s4 = s8.lo + s8.hi;
-    acc = (s4.x + s4.y) + (s4.z + s4.w);
+    acc = recq_sum16((s0 + s1) + (s2 + s3));
   }
   for (; k < K; ++k) acc = fma(RECQ_LOAD(a, m * a_sm + k * a_sk), RECQ_LOAD(b, k * b_sk + n * b_sn), acc);
   float v = alpha * acc;

@@ -90,9 +90,7 @@ __kernel void norm_rows_vec(__global const RECQ_T* restrict x, __global const RE
   float sum = 0.0f;
   for (int j = 0; j < D16; j += 16) s16 += RECQ_LOAD16(p + j, 0);
   for (int j = D16; j < D; ++j) sum += RECQ_LOAD(p, j);
-  float8 s8 = s16.lo + s16.hi;
-  float4 s4 = s8.lo + s8.hi;
-  const float mean = (sum + (s4.x + s4.y) + (s4.z + s4.w)) / (float)D;
+  const float mean = (sum + recq_sum16(s16)) / (float)D;
   s16 = (float16)(0.0f);
   float sq = 0.0f;
   for (int j = 0; j < D16; j += 16) {
@@ -103,9 +101,7 @@ __kernel void norm_rows_vec(__global const RECQ_T* restrict x, __global const RE
     const float d = RECQ_LOAD(p, j) - mean;
     sq += d * d;
   }
-  s8 = s16.lo + s16.hi;
-  s4 = s8.lo + s8.hi;
-  const float inv = rsqrt((sq + (s4.x + s4.y) + (s4.z + s4.w)) / (float)D + epsilon);
+  const float inv = rsqrt((sq + recq_sum16(s16)) / (float)D + epsilon);
   for (int j = 0; j < D16; j += 16) {
     float16 v = (RECQ_LOAD16(p + j, 0) - mean) * inv * RECQ_LOAD16(scale + j, 0);
     if (has_bias) v += RECQ_LOAD16(bias + j, 0);

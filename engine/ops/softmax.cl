@@ -71,9 +71,7 @@ __kernel void softmax_rows_vec(__global const RECQ_T* restrict x, __global RECQ_
   const int D16 = D & ~15;
   float16 m16 = (float16)(-INFINITY);
   for (int d = 0; d < D16; d += 16) m16 = fmax(m16, RECQ_LOAD16(xr + d, 0));
-  float8 m8 = fmax(m16.lo, m16.hi);
-  float4 m4 = fmax(m8.lo, m8.hi);
-  float m = fmax(fmax(m4.x, m4.y), fmax(m4.z, m4.w));
+  float m = recq_max16(m16);
   for (int d = D16; d < D; ++d) m = fmax(m, RECQ_LOAD(xr, d));
   float16 s16 = (float16)(0.0f);
   float sum = 0.0f;
@@ -92,9 +90,7 @@ __kernel void softmax_rows_vec(__global const RECQ_T* restrict x, __global RECQ_
     sum += e;
   }
 #endif
-  const float8 s8 = s16.lo + s16.hi;
-  const float4 s4 = s8.lo + s8.hi;
-  sum += (s4.x + s4.y) + (s4.z + s4.w);
+  sum += recq_sum16(s16);
 #ifdef RECQ_LOG_SOFTMAX
   const float shift = m + log(sum);
   for (int d = 0; d < D16; d += 16) RECQ_STORE16(yr + d, 0, RECQ_LOAD16(xr + d, 0) - shift);

@@ -38,6 +38,19 @@ inline int recq_broadcast_offset(int i, int8 dims, int8 strides) {
   return offset;
 }
 
+// recq_sum16 / recq_max16: the sum (halves added: 8 + 8, 4 + 4, then
+// (x + y) + (z + w)) and the maximum of a float16's lanes.
+inline float recq_sum16(float16 v) {
+  const float8 a = v.lo + v.hi;
+  const float4 b = a.lo + a.hi;
+  return (b.x + b.y) + (b.z + b.w);
+}
+inline float recq_max16(float16 v) {
+  const float8 a = fmax(v.lo, v.hi);
+  const float4 b = fmax(a.lo, a.hi);
+  return fmax(fmax(b.x, b.y), fmax(b.z, b.w));
+}
+
 // recq_activate applied to every lane of a float8 / float16 (same codes).
 #define RECQ_DEFINE_VECTOR_ACTIVATE(T, N)                                             \
   inline T recq_activate##N(T v, int act, float a, float b) {                         \
