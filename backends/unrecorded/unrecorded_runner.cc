@@ -1,5 +1,8 @@
 #include "backends/unrecorded/unrecorded_runner.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "backends/opencl/cl_error.h"
 #include "backends/replay/replay_recording.h"
@@ -30,20 +33,21 @@ class UnrecordedRunner final : public RecordingBackend {
                        absl::Span<const cl_event> wait_list, cl_event* done) override {
     const DispatchList& list = res_.engine().list;
     if (kernels_.empty()) return EnqueueKernels(queue, list, kernels_, wait_list, done);
-    svm_args_.resize(kernels_.size());
+    // Per slot: some argument may hold an SVM pointer (either kind while
+    // this run sets them, in case a set fails).
+    svm_held_.resize(slot_mems.size(), false);
+    svm_to_mem_.resize(slot_mems.size());
+    for (size_t s = 0; s < slot_mems.size(); ++s) {
+      svm_to_mem_[s] = svm_held_[s] && !slot_mems[s].is_svm();
+      svm_held_[s] = svm_held_[s] || slot_mems[s].is_svm();
+    }
     for (size_t d = 0; d < kernels_.size(); ++d) {
       const Dispatch& dispatch = list.dispatches[d];
-      std::vector<bool>& held = svm_args_[d];
-      held.resize(dispatch.args.size(), false);
-      std::vector<bool> svm(dispatch.args.size(), false);
-      bool svm_to_mem = false;
-      for (size_t i = 0; i < dispatch.args.size(); ++i) {
-        const DispatchArg& arg = dispatch.args[i];
-        svm[i] = arg.kind == DispatchArg::Kind::kSlot && slot_mems[arg.index].is_svm();
-        svm_to_mem |= held[i] && !svm[i];
-        held[i] = held[i] || svm[i];  // either, if a set below fails
-      }
-      if (svm_to_mem) {
+      const bool fresh =
+          std::any_of(dispatch.args.begin(), dispatch.args.end(), [&](const DispatchArg& arg) {
+            return arg.kind == DispatchArg::Kind::kSlot && svm_to_mem_[arg.index];
+          });
+      if (fresh) {
         // SVM back to cl_mem (recording_backend.h): a fresh kernel.
         RECQ_ASSIGN_OR_RETURN(kernels_[d], res_.CreateKernel(d, slot_mems));
       } else {
@@ -56,18 +60,19 @@ class UnrecordedRunner final : public RecordingBackend {
           }
         }
       }
-      held = std::move(svm);
       RECQ_RETURN_IF_ERROR(EnqueueDispatch(queue, dispatch, kernels_[d].get(),
                                            d == 0 ? wait_list : absl::Span<const cl_event>(),
                                            d + 1 == kernels_.size() ? done : nullptr));
     }
+    for (size_t s = 0; s < slot_mems.size(); ++s) svm_held_[s] = slot_mems[s].is_svm();
     return absl::OkStatus();
   }
 
  private:
   RecordingResources res_;
   std::vector<cl::UniqueKernel> kernels_;
-  std::vector<std::vector<bool>> svm_args_;  // per dispatch and argument: holds an SVM pointer
+  std::vector<bool> svm_held_;    // per slot, as in the replay list
+  std::vector<bool> svm_to_mem_;  // per slot: from SVM back to a cl_mem this run
 };
 
 }  // namespace
