@@ -16,6 +16,7 @@
 #include <climits>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <limits>
 #include <memory>
@@ -830,15 +831,22 @@ absl::StatusOr<pb::EngineFile> ParseEngineFile(absl::string_view bytes) {
                      "version ",
                      kEngineFileFormatVersion, ": rebuild the engine (recq build MODEL.onnx)"));
   }
-  RECQ_ASSIGN_OR_RETURN(std::string digest, Sha256(envelope.payload));
-  if (envelope.payload_sha256 != digest) {
+  // The digest is taken on another thread while this one parses: a parse
+  // of unchecked bytes is safe (protobuf checks every length), and its
+  // result is used only once the digest matches.
+  std::future<absl::StatusOr<std::string>> digest =
+      std::async(std::launch::async, [payload = envelope.payload] { return Sha256(payload); });
+  pb::EngineFile f;
+  const bool parsed =
+      f.ParseFromArray(envelope.payload.data(), static_cast<int>(envelope.payload.size()));
+  RECQ_ASSIGN_OR_RETURN(std::string payload_digest, digest.get());
+  if (envelope.payload_sha256 != payload_digest) {
     return absl::DataLossError(
         absl::StrCat("engine file: the SHA-256 of its ", envelope.payload.size(),
                      "-byte payload does not match the stored one (corrupt, truncated or "
                      "modified file)"));
   }
-  pb::EngineFile f;
-  if (!f.ParseFromArray(envelope.payload.data(), static_cast<int>(envelope.payload.size()))) {
+  if (!parsed) {
     return absl::DataLossError(
         "engine file: the payload passes its checksum but does not parse (written by a "
         "broken writer?)");
@@ -933,6 +941,28 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
   auto state = std::make_shared<internal::EngineState>(context);
   state->options = options;
   state->lowered_for = here;
+  // The programs load from their stored binaries on another thread while
+  // this one lowers the stored graph: the two are independent, and each is
+  // a large part of the load (PoCL unpacks every binary into its cache).
+  std::vector<internal::ProgramRequest> requests(f.programs_size());
+  for (int p = 0; p < f.programs_size(); ++p) {
+    const pb::Program& program = f.programs(p);
+    requests[p].source = program.source();
+    requests[p].options.assign(program.options().begin(), program.options().end());
+    if (same_driver) requests[p].binary = program.binary();
+  }
+  internal::ProgramCache& program_cache = state->context->programs;
+  std::future<absl::Status> programs_ready =
+      std::async(std::launch::async, [&program_cache, &requests] {
+        const auto programs_start = std::chrono::steady_clock::now();
+        absl::Status built = program_cache.GetOrBuildAll(absl::MakeSpan(requests));
+        Log(LogLevel::kInfo, absl::StrCat("load: ", requests.size(), " programs ready in ",
+                                          std::chrono::duration<double, std::milli>(
+                                              std::chrono::steady_clock::now() - programs_start)
+                                              .count(),
+                                          " ms (beside the lowering)"));
+        return built;
+      });
   const bool from_graph = !f.graph_onnx().empty();
   RECQ_ASSIGN_OR_RETURN(internal::DispatchList stored, internal::ListOf(f, !from_graph));
   if (from_graph) {
@@ -974,20 +1004,7 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
                                       : f.graph_missing_reason();
   }
 
-  std::vector<internal::ProgramRequest> requests(f.programs_size());
-  for (int p = 0; p < f.programs_size(); ++p) {
-    const pb::Program& program = f.programs(p);
-    requests[p].source = program.source();
-    requests[p].options.assign(program.options().begin(), program.options().end());
-    if (same_driver) requests[p].binary = program.binary();
-  }
-  const auto programs_start = std::chrono::steady_clock::now();
-  RECQ_RETURN_IF_ERROR(state->context->programs.GetOrBuildAll(absl::MakeSpan(requests)));
-  Log(LogLevel::kInfo, absl::StrCat("load: ", requests.size(), " programs ready in ",
-                                    std::chrono::duration<double, std::milli>(
-                                        std::chrono::steady_clock::now() - programs_start)
-                                        .count(),
-                                    " ms"));
+  RECQ_RETURN_IF_ERROR(programs_ready.get());
   std::vector<std::shared_ptr<const std::string>> sources;
   for (internal::ProgramRequest& r : requests) {
     if (r.origin == internal::ProgramOrigin::kSource) ++state->stats.kernels_built;

@@ -227,9 +227,18 @@ absl::StatusOr<std::vector<int64_t>> Importer::InputShape(const onnx::ValueInfoP
 absl::Status Importer::CollectInitializers() {
   for (const onnx::TensorProto& t : graph_.initializer()) {
     if (t.name().empty()) return absl::InvalidArgumentError("an initializer has no name");
-    if (state_.ids.contains(t.name()) || state_.consts.contains(t.name())) {
+    if (state_.ids.contains(t.name()) || state_.HasConstant(t.name())) {
       return absl::InvalidArgumentError(
           absl::StrCat("initializer '", t.name(), "' is declared twice"));
+    }
+    if (t.data_type() == onnx::TensorProto::FLOAT && t.has_raw_data() &&
+        t.data_location() != onnx::TensorProto::EXTERNAL) {
+      absl::Status checked = onnx_import::CheckRawTensor(t);
+      if (!checked.ok()) {
+        return absl::Status(checked.code(), absl::StrCat("initializer: ", checked.message()));
+      }
+      state_.raw_initializers[t.name()] = &t;
+      continue;
     }
     absl::StatusOr<HostTensorData> data = DecodeTensor(t, options_.external_data_dir);
     if (!data.ok()) {
@@ -250,8 +259,7 @@ absl::StatusOr<std::vector<int>> Importer::TopologicalOrder() {
         {&node, node.name().empty() ? absl::StrCat(node.op_type(), "_", i) : node.name()});
     for (const std::string& out : node.output()) {
       if (out.empty()) continue;
-      if (state_.ids.contains(out) || state_.consts.contains(out) ||
-          !producer.emplace(out, i).second) {
+      if (state_.ids.contains(out) || state_.HasConstant(out) || !producer.emplace(out, i).second) {
         return absl::InvalidArgumentError(absl::StrCat("node '", node_refs_[i].name, "' (",
                                                        node.op_type(), ") writes '", out,
                                                        "', which already has a producer"));
@@ -273,7 +281,7 @@ absl::StatusOr<std::vector<int>> Importer::TopologicalOrder() {
       if (it != producer.end()) {
         ++pending[i];
         consumers[it->second].push_back(i);
-      } else if (!state_.ids.contains(in) && !state_.consts.contains(in)) {
+      } else if (!state_.ids.contains(in) && !state_.HasConstant(in)) {
         return Invalid(node_refs_[i],
                        absl::StrCat("input '", in,
                                     "' is not produced by any node, graph input or initializer"));
@@ -283,7 +291,7 @@ absl::StatusOr<std::vector<int>> Importer::TopologicalOrder() {
   for (const onnx::ValueInfoProto& out : graph_.output()) {
     state_.used.insert(out.name());
     if (!producer.contains(out.name()) && !state_.ids.contains(out.name()) &&
-        !state_.consts.contains(out.name())) {
+        !state_.HasConstant(out.name())) {
       return absl::InvalidArgumentError(
           absl::StrCat("graph output '", out.name(),
                        "' is not produced by any node, graph input or initializer"));

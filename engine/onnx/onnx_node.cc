@@ -15,6 +15,20 @@ ValueId ImportState::AddValue(Value v) {
   return id;
 }
 
+absl::StatusOr<const OnnxConstant*> ImportState::FindConstant(const std::string& name) {
+  auto c = consts.find(name);
+  if (c != consts.end()) return &c->second;
+  auto raw = raw_initializers.find(name);
+  if (raw == raw_initializers.end()) return nullptr;
+  absl::StatusOr<HostTensorData> data = DecodeTensor(*raw->second, external_dir);
+  if (!data.ok()) {
+    return absl::Status(data.status().code(),
+                        absl::StrCat("initializer: ", data.status().message()));
+  }
+  raw_initializers.erase(raw);
+  return &(consts[name] = ToConstant(*std::move(data)));
+}
+
 OnnxConstant ToConstant(HostTensorData data) {
   OnnxConstant c;
   c.name = std::move(data.name);
@@ -34,32 +48,58 @@ absl::StatusOr<ValueId> NodeContext::Input(int i, bool optional) {
   const std::string& name = proto_.input(i);
   auto it = state_.ids.find(name);
   if (it != state_.ids.end()) return it->second;
+  // The first read makes the constant's value; later reads find it in ids.
+  std::vector<int64_t> dims;
+  DataType type = DataType::kFloat32;
+  std::shared_ptr<const HostData> data;
+  auto raw = state_.raw_initializers.find(name);
   auto c = state_.consts.find(name);
-  if (c == state_.consts.end()) return Invalid(absl::StrCat("input '", name, "' has no producer"));
-  for (int64_t d : c->second.dims) {
+  if (raw != state_.raw_initializers.end()) {
+    dims.assign(raw->second->dims().begin(), raw->second->dims().end());
+  } else if (c != state_.consts.end()) {
+    dims = c->second.dims;
+    type = c->second.type();
+  } else {
+    return Invalid(absl::StrCat("input '", name, "' has no producer"));
+  }
+  for (int64_t d : dims) {
     if (d <= 0) {
       return Unsupported(
           absl::StrCat("input '", name, "' is an empty tensor; empty tensors are not supported"));
     }
   }
+  if (c != state_.consts.end()) {
+    data = std::make_shared<const HostData>(c->second.ToHostData());
+  } else {
+    // A float32 initializer's raw_data (checked when it was collected).
+    const std::string& bytes = raw->second->raw_data();
+    RECQ_ASSIGN_OR_RETURN(
+        HostData host, HostData::FromBytes(
+                           type, absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                     bytes.size())));
+    data = std::make_shared<const HostData>(std::move(host));
+  }
   Value v;
   v.name = name;
   v.kind = Value::Kind::kConstant;
-  v.desc = {c->second.dims, c->second.type()};
-  v.data = std::make_shared<const HostData>(c->second.ToHostData());
+  v.desc = {std::move(dims), type};
+  v.data = data;
   return state_.AddValue(std::move(v));
 }
 
 absl::StatusOr<const OnnxConstant*> NodeContext::ConstantInput(int i) {
   if (i >= proto_.input_size() || proto_.input(i).empty()) return nullptr;
   const std::string& name = proto_.input(i);
-  auto c = state_.consts.find(name);
-  if (c == state_.consts.end()) {
+  absl::StatusOr<const OnnxConstant*> c = state_.FindConstant(name);
+  if (!c.ok())
+    return absl::Status(c.status().code(), absl::StrCat("node '", name_, "' (", op_type(),
+                                                        "): ", c.status().message()));
+  if (*c == nullptr) {
     return Unsupported(absl::StrCat("input '", name,
                                     "' must be a constant (an initializer or a Constant "
                                     "node); computed values are not supported there"));
   }
-  return &c->second;
+  return *c;
 }
 
 const onnx::AttributeProto* NodeContext::Attr(absl::string_view name) const {

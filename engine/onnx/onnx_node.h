@@ -22,11 +22,21 @@ struct ImportState {
   std::vector<ValueId> inputs;
   absl::flat_hash_map<std::string, ValueId> ids;          // names with a recq value
   absl::flat_hash_map<std::string, OnnxConstant> consts;  // initializers, folded Constants
-  absl::flat_hash_set<std::string> used;                  // names any node or output reads
+  // Float32 initializers whose elements are in raw_data: checked when they
+  // are collected, decoded only when an op reads their values (FindConstant
+  // moves them to `consts`). Input() copies their bytes straight into the
+  // graph's constant: the weights are copied once, not three times.
+  absl::flat_hash_map<std::string, const onnx::TensorProto*> raw_initializers;
+  absl::flat_hash_set<std::string> used;  // names any node or output reads
   absl::flat_hash_set<std::string> graph_outputs;
   std::string external_dir;  // where external tensor data is read from
 
   ValueId AddValue(Value v);
+  bool HasConstant(const std::string& name) const {
+    return consts.contains(name) || raw_initializers.contains(name);
+  }
+  // FindConstant returns constant `name`, decoded; nullptr if there is none.
+  absl::StatusOr<const OnnxConstant*> FindConstant(const std::string& name);
 };
 
 // ToConstant converts a decoded tensor.

@@ -131,13 +131,14 @@ void FromBytes(const std::string& raw, HostTensorData& out) {
 
 }  // namespace
 
-absl::StatusOr<HostTensorData> DecodeTensor(const onnx::TensorProto& tensor,
-                                            absl::string_view external_dir) {
-  HostTensorData out;
+namespace {
+
+// DecodeHeader fills `out`'s name, types and dims from `tensor` and returns
+// the byte count its elements need.
+absl::StatusOr<size_t> DecodeHeader(const onnx::TensorProto& tensor, absl::string_view label,
+                                    HostTensorData& out) {
   out.name = tensor.name();
   out.data_type = tensor.data_type();
-  const std::string label =
-      tensor.name().empty() ? "a tensor" : absl::StrCat("tensor '", tensor.name(), "'");
   RECQ_ASSIGN_OR_RETURN(out.dtype, FromOnnxType(out.data_type, label));
   int64_t count = 1;
   for (int64_t d : tensor.dims()) {
@@ -153,8 +154,34 @@ absl::StatusOr<HostTensorData> DecodeTensor(const onnx::TensorProto& tensor,
     count *= d;
     out.dims.push_back(d);
   }
-  const size_t elem = DataTypeSize(out.dtype);
-  const size_t expected = static_cast<size_t>(count) * elem;
+  return static_cast<size_t>(count) * DataTypeSize(out.dtype);
+}
+
+std::string LabelOf(const onnx::TensorProto& tensor) {
+  return tensor.name().empty() ? "a tensor" : absl::StrCat("tensor '", tensor.name(), "'");
+}
+
+absl::Status CheckRawSize(const std::string& raw, absl::string_view label, size_t expected) {
+  if (raw.size() == expected) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(label, " has ", raw.size(), " bytes of raw_data, its dims need ", expected));
+}
+
+}  // namespace
+
+absl::Status CheckRawTensor(const onnx::TensorProto& tensor) {
+  const std::string label = LabelOf(tensor);
+  HostTensorData header;
+  RECQ_ASSIGN_OR_RETURN(const size_t expected, DecodeHeader(tensor, label, header));
+  return CheckRawSize(tensor.raw_data(), label, expected);
+}
+
+absl::StatusOr<HostTensorData> DecodeTensor(const onnx::TensorProto& tensor,
+                                            absl::string_view external_dir) {
+  HostTensorData out;
+  const std::string label = LabelOf(tensor);
+  RECQ_ASSIGN_OR_RETURN(const size_t expected, DecodeHeader(tensor, label, out));
+  const int64_t count = static_cast<int64_t>(expected / DataTypeSize(out.dtype));
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
     RECQ_ASSIGN_OR_RETURN(std::string raw, ReadExternal(tensor, label, external_dir, expected));
     FromBytes(raw, out);
@@ -162,10 +189,7 @@ absl::StatusOr<HostTensorData> DecodeTensor(const onnx::TensorProto& tensor,
   }
   if (tensor.has_raw_data()) {
     const std::string& raw = tensor.raw_data();
-    if (raw.size() != expected) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(label, " has ", raw.size(), " bytes of raw_data, its dims need ", expected));
-    }
+    RECQ_RETURN_IF_ERROR(CheckRawSize(raw, label, expected));
     FromBytes(raw, out);  // raw_data is little-endian, like every host recq runs on
     return out;
   }

@@ -45,6 +45,11 @@ int32_t ToOnnxType(DataType dtype);
 [[nodiscard]] absl::StatusOr<HostTensorData> DecodeTensor(const onnx::TensorProto& tensor,
                                                           absl::string_view external_dir = "");
 
+// CheckRawTensor checks what DecodeTensor would of a tensor whose elements
+// are in raw_data (its element type, its dims and the byte count they need)
+// without copying the elements.
+[[nodiscard]] absl::Status CheckRawTensor(const onnx::TensorProto& tensor);
+
 // ParseTensorBytes parses and decodes a serialized TensorProto.
 [[nodiscard]] absl::StatusOr<HostTensorData> ParseTensorBytes(absl::string_view bytes);
 
