@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "engine/onnx/onnx_tensor.h"
 #include "onnx/onnx_pb.h"
 #include "recq/op_registry.h"
@@ -20,8 +21,10 @@ struct ImportState {
   std::vector<Value> values;
   std::vector<Node> nodes;
   std::vector<ValueId> inputs;
-  absl::flat_hash_map<std::string, ValueId> ids;          // names with a recq value
-  absl::flat_hash_map<std::string, OnnxConstant> consts;  // initializers, folded Constants
+  absl::flat_hash_map<std::string, ValueId> ids;  // names with a recq value
+  // Initializers and folded Constants; a node map: FindConstant adds to it
+  // while an op holds pointers to entries it returned before.
+  absl::node_hash_map<std::string, OnnxConstant> consts;
   // Float32 initializers whose elements are in raw_data: checked when they
   // are collected, decoded only when an op reads their values (FindConstant
   // moves them to `consts`). Input() copies their bytes straight into the

@@ -264,6 +264,56 @@ TEST(OnnxImporterTest, WrongRawDataSizeIsInvalidArgument) {
   EXPECT_THAT(g.status().message(), HasSubstr("'w' has 10 bytes of raw_data"));
 }
 
+// A float32 initializer stored as raw_data (as exporters write weights).
+void RawInitializer(ModelBuilder& m, const std::string& name, std::vector<int64_t> dims,
+                    const std::vector<float>& data) {
+  onnx::TensorProto* t = m.graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t->add_dims(d);
+  t->set_raw_data(std::string(reinterpret_cast<const char*>(data.data()), data.size() * 4));
+}
+
+// Raw float32 initializers are checked when collected and decoded when a
+// node reads them: as a value (Add's input), as a constant (folding both
+// inputs of an Add), or both.
+TEST(OnnxImporterTest, RawInitializersReadAsValuesAndConstants) {
+  ModelBuilder m;
+  m.Input("x", {4});
+  RawInitializer(m, "c", {4}, {1, 2, 3, 4});
+  RawInitializer(m, "d", {4}, {0.5f, 0.25f, -1, 8});
+  m.Node("Add", {"x", "c"}, {"y"});
+  m.Node("Add", {"c", "d"}, {"e"});  // both constant: folded at import
+  m.Node("Add", {"y", "e"}, {"z"});
+  m.Output("z");
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph g, LoadOnnxFromBytes(m.Bytes()));
+  ASSERT_EQ(g.nodes().size(), 2u);
+  const Value& c = g.value(g.nodes()[0].inputs[1]);
+  ASSERT_EQ(c.kind, Value::Kind::kConstant);
+  EXPECT_EQ(std::vector<float>(c.floats().begin(), c.floats().end()),
+            (std::vector<float>{1, 2, 3, 4}));
+  const Value& e = g.value(g.nodes()[1].inputs[1]);
+  ASSERT_EQ(e.kind, Value::Kind::kConstant);
+  EXPECT_EQ(std::vector<float>(e.floats().begin(), e.floats().end()),
+            (std::vector<float>{1.5f, 2.25f, 2, 12}));
+}
+
+// A raw initializer no node reads is checked all the same.
+TEST(OnnxImporterTest, UnusedRawInitializerIsChecked) {
+  ModelBuilder m;
+  m.Input("x", {4});
+  m.Node("Relu", {"x"}, {"y"});
+  m.Output("y");
+  onnx::TensorProto* bad = m.graph()->add_initializer();
+  bad->set_name("bad");
+  bad->set_data_type(onnx::TensorProto::FLOAT);
+  bad->add_dims(2);
+  bad->set_raw_data(std::string(3, '\0'));
+  absl::StatusOr<Graph> g = LoadOnnxFromBytes(m.Bytes());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(g.status().message(), HasSubstr("'bad' has 3 bytes of raw_data, its dims need 8"));
+}
+
 }  // namespace
 }  // namespace recq
 
