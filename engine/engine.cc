@@ -26,11 +26,6 @@ namespace recq {
 namespace internal {
 namespace {
 
-double MsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
 std::string ProgramKey(const internal::KernelRef& ref) {
   std::string key = ref.program;
   for (const std::string& option : ref.options) absl::StrAppend(&key, " ", option);

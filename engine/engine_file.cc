@@ -889,10 +889,7 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
   auto start = std::chrono::steady_clock::now();
   RECQ_ASSIGN_OR_RETURN(pb::EngineFile f, internal::ParseEngineFile(bytes));
   Log(LogLevel::kInfo, absl::StrCat("load: ", bytes.size(), " bytes checked and parsed in ",
-                                    std::chrono::duration<double, std::milli>(
-                                        std::chrono::steady_clock::now() - start)
-                                        .count(),
-                                    " ms"));
+                                    internal::MsSince(start), " ms"));
   EngineOptions options;
   options.optimize = f.options().optimize();
   options.kernel_target = internal::KernelTargetOf(f.options().kernel_target());
@@ -929,8 +926,7 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
     state->graph_onnx = std::make_shared<const std::string>(std::move(*f.mutable_graph_onnx()));
     state->stats.origin = EngineOrigin::kFileRelowered;
     state->stats.origin_reason = absl::StrCat(mismatch, ": re-lowered from the stored graph");
-    state->stats.compile_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    state->stats.compile_ms = internal::MsSince(start);
     return Engine(std::move(state));
   }
   if (!same_driver && load.strict) {
@@ -956,11 +952,9 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
       std::async(std::launch::async, [&program_cache, &requests] {
         const auto programs_start = std::chrono::steady_clock::now();
         absl::Status built = program_cache.GetOrBuildAll(absl::MakeSpan(requests));
-        Log(LogLevel::kInfo, absl::StrCat("load: ", requests.size(), " programs ready in ",
-                                          std::chrono::duration<double, std::milli>(
-                                              std::chrono::steady_clock::now() - programs_start)
-                                              .count(),
-                                          " ms (beside the lowering)"));
+        Log(LogLevel::kInfo,
+            absl::StrCat("load: ", requests.size(), " programs ready in ",
+                         internal::MsSince(programs_start), " ms (beside the lowering)"));
         return built;
       });
   const bool from_graph = !f.graph_onnx().empty();
@@ -983,10 +977,7 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
     }
     state->list = std::move(stored);
     Log(LogLevel::kInfo, absl::StrCat("load: stored graph lowered and checked in ",
-                                      std::chrono::duration<double, std::milli>(
-                                          std::chrono::steady_clock::now() - lower_start)
-                                          .count(),
-                                      " ms"));
+                                      internal::MsSince(lower_start), " ms"));
   } else {
     state->list = std::move(stored);
   }
@@ -1029,8 +1020,7 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
     state->stats.origin_reason =
         absl::StrCat(mismatch, ": stored lowering, programs rebuilt from the stored sources");
   }
-  state->stats.compile_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  state->stats.compile_ms = internal::MsSince(start);
   return Engine(std::move(state));
 }
 

@@ -2,6 +2,7 @@
 #ifndef RECQ_ENGINE_ENGINE_STATE_H_
 #define RECQ_ENGINE_ENGINE_STATE_H_
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <utility>
@@ -16,6 +17,12 @@
 #include "recq/op_registry.h"
 
 namespace recq::internal {
+
+// MsSince is the time since `start` in milliseconds.
+inline double MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
 
 // Where a slot is used: dispatch index and argument index.
 struct ArgUse {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/context_state.h"
+#include "engine/engine_state.h"
 #include "engine/kernel_library.h"
 #include "engine/status_macros.h"
 #include "engine/tuning_cache.h"
@@ -33,10 +34,6 @@ namespace internal {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double MsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 // KeyWriter renders a node's ONNX form (its attributes) into a key.
 class KeyWriter final : public OnnxNodeWriter {
