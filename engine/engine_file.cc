@@ -698,8 +698,15 @@ absl::StatusOr<std::string> SerializeEngineState(const EngineState& state) {
       std::sort(options_sorted.begin(), options_sorted.end());
       for (const std::string& o : options_sorted) p->add_options(o);
       p->set_source(*state.kernel_sources[k]);
-      RECQ_ASSIGN_OR_RETURN(std::vector<uint8_t> binary,
-                            ProgramBinary(state.programs[k]->get(), state.context->device));
+      // An engine loaded as stored keeps its file's binaries (it serializes
+      // to the file it came from); otherwise the binary is taken as the
+      // driver has the program now (ProgramCache::CurrentBinary).
+      RECQ_ASSIGN_OR_RETURN(
+          std::vector<uint8_t> binary,
+          state.stats.origin == EngineOrigin::kFileAsStored
+              ? ProgramBinary(state.programs[k]->get(), state.context->device)
+              : state.context->programs.CurrentBinary(state.programs[k]->get(),
+                                                      *state.kernel_sources[k], ref.options));
       std::string stored(binary.begin(), binary.end());
       CanonicalizePoclBinary(&stored);
       p->set_binary(std::move(stored));
@@ -831,11 +838,14 @@ absl::StatusOr<pb::EngineFile> ParseEngineFile(absl::string_view bytes) {
                      "version ",
                      kEngineFileFormatVersion, ": rebuild the engine (recq build MODEL.onnx)"));
   }
-  // The digest is taken on another thread while this one parses: a parse
-  // of unchecked bytes is safe (protobuf checks every length), and its
-  // result is used only once the digest matches.
-  std::future<absl::StatusOr<std::string>> digest =
-      std::async(std::launch::async, [payload = envelope.payload] { return Sha256(payload); });
+  // A large payload's digest is taken on another thread while this one
+  // parses (a small one's costs less than starting a thread): a parse of
+  // unchecked bytes is safe (protobuf checks every length), and its result
+  // is used only once the digest matches.
+  constexpr size_t kDigestBesideParse = size_t{4} << 20;
+  std::future<absl::StatusOr<std::string>> digest = std::async(
+      envelope.payload.size() >= kDigestBesideParse ? std::launch::async : std::launch::deferred,
+      [payload = envelope.payload] { return Sha256(payload); });
   pb::EngineFile f;
   const bool parsed =
       f.ParseFromArray(envelope.payload.data(), static_cast<int>(envelope.payload.size()));

@@ -173,6 +173,21 @@ absl::StatusOr<SharedProgram> ProgramCache::GetOrLoad(absl::string_view source,
   return entry->program;
 }
 
+absl::StatusOr<std::vector<uint8_t>> ProgramCache::CurrentBinary(
+    cl_program program, absl::string_view source, absl::Span<const std::string> options) const {
+  if (!IsPocl()) return ProgramBinary(program, device_);
+  std::vector<std::string> sorted(options.begin(), options.end());
+  std::sort(sorted.begin(), sorted.end());
+  RECQ_ASSIGN_OR_RETURN(cl::UniqueProgram fresh,
+                        BuildFromSource(context_, device_, source, absl::StrJoin(sorted, " ")));
+  return ProgramBinary(fresh.get(), device_);
+}
+
+bool ProgramCache::IsPocl() const {
+  return device_info_ != nullptr &&
+         device_info_->platform_name.find("Portable Computing Language") != std::string::npos;
+}
+
 absl::Status ProgramCache::GetOrBuildAll(absl::Span<ProgramRequest> requests, unsigned threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   // PoCL compiles under one lock per cl_context, so its builds do not run
@@ -180,10 +195,7 @@ absl::Status ProgramCache::GetOrBuildAll(absl::Span<ProgramRequest> requests, un
   // metadata kinds that context's LLVM context has registered so far, so
   // the order of builds shows in the binaries. One thread, in request order,
   // keeps engine files reproducible at no cost.
-  if (device_info_ != nullptr &&
-      device_info_->platform_name.find("Portable Computing Language") != std::string::npos) {
-    threads = 1;
-  }
+  if (IsPocl()) threads = 1;
   threads = std::min<unsigned>(threads, static_cast<unsigned>(requests.size()));
   std::atomic<size_t> next{0};
   std::vector<absl::Status> status(requests.size());

@@ -79,6 +79,17 @@ class ProgramCache {
   [[nodiscard]] absl::Status GetOrBuildAll(absl::Span<ProgramRequest> requests,
                                            unsigned threads = 0);
 
+  // CurrentBinary returns a binary of `program` (built from `source` with
+  // `options`) holding what the driver has built for it so far. PoCL
+  // serializes a program once, at its first binary query, and a program it
+  // created from a binary (the disk cache's) answers with that binary: neither
+  // holds the work-group functions compiled since, such as this engine's
+  // warm-up's. On PoCL the program is therefore built afresh from its source
+  // (a hit in PoCL's own kernel cache, which holds those functions) and that
+  // build is serialized; on other drivers `program` is queried.
+  [[nodiscard]] absl::StatusOr<std::vector<uint8_t>> CurrentBinary(
+      cl_program program, absl::string_view source, absl::Span<const std::string> options) const;
+
   // FlushPendingBinaries stores in the disk cache the binaries of the
   // programs built from source since the last flush. Context::FlushBinaryCache
   // and the destructor call it, after the engines' warm-ups: a driver that
@@ -97,6 +108,7 @@ class ProgramCache {
   size_t size() const;
 
  private:
+  bool IsPocl() const;  // the device is PoCL's
   // One cached program; its mutex serializes the builds of one key, so that
   // different keys build concurrently.
   struct Entry {
