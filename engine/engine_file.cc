@@ -92,12 +92,6 @@ absl::StatusOr<TensorDesc> DescOf(const pb::TensorDesc& in, absl::string_view wh
   return desc;
 }
 
-std::string SortedOptions(const std::vector<std::string>& options) {
-  std::vector<std::string> sorted = options;
-  std::sort(sorted.begin(), sorted.end());
-  return absl::StrJoin(sorted, " ");
-}
-
 absl::Status Invalid(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("engine file: ", what));
 }
@@ -160,7 +154,7 @@ absl::Status Validate(const pb::EngineFile& f) {
     }
     const pb::Program& p = f.programs(k.program());
     std::vector<std::string> options(k.options().begin(), k.options().end());
-    if (SortedOptions(options) != absl::StrJoin(p.options(), " ")) {
+    if (OptionString(options) != absl::StrJoin(p.options(), " ")) {
       return Invalid(absl::StrCat("kernel ", i, "'s build options differ from its program's"));
     }
   }
@@ -687,7 +681,7 @@ absl::StatusOr<std::string> SerializeEngineState(const EngineState& state) {
   absl::flat_hash_map<std::string, uint32_t> program_of;
   for (size_t k = 0; k < list.kernels.size(); ++k) {
     const KernelRef& ref = list.kernels[k];
-    const std::string sorted = SortedOptions(ref.options);
+    const std::string sorted = OptionString(ref.options);
     auto [it, inserted] = program_of.try_emplace(
         absl::StrCat(sorted, "\n", ref.program, "\n", *state.kernel_sources[k]),
         static_cast<uint32_t>(f.programs_size()));

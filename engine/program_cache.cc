@@ -100,6 +100,12 @@ absl::StatusOr<std::vector<uint8_t>> ProgramBinary(cl_program program, cl_device
   return binary;
 }
 
+std::string OptionString(absl::Span<const std::string> options) {
+  std::vector<std::string> sorted(options.begin(), options.end());
+  std::sort(sorted.begin(), sorted.end());
+  return absl::StrJoin(sorted, " ");
+}
+
 absl::StatusOr<SharedProgram> ProgramCache::GetOrBuild(absl::string_view source,
                                                        absl::Span<const std::string> options,
                                                        ProgramOrigin* origin) {
@@ -119,7 +125,8 @@ absl::StatusOr<SharedProgram> ProgramCache::GetOrLoad(absl::string_view source,
                                                       ProgramOrigin* origin) {
   std::vector<std::string> sorted(options.begin(), options.end());
   std::sort(sorted.begin(), sorted.end());
-  std::string option_string = absl::StrJoin(sorted, " ");
+  // OptionString(options), from `sorted`, which also keys the disk cache.
+  const std::string option_string = absl::StrJoin(sorted, " ");
   std::string key = absl::StrCat(option_string, "\n", source);
   if (origin != nullptr) *origin = ProgramOrigin::kMemory;
 
@@ -176,10 +183,8 @@ absl::StatusOr<SharedProgram> ProgramCache::GetOrLoad(absl::string_view source,
 absl::StatusOr<std::vector<uint8_t>> ProgramCache::CurrentBinary(
     cl_program program, absl::string_view source, absl::Span<const std::string> options) const {
   if (!IsPocl()) return ProgramBinary(program, device_);
-  std::vector<std::string> sorted(options.begin(), options.end());
-  std::sort(sorted.begin(), sorted.end());
   RECQ_ASSIGN_OR_RETURN(cl::UniqueProgram fresh,
-                        BuildFromSource(context_, device_, source, absl::StrJoin(sorted, " ")));
+                        BuildFromSource(context_, device_, source, OptionString(options)));
   return ProgramBinary(fresh.get(), device_);
 }
 

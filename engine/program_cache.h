@@ -27,6 +27,10 @@ namespace recq::internal {
 using SharedProgram = std::shared_ptr<const cl::UniqueProgram>;
 
 // Where GetOrBuild found a program.
+// OptionString is the build-option string a program is built and keyed with:
+// `options` sorted (their order does not matter) and joined by spaces.
+std::string OptionString(absl::Span<const std::string> options);
+
 enum class ProgramOrigin {
   kMemory,  // built earlier in this context
   kDisk,    // created from a binary in the BinaryCache

@@ -234,17 +234,12 @@ absl::Status Importer::CollectInitializers() {
     if (t.data_type() == onnx::TensorProto::FLOAT && t.has_raw_data() &&
         t.data_location() != onnx::TensorProto::EXTERNAL) {
       absl::Status checked = onnx_import::CheckRawTensor(t);
-      if (!checked.ok()) {
-        return absl::Status(checked.code(), absl::StrCat("initializer: ", checked.message()));
-      }
+      if (!checked.ok()) return onnx_import::InitializerError(checked);
       state_.raw_initializers[t.name()] = &t;
       continue;
     }
     absl::StatusOr<HostTensorData> data = DecodeTensor(t, options_.external_data_dir);
-    if (!data.ok()) {
-      return absl::Status(data.status().code(),
-                          absl::StrCat("initializer: ", data.status().message()));
-    }
+    if (!data.ok()) return onnx_import::InitializerError(data.status());
     state_.consts[t.name()] = onnx_import::ToConstant(*std::move(data));
   }
   return absl::OkStatus();

@@ -21,12 +21,13 @@ absl::StatusOr<const OnnxConstant*> ImportState::FindConstant(const std::string&
   auto raw = raw_initializers.find(name);
   if (raw == raw_initializers.end()) return nullptr;
   absl::StatusOr<HostTensorData> data = DecodeTensor(*raw->second, external_dir);
-  if (!data.ok()) {
-    return absl::Status(data.status().code(),
-                        absl::StrCat("initializer: ", data.status().message()));
-  }
+  if (!data.ok()) return InitializerError(data.status());
   raw_initializers.erase(raw);
   return &(consts[name] = ToConstant(*std::move(data)));
+}
+
+absl::Status InitializerError(const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat("initializer: ", status.message()));
 }
 
 OnnxConstant ToConstant(HostTensorData data) {
@@ -91,9 +92,10 @@ absl::StatusOr<const OnnxConstant*> NodeContext::ConstantInput(int i) {
   if (i >= proto_.input_size() || proto_.input(i).empty()) return nullptr;
   const std::string& name = proto_.input(i);
   absl::StatusOr<const OnnxConstant*> c = state_.FindConstant(name);
-  if (!c.ok())
+  if (!c.ok()) {
     return absl::Status(c.status().code(), absl::StrCat("node '", name_, "' (", op_type(),
                                                         "): ", c.status().message()));
+  }
   if (*c == nullptr) {
     return Unsupported(absl::StrCat("input '", name,
                                     "' must be a constant (an initializer or a Constant "

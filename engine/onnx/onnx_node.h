@@ -42,6 +42,10 @@ struct ImportState {
   absl::StatusOr<const OnnxConstant*> FindConstant(const std::string& name);
 };
 
+// InitializerError is `status` (an initializer's check or decode failing)
+// with its message prefixed "initializer: ".
+absl::Status InitializerError(const absl::Status& status);
+
 // ToConstant converts a decoded tensor.
 OnnxConstant ToConstant(HostTensorData data);
 
