@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Which convolution and matrix-product dispatches miss the roofline targets.
+"""Which convolution and matrix-product dispatches fall short of a roofline fraction.
 
 Usage: python3 bench/roofline_report.py [--json OUT.json] PROFILE.txt ...
 
@@ -8,9 +8,9 @@ named MODEL.txt or prof_MODEL.txt) and, for every dispatch whose kernel is a
 convolution, Gemm or MatMul (conv2d_*, gemm_*, matmul_*, but not their
 split-K reductions), decides from the printed GFLOP/s and GB/s whether it is
 compute- or memory-bound on the printed roofline (its arithmetic intensity
-against peak FLOP/s over peak bandwidth) and whether it reaches the issue's
-targets: 25 % of peak compute when compute-bound, 40 % of peak bandwidth when
-memory-bound. Prints per model the number of such dispatches, how many miss,
+against peak FLOP/s over peak bandwidth) and whether it reaches a fixed
+fraction of that roof: 25 % of peak compute when compute-bound, 40 % of peak
+bandwidth when memory-bound. Prints per model the number of such dispatches, how many miss,
 and the share of the profiled time they take, then the same for dispatches of
 at least --min-us microseconds (default 20): shorter ones sit at the launch
 floor of a profiled dispatch, where no kernel reaches a roofline fraction.

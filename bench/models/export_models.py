@@ -48,8 +48,8 @@ SEED = 20261123
 OPSET = 17
 VENV_DIR = ".venv-models"
 
-# name -> input height/width. Order: the list (classification first,
-# then transformers, segmentation, the small mobile nets).
+# name -> input height/width. Order: classification first, then
+# transformers, segmentation, the small mobile nets.
 MODELS = {
     "resnet18": 224, "resnet50": 224, "resnext50_32x4d": 224, "vgg11": 224, "alexnet": 224,
     "densenet121": 224, "googlenet": 224, "inception_v3": 299, "squeezenet1_1": 224,

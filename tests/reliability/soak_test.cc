@@ -2,7 +2,7 @@
 // process's resident memory, open file descriptors and live OpenCL objects
 // (counted by the fault layer), then recordings and engines created and
 // destroyed in a loop. CI runs short versions; scripts/soak.sh runs the
-// issue's full one (10,000 replays of MobileNet V2 at 224, sampled every
+// full one (10,000 replays of MobileNet V2 at 224, sampled every
 // 1,000; 1,000 recordings; 100 engines) through these variables:
 //   RECQ_SOAK_RUNS, RECQ_SOAK_SAMPLE_EVERY, RECQ_SOAK_RESOLUTION,
 //   RECQ_SOAK_RECORDINGS, RECQ_SOAK_ENGINES.
