@@ -2,7 +2,7 @@
 # Runs recq's benchmarks side by side on this machine and prints markdown
 # tables (the README's); JSON lands in ${RECQ_BUILD_DIR:-build}/bench/.
 #   bench/run.sh            all of it, then the plots under docs/
-# GPU numbers come from bench/gpu/measure.sh (device machine); copy its JSON
+# GPU numbers come from bench/gpu/measure.sh (GPU machine); copy its JSON
 # into docs/h200/ to have them plotted too.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Multi-device and multi-stream throughput of `recq bench` on a machine with
-# two GPUs (the device machine kind nvidia-h200-x2), from the repository
-# root, after `bash bench/gpu/prepare.sh` packed gpu-bundle/ here (carry
-# gpu-bundle):
+# two GPUs, from the repository root, after `bash bench/gpu/prepare.sh`
+# packed gpu-bundle/ on the build machine and it was copied along:
 #
 #   bash bench/gpu/bench_multi_device.sh
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# fp16 storage against fp32 on the GPU (bench/fp16_bench.cc), on the device
+# fp16 storage against fp32 on the GPU (bench/fp16_bench.cc), on the GPU
 # machine from the repository root, after `bash bench/gpu/prepare.sh` packed
-# gpu-bundle/ here (carry gpu-bundle); the models are the ONNX files of
+# gpu-bundle/ on the build machine and it was copied along; the models are the ONNX files of
 # $RECQ_MODELS_DIR (default /tmp/recq-models, where bench/gpu/measure.sh
 # models exports them; the bundle's copies of MobileNet V2/V1 are made here
 # with `recq export-mobilenet` when the directory holds none):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The whole GPU measurement in one call, on the device machine (NVIDIA H200
+# The whole GPU measurement in one call, on the GPU machine (an NVIDIA GPU
 # through its OpenCL driver), from the repository root, after
-# bench/gpu/prepare.sh packed gpu-bundle/ here:
+# bench/gpu/prepare.sh packed gpu-bundle/ on the build machine:
 #   bash bench/gpu/measure.sh [all|mobilenet|models]     (default all)
 # mobilenet:
 #   recq run on MobileNet V2 and V1 (224x224, batch 1): replay and unrecorded,

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds recq here and packs the programs the GPU measurement needs into
-# gpu-bundle/ (git-ignored), with the libraries they use. Then, with the
-# device tool: run `bash bench/gpu/measure.sh` (one GPU) or
-# `bash bench/gpu/bench_multi_device.sh` (two GPUs) carrying gpu-bundle.
+# gpu-bundle/ (git-ignored), with the libraries they use. Then copy the
+# repository with gpu-bundle/ to the GPU machine and run
+# `bash bench/gpu/measure.sh` (one GPU) or `bash bench/gpu/bench_multi_device.sh`
+# (two GPUs) there.
 # `measure.sh models` needs only recq: a build configured with
 # -DRECQ_BUILD_BENCHMARKS=OFF packs just that.
 set -euo pipefail

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # NV12 1280x720 camera frames into MobileNet V2 224x224 on the GPU: the
 # preprocessing fused into the recording vs a separate preprocessing pass
-# (bench/preprocess_bench.cc), on the device machine from the repository
-# root, after `bash bench/gpu/prepare.sh` packed gpu-bundle/ here (carry
-# gpu-bundle):
+# (bench/preprocess_bench.cc), on the GPU machine from the repository
+# root, after `bash bench/gpu/prepare.sh` packed gpu-bundle/ on the build
+# machine and it was copied along:
 #
 #   bash bench/gpu/preprocess.sh
 #

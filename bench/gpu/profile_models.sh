@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Per-dispatch profiles of the model set on the device machine, and which
+# Per-dispatch profiles of the model set on the GPU machine, and which
 # convolution and matrix-product dispatches fall short of a roofline fraction
 # (bench/roofline_report.py), after `bash bench/gpu/measure.sh models` has
 # exported the models into $RECQ_MODELS_DIR (default /tmp/recq-models):
