@@ -2,7 +2,20 @@
 """Exports the model set (torchvision architectures, random weights) to ONNX.
 
 Usage: python3 bench/models/export_models.py [--models a,b] [--out DIR]
-           [--batch N] [--dynamic-batch] [--force] [--list]
+           [--batch N] [--dynamic-batch] [--exporter torchscript|dynamo|both]
+           [--force] [--list]
+
+The set: torchvision's architectures (below), and the families of
+bench/models/families.py: text and audio models from `transformers` configs
+(bert, gpt2, t5_encoder, whisper_encoder, wav2vec2, segformer), timm families
+(timm_NAME), a YOLO detector (yolov8n, raw head without NMS) and a U-Net
+(unet_resnet18). --models takes names, 'quick', 'all' (torchvision's),
+'families' or 'everything'.
+
+Both PyTorch exporters: --exporter torchscript (dynamo=False, opset 17, stem
+NAME) and dynamo (torch.export, dynamo=True, opset 21, stem NAME_dynamo).
+--exporter defaults to torchscript for torchvision's models and to both for
+the families.
 
 The one export script that the model-set benchmarks share (bench/
 compare_onnxruntime.py here, bench/gpu/measure.sh on the GPU machine). For
@@ -25,6 +38,13 @@ every model it writes into --out (default BUILD/models):
 
 With --batch N the stem is NAME_bN; with --dynamic-batch the batch dimension
 is symbolic (stem NAME_dyn, the sample input still has --batch rows).
+The families have named, typed inputs (int64 ids and masks for text models):
+  STEM.onnx, STEM.in.INPUT.bin (raw little-endian elements of the input's
+  type, the format of `recq run --input=INPUT=FILE`), STEM.ort.OUTPUT.bin
+  (onnxruntime's output, raw, its own type) and STEM.json, whose "inputs" and
+  "outputs" list name, shape, dtype and file of each. Text models run at
+  batch 2 with a different attention mask per row (the second padded).
+
 Existing complete exports with the same settings are skipped unless --force.
 Deterministic: the same torch / torchvision versions give the same bytes.
 
@@ -46,6 +66,7 @@ import warnings
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SEED = 20261123
 OPSET = 17
+DYNAMO_OPSET = 21  # the newest opset recq imports
 VENV_DIR = ".venv-models"
 
 # name -> input height/width. Order: classification first, then
@@ -69,27 +90,40 @@ def build_dir():
     return os.environ.get("RECQ_BUILD_DIR") or os.path.join(REPO, "build")
 
 
+def family_names():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import families
+    return families.names()
+
+
 def parse_models(spec):
-    """'all', 'quick' or a comma-separated list of names."""
+    """'all' (torchvision's), 'quick', 'families', 'everything' or a
+    comma-separated list of names."""
     if spec in (None, "", "all"):
         return list(MODELS)
     names = []
+    fam = family_names()
     for part in spec.split(","):
         part = part.strip()
         if part == "quick":
             names += QUICK
         elif part == "all":
             names += list(MODELS)
-        elif part in MODELS:
+        elif part == "families":
+            names += fam
+        elif part == "everything":
+            names += list(MODELS) + fam
+        elif part in MODELS or part in fam:
             names.append(part)
         elif part:
-            sys.exit(f"unknown model '{part}'; the set: {', '.join(MODELS)}")
+            sys.exit(f"unknown model '{part}'; the set: {', '.join(list(MODELS) + fam)}")
     return list(dict.fromkeys(names))
 
 
-def stem(name, batch=1, dynamic=False, bn_calibration=True):
+def stem(name, batch=1, dynamic=False, bn_calibration=True, exporter="torchscript"):
     s = name + ("_dyn" if dynamic else "" if batch == 1 else f"_b{batch}")
-    return s if bn_calibration else s + "_raw"
+    s = s if bn_calibration else s + "_raw"
+    return s + "_dynamo" if exporter == "dynamo" else s
 
 
 def parse_args(argv=None):
@@ -100,6 +134,9 @@ def parse_args(argv=None):
     p.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
     p.add_argument("--dynamic-batch", action="store_true",
                    help="symbolic batch dimension (the sample input has --batch rows)")
+    p.add_argument("--exporter", choices=["torchscript", "dynamo", "both"],
+                   help="PyTorch exporter (default: torchscript for torchvision's models, both "
+                        "for the families)")
     p.add_argument("--force", action="store_true", help="re-export even when the files exist")
     p.add_argument("--no-bn-calibration", action="store_true",
                    help="keep BatchNorm's initial statistics (see calibrate_batchnorm; stem gets _raw)")
@@ -148,7 +185,7 @@ def rel_l2(actual, expected):
     return float(np.linalg.norm(a - e) / max(np.linalg.norm(e), 1e-30))
 
 
-def calibrate_batchnorm(model, resolution, batch=4):
+def calibrate_batchnorm(model, resolution, batch=4, channels=3):
     """Sets every BatchNorm's running statistics from one train-mode pass over
     BATCH seeded uniform [-1, 1) images (a cumulative average: momentum None).
     Freshly initialized BN layers are identities in eval mode (mean 0, var 1),
@@ -167,7 +204,7 @@ def calibrate_batchnorm(model, resolution, batch=4):
         m.reset_running_stats()
         m.momentum = None
     gen = torch.Generator().manual_seed(SEED + 1)
-    x = torch.rand(batch, 3, resolution, resolution, generator=gen) * 2 - 1
+    x = torch.rand(batch, channels, resolution, resolution, generator=gen) * 2 - 1
     model.train()
     with torch.no_grad():
         model(x)
@@ -257,14 +294,30 @@ def complete(out, st, settings):
     return True
 
 
-def export_one(name, out, batch, dynamic, bn_calibration):
+def torch_export(model, args, path, input_names, output_names, dynamic_axes, exporter):
+    """Writes MODEL's ONNX export to PATH with EXPORTER ('torchscript': the
+    TorchScript-based exporter at OPSET; 'dynamo': torch.export at
+    DYNAMO_OPSET, weights inside the file)."""
+    import torch
+    if exporter == "torchscript":
+        torch.onnx.export(model, args, path, dynamo=False, opset_version=OPSET,
+                          input_names=input_names, output_names=output_names,
+                          dynamic_axes=dynamic_axes, do_constant_folding=True)
+    else:
+        torch.onnx.export(model, args, path, dynamo=True, opset_version=DYNAMO_OPSET,
+                          input_names=input_names, output_names=output_names,
+                          dynamic_axes=dynamic_axes, external_data=False, optimize=True,
+                          verbose=False)
+
+
+def export_one(name, out, batch, dynamic, bn_calibration, exporter="torchscript"):
     import numpy as np
     import onnx
     import onnxruntime
     import torch
     import torchvision
 
-    st = stem(name, batch, dynamic, bn_calibration)
+    st = stem(name, batch, dynamic, bn_calibration, exporter)
     start = time.perf_counter()
     model = make_model(name, bn_calibration)
     x = sample_input(name, batch)
@@ -275,9 +328,8 @@ def export_one(name, out, batch, dynamic, bn_calibration):
         # Exported from a fixed example (not x): the graph must not depend on
         # the sample input's values.
         example = torch.zeros(x.shape)
-        write_atomic(onnx_path, lambda p: torch.onnx.export(
-            model, (example,), p, dynamo=False, opset_version=OPSET, input_names=["input"],
-            output_names=["output"], dynamic_axes=dynamic_axes, do_constant_folding=True))
+        write_atomic(onnx_path, lambda p: torch_export(
+            model, (example,), p, ["input"], ["output"], dynamic_axes, exporter))
         expected_torch = model(torch.from_numpy(x)).numpy()
     export_s = time.perf_counter() - start
     proto = onnx.load(onnx_path, load_external_data=False)
@@ -293,9 +345,10 @@ def export_one(name, out, batch, dynamic, bn_calibration):
     write_atomic(in_path, lambda p: x.astype("<f4").tofile(p))
     write_atomic(ort_path, lambda p: y.astype("<f4").tofile(p))
     manifest = {
-        "model": name, "stem": st, "opset": OPSET, "seed": SEED, "batch": batch,
+        "model": name, "stem": st, "opset": OPSET if exporter == "torchscript" else DYNAMO_OPSET,
+        "seed": SEED, "batch": batch,
         "dynamic_batch": dynamic, "bn_calibration": bn_calibration,
-        "exporter": "torch.onnx.export(dynamo=False)",
+        "exporter": f"torch.onnx.export(dynamo={exporter == 'dynamo'})",
         "input_name": "input", "input_shape": list(x.shape),
         "output_name": "output", "output_shape": list(y.shape),
         "params": int(sum(p.numel() for p in model.parameters())),
@@ -317,6 +370,84 @@ def export_one(name, out, batch, dynamic, bn_calibration):
     return manifest
 
 
+def export_family(name, out, exporter, dynamic):
+    """Exports one model of bench/models/families.py with named, typed
+    inputs and outputs; returns its manifest."""
+    import numpy as np
+    import onnx
+    import onnxruntime
+    import torch
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import families
+
+    st = stem(name, 1, dynamic, True, exporter)
+    start = time.perf_counter()
+    spec = families.make(name, SEED)
+    res = families.image_resolution(spec)
+    if res is not None:
+        calibrate_batchnorm(spec.model, res)
+        spec.model.eval()
+    onnx_path = os.path.join(out, st + ".onnx")
+    args = tuple(torch.from_numpy(v) for v in spec.inputs.values())
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # PyTorch's output first: tracing may leave traced tensors in a
+        # module's caches (YOLO's anchors under torch.export).
+        expected = spec.model(*args)
+        expected = [expected] if isinstance(expected, torch.Tensor) else list(expected)
+        expected = [e.detach().clone() for e in expected]
+        write_atomic(onnx_path, lambda p: torch_export(
+            spec.model, args, p, list(spec.inputs), spec.outputs,
+            spec.dynamic_axes if dynamic else None, exporter))
+    export_s = time.perf_counter() - start
+    proto = onnx.load(onnx_path, load_external_data=False)
+    onnx.checker.check_model(onnx_path)
+    sess = ort_session(onnx_path)
+    feeds = dict(spec.inputs)
+    got = sess.run(None, feeds)
+    outputs = [o.name for o in sess.get_outputs()]
+    manifest = {
+        "model": name, "stem": st, "family": families.family(name),
+        "opset": OPSET if exporter == "torchscript" else DYNAMO_OPSET, "seed": SEED,
+        "batch": 1, "dynamic_batch": False, "dynamic_sequence": dynamic,
+        "bn_calibration": res is not None,
+        "exporter": f"torch.onnx.export(dynamo={exporter == 'dynamo'})",
+        "inputs": [], "outputs": [],
+        "params": int(sum(p.numel() for p in spec.model.parameters())),
+        "onnx_nodes": len(proto.graph.node), "onnx_ops": op_histogram(proto),
+        "export_s": round(export_s, 2),
+        "versions": {"torch": torch.__version__, "onnx": onnx.__version__,
+                     "onnxruntime": onnxruntime.__version__, "numpy": np.__version__},
+        "files": {},
+    }
+    manifest["files"]["onnx"] = {"file": os.path.basename(onnx_path),
+                                 "bytes": os.path.getsize(onnx_path), "sha256": sha256(onnx_path)}
+    for key, value in spec.inputs.items():
+        path = os.path.join(out, f"{st}.in.{key}.bin")
+        write_atomic(path, lambda p, v=value: v.astype(v.dtype.newbyteorder("<")).tofile(p))
+        manifest["inputs"].append({"name": key, "shape": list(value.shape),
+                                   "dtype": str(value.dtype), "file": os.path.basename(path)})
+        manifest["files"]["in." + key] = {"file": os.path.basename(path),
+                                          "bytes": os.path.getsize(path), "sha256": sha256(path)}
+    worst = 0.0
+    for i, (oname, value) in enumerate(zip(outputs, got)):
+        path = os.path.join(out, f"{st}.ort.{oname}.bin")
+        write_atomic(path, lambda p, v=value: v.astype(v.dtype.newbyteorder("<")).tofile(p))
+        err = rel_l2(value, expected[i].numpy()) if i < len(expected) else None
+        worst = max(worst, err or 0.0)
+        manifest["outputs"].append({"name": oname, "shape": list(value.shape),
+                                    "dtype": str(value.dtype), "file": os.path.basename(path),
+                                    "ort_vs_torch_rel_l2": err,
+                                    "output_std": float(np.std(value))})
+        manifest["files"]["ort." + oname] = {"file": os.path.basename(path),
+                                             "bytes": os.path.getsize(path),
+                                             "sha256": sha256(path)}
+    manifest["ort_vs_torch_rel_l2"] = worst
+    write_atomic(os.path.join(out, st + ".json"),
+                 lambda p: open(p, "w").write(json.dumps(manifest, indent=1) + "\n"))
+    return manifest
+
+
 def write_index(out):
     manifests = []
     for f in sorted(os.listdir(out)):
@@ -329,13 +460,14 @@ def write_index(out):
             if "stem" in m:
                 manifests.append(m)
     order = {n: i for i, n in enumerate(MODELS)}
-    manifests.sort(key=lambda m: (order.get(m["model"], 999), m["stem"]))
+    manifests.sort(key=lambda m: (order.get(m["model"], 999), m["model"], m["stem"]))
     with open(os.path.join(out, "models.json"), "w") as f:
         json.dump(manifests, f, indent=1)
         f.write("\n")
 
 
-def export(names, out, batch=1, dynamic=False, force=False, bn_calibration=True, log=print):
+def export(names, out, batch=1, dynamic=False, force=False, bn_calibration=True, log=print,
+           exporter=None):
     """Exports NAMES into OUT (skipping complete ones unless FORCE); returns
     {name: manifest or {'error': ...}}. Usable from other scripts."""
     import torch
@@ -349,37 +481,50 @@ def export(names, out, batch=1, dynamic=False, force=False, bn_calibration=True,
     if mha:
         mha.set_fastpath_enabled(False)
     try:
-        return _export(names, out, batch, dynamic, force, bn_calibration, log)
+        return _export(names, out, batch, dynamic, force, bn_calibration, log, exporter)
     finally:
         if mha:
             mha.set_fastpath_enabled(fastpath)
 
 
-def _export(names, out, batch, dynamic, force, bn_calibration, log):
+def _export(names, out, batch, dynamic, force, bn_calibration, log, exporter):
     os.makedirs(out, exist_ok=True)
     results = {}
     for name in names:
-        st = stem(name, batch, dynamic, bn_calibration)
-        settings = {"opset": OPSET, "seed": SEED, "batch": batch, "dynamic_batch": dynamic,
-                    "bn_calibration": bn_calibration}
-        if not force and complete(out, st, settings):
-            with open(os.path.join(out, st + ".json")) as f:
-                results[name] = json.load(f)
-            log(f"{st}: up to date")
-            continue
-        try:
-            m = export_one(name, out, batch, dynamic, bn_calibration)
-        except Exception as e:  # one model's failure must not stop the set
-            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-            results[name] = {"model": name, "stem": st, "error": f"{type(e).__name__}: {first}"}
-            log(f"{st}: FAILED: {results[name]['error']}")
-            continue
-        results[name] = m
-        mib = m["files"]["onnx"]["bytes"] / 2**20
-        log(f"{st}: {mib:.1f} MiB, {m['onnx_nodes']} nodes, in {m['input_shape']} -> out "
-            f"{m['output_shape']}, ort vs torch rel L2 {m['ort_vs_torch_rel_l2']:.1e}, input "
-            f"sensitivity {m['input_sensitivity']:.2f}, "
-            f"{m['export_s']:.1f} s")
+        is_family = name not in MODELS
+        chosen = exporter or ("both" if is_family else "torchscript")
+        for ex in (["torchscript", "dynamo"] if chosen == "both" else [chosen]):
+            st = stem(name, 1 if is_family else batch, dynamic, bn_calibration or is_family, ex)
+            opset = OPSET if ex == "torchscript" else DYNAMO_OPSET
+            # Keyed by name where one export per name (what callers index).
+            key = name if not is_family and chosen != "both" else st
+            settings = ({"opset": opset, "seed": SEED, "dynamic_sequence": dynamic} if is_family
+                        else {"opset": opset, "seed": SEED, "batch": batch,
+                              "dynamic_batch": dynamic, "bn_calibration": bn_calibration})
+            if not force and complete(out, st, settings):
+                with open(os.path.join(out, st + ".json")) as f:
+                    results[key] = json.load(f)
+                log(f"{st}: up to date")
+                continue
+            try:
+                m = (export_family(name, out, ex, dynamic) if is_family
+                     else export_one(name, out, batch, dynamic, bn_calibration, ex))
+            except Exception as e:  # one model's failure must not stop the set
+                first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+                results[key] = {"model": name, "stem": st, "error": f"{type(e).__name__}: {first}"}
+                log(f"{st}: FAILED: {results[key]['error']}")
+                continue
+            results[key] = m
+            mib = m["files"]["onnx"]["bytes"] / 2**20
+            if is_family:
+                ins = ", ".join(f"{i['name']} {i['dtype']} {i['shape']}" for i in m["inputs"])
+                log(f"{st}: {mib:.1f} MiB, {m['onnx_nodes']} nodes, in {ins}, ort vs torch rel "
+                    f"L2 {m['ort_vs_torch_rel_l2']:.1e}, {m['export_s']:.1f} s")
+            else:
+                log(f"{st}: {mib:.1f} MiB, {m['onnx_nodes']} nodes, in {m['input_shape']} -> "
+                    f"out {m['output_shape']}, ort vs torch rel L2 "
+                    f"{m['ort_vs_torch_rel_l2']:.1e}, input sensitivity "
+                    f"{m['input_sensitivity']:.2f}, {m['export_s']:.1f} s")
     write_index(out)
     return results
 
@@ -389,6 +534,8 @@ def main():
     if args.list:
         for name, r in MODELS.items():
             print(f"{name:<30} {r}x{r}{'  (quick)' if name in QUICK else ''}")
+        for name in family_names():
+            print(f"{name:<30} (families.py)")
         return 0
     names = parse_models(args.models)
     if args.batch < 1:
@@ -396,7 +543,8 @@ def main():
     ensure_env(args)
     out = args.out or os.path.join(build_dir(), "models")
     results = export(names, out, args.batch, args.dynamic_batch, args.force,
-                     not args.no_bn_calibration, log=lambda s: print(s, flush=True))
+                     not args.no_bn_calibration, log=lambda s: print(s, flush=True),
+                     exporter=args.exporter)
     failed = [n for n, m in results.items() if "error" in m]
     print(f"{len(results) - len(failed)} of {len(results)} models in {out}"
           + (f"; failed: {', '.join(failed)}" if failed else ""))
