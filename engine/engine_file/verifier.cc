@@ -91,14 +91,15 @@ absl::Status CheckBuffersAndConstants(const pb::EngineFile& f) {
   }
   for (int i = 0; i < f.constants_size(); ++i) {
     const pb::Constant& c = f.constants(i);
-    RECQ_RETURN_IF_ERROR(CheckElementType(c.element_type(), absl::StrCat("constant ", i)));
-    const uint64_t size = ElementTypeSize(c.element_type());
+    const int type = c.element_type();
+    if (!Defined(type)) return CheckElementType(type, absl::StrCat("constant ", i));
+    const uint64_t size = kElementTypes[type].size;  // at least 1
     // Without data the constant comes from lowering the stored graph.
     const bool from_graph = c.data().empty() && !f.graph_onnx().empty();
     if (c.elements() > kMaxTensorBytes / size ||
         (!from_graph && c.data().size() != c.elements() * size)) {
       return Invalid(absl::StrCat("constant ", i, " has ", c.data().size(), " bytes for ",
-                                  c.elements(), " ", ElementTypeName(c.element_type()), " elements",
+                                  c.elements(), " ", kElementTypes[type].name, " elements",
                                   f.graph_onnx().empty() ? " and the file holds no graph" : ""));
     }
   }
