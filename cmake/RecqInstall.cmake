@@ -1,8 +1,8 @@
 # cmake --install rules, exported targets and package files for recq.
 #
 # Installs the public headers (include/recq), the static libraries recq,
-# recq_graph and recq_onnx (and, with RECQ_BUILD_SHARED, one shared librecq
-# holding all three, with a SOVERSION), the recq CLI and the qcom emulation
+# recq_graph, recq_onnx and recq_engine_file_format (and, with
+# RECQ_BUILD_SHARED, one shared librecq holding all four, with a SOVERSION), the recq CLI and the qcom emulation
 # layer; recqConfig.cmake + recqConfigVersion.cmake + recqTargets.cmake
 # (targets recq::recq, recq::graph, recq::onnx, and recq::shared with
 # RECQ_BUILD_SHARED), and recq.pc / recq-onnx.pc for pkg-config.
@@ -24,17 +24,21 @@ add_library(recq::onnx ALIAS recq_onnx)
 set_target_properties(recq PROPERTIES EXPORT_NAME recq)
 set_target_properties(recq_graph PROPERTIES EXPORT_NAME graph)
 set_target_properties(recq_onnx PROPERTIES EXPORT_NAME onnx)
+# The engine-file format library: recq links it (installed because recq's
+# exported link interface names it; it has no public header of its own).
+set_target_properties(recq_engine_file_format PROPERTIES EXPORT_NAME engine_file_format)
 # recq's headers include <CL/cl.h>: consumers get the OpenCL version recq
 # was built against (the build tree sets it directory-wide already).
 target_compile_definitions(recq_graph INTERFACE $<INSTALL_INTERFACE:CL_TARGET_OPENCL_VERSION=300>)
 
-set(recq_export_targets recq recq_graph recq_onnx)
+set(recq_export_targets recq recq_graph recq_onnx recq_engine_file_format)
 
 if(RECQ_BUILD_SHARED)
-  # One shared library made of the three static libraries' objects (all
+  # One shared library made of the four static libraries' objects (all
   # compiled position-independent).
   add_library(recq_shared SHARED
-    $<TARGET_OBJECTS:recq> $<TARGET_OBJECTS:recq_graph> $<TARGET_OBJECTS:recq_onnx>)
+    $<TARGET_OBJECTS:recq> $<TARGET_OBJECTS:recq_graph> $<TARGET_OBJECTS:recq_onnx>
+    $<TARGET_OBJECTS:recq_engine_file_format>)
   set_target_properties(recq_shared PROPERTIES
     OUTPUT_NAME recq
     EXPORT_NAME shared

@@ -52,11 +52,9 @@
 #include "absl/strings/string_view.h"
 #include "recq/context.h"
 #include "recq/engine.h"
+#include "recq/engine_file_format.h"  // kEngineFileFormatVersion, LooksLikeEngineFile
 
 namespace recq {
-
-// The format version this build reads and writes.
-inline constexpr uint32_t kEngineFileFormatVersion = 2;
 
 // LoadEngine reads the engine file at `path` and loads it into `context`.
 [[nodiscard]] absl::StatusOr<Engine> LoadEngine(const Context& context, const std::string& path,
@@ -66,10 +64,6 @@ inline constexpr uint32_t kEngineFileFormatVersion = 2;
 [[nodiscard]] absl::StatusOr<Engine> LoadEngineFromBytes(const Context& context,
                                                          absl::string_view bytes,
                                                          const EngineLoadOptions& options = {});
-
-// LooksLikeEngineFile tells (cheaply, without checking the contents) whether
-// `bytes` begin like a recq engine file rather than, say, an ONNX model.
-bool LooksLikeEngineFile(absl::string_view bytes);
 
 // What an engine file holds, read without a device (for `recq info`).
 struct EngineFileSummary {

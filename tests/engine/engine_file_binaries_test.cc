@@ -16,7 +16,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "engine/engine_file.h"
+#include "engine/engine_file/verifier.h"
 #include "gtest/gtest.h"
 #include "recq/recq.h"
 #include "testing/small_net.h"

@@ -14,7 +14,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/engine_file.h"
+#include "engine/engine_file/archive.h"
+#include "engine/engine_file/convert.h"
+#include "engine/engine_file/pocl_binary.h"
+#include "engine/engine_file/verifier.h"
+#include "engine/engine_state.h"
 #include "gtest/gtest.h"
 #include "recq/onnx.h"
 #include "recq/recq.h"
@@ -316,6 +320,65 @@ TEST_F(EngineFileTest, TruncatedAndMutatedFilesAreErrorsNeverCrashes) {
     mutated[rng() % mutated.size()] ^= 0x01;
     auto loaded = LoadEngineFromBytes(SharedContext(), mutated);
     EXPECT_TRUE(IsBadFileError(loaded.status())) << loaded.status();
+  }
+}
+
+// The summary reads verified files without checks of its own: every payload
+// mutant the verifier accepts summarizes. (The fuzzer links the archive and
+// the verifier alone, so this is where the summary meets mutants.)
+TEST_F(EngineFileTest, EveryPayloadMutantTheVerifierAcceptsSummarizes) {
+  auto file = internal::ParseEngineFile(bytes_);
+  ASSERT_TRUE(file.ok()) << file.status();
+  // Neither reads the graph, sources or binaries beyond their presence:
+  // cut short, so that the mutations land on the structure.
+  file->set_graph_onnx("graph");
+  for (auto& p : *file->mutable_programs()) {
+    p.set_source(p.source().substr(0, 16));
+    p.set_binary(p.binary().substr(0, 16));
+  }
+  const std::string payload = file->SerializeAsString();
+  ASSERT_TRUE(internal::ParseEngineFile(internal::WrapEngineFilePayload(payload)).ok());
+  std::mt19937_64 rng(::testing::UnitTest::GetInstance()->random_seed());
+  int accepted = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string mutated = payload;
+    const size_t at = rng() % mutated.size();
+    mutated[at] = static_cast<char>(mutated[at] ^ (1 + rng() % 255));
+    const std::string bytes = internal::WrapEngineFilePayload(mutated);
+    auto parsed = internal::ParseEngineFile(bytes);
+    if (!parsed.ok()) {
+      ASSERT_TRUE(IsBadFileError(parsed.status())) << "byte " << at << ": " << parsed.status();
+      continue;
+    }
+    ++accepted;
+    auto summary = SummarizeEngineFile(bytes);
+    ASSERT_TRUE(summary.ok()) << "byte " << at << ": " << summary.status();
+    EXPECT_EQ(summary->dispatches.size(), static_cast<size_t>(parsed->dispatches_size()));
+    EXPECT_EQ(summary->inputs.size() + summary->outputs.size(),
+              static_cast<size_t>(parsed->bindings_size()));
+  }
+  EXPECT_GT(accepted, 0);
+}
+
+// The verifier's element-type table (it reads messages without recq's
+// graph types) agrees with DataTypeSize and DataTypeName.
+TEST(EngineFileVerifierTest, ElementTypesAreRecqsDataTypes) {
+  for (DataType dtype : {DataType::kFloat32, DataType::kFloat16, DataType::kInt64, DataType::kInt32,
+                         DataType::kInt8, DataType::kUInt8, DataType::kBool}) {
+    const int element_type = internal::ElementTypeOf(dtype);
+    EXPECT_TRUE(internal::CheckElementType(element_type, "x").ok()) << DataTypeName(dtype);
+    EXPECT_EQ(internal::ElementTypeSize(element_type), DataTypeSize(dtype)) << DataTypeName(dtype);
+    EXPECT_STREQ(internal::ElementTypeName(element_type), DataTypeName(dtype));
+    auto back = internal::DataTypeOf(element_type, "x");
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, dtype);
+  }
+  for (int undefined : {0, 8, -1, 42}) {
+    const absl::Status s = internal::CheckElementType(undefined, "constant 3");
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(s.message(), absl::StrCat("engine file: constant 3 has element type ", undefined,
+                                        "; expected 1 to 7 (FLOAT32 to BOOL)"));
+    EXPECT_EQ(internal::ElementTypeSize(undefined), 0u);
   }
 }
 

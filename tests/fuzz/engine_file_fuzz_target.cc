@@ -1,13 +1,29 @@
 #include "tests/fuzz/engine_file_fuzz_target.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 
-#include "engine/engine_file.h"
-#include "recq/engine_file.h"
+#include "absl/status/status.h"
+#include "engine/engine_file/archive.h"
+#include "engine/engine_file/verifier.h"
+#include "recq/engine_file_format.h"
 
 namespace recq::fuzz {
+namespace {
+
+// ExpectCode aborts unless `status` has one of the codes the reader may
+// return for a bad file.
+void ExpectCode(const absl::Status& status, std::initializer_list<absl::StatusCode> codes) {
+  if (std::find(codes.begin(), codes.end(), status.code()) == codes.end()) {
+    std::fprintf(stderr, "unexpected status: %s\n", status.ToString().c_str());
+    std::abort();
+  }
+}
+
+}  // namespace
 
 int EngineFileFuzzOne(const uint8_t* data, size_t size) {
   std::string bytes(reinterpret_cast<const char*>(data), size);
@@ -15,19 +31,24 @@ int EngineFileFuzzOne(const uint8_t* data, size_t size) {
     bytes = internal::WrapEngineFilePayload(bytes.substr(1));
   }
   (void)LooksLikeEngineFile(bytes);
-  absl::StatusOr<engine_file::EngineFile> file = internal::ParseEngineFile(bytes);
+  absl::StatusOr<engine_file::EngineFile> file = internal::ReadEngineFileArchive(bytes);
   if (!file.ok()) {
-    const absl::StatusCode code = file.status().code();
-    if (code != absl::StatusCode::kInvalidArgument && code != absl::StatusCode::kDataLoss) {
-      std::fprintf(stderr, "unexpected status: %s\n", file.status().ToString().c_str());
-      std::abort();
-    }
+    ExpectCode(file.status(), {absl::StatusCode::kInvalidArgument, absl::StatusCode::kDataLoss});
     return 0;
   }
-  absl::StatusOr<EngineFileSummary> summary = SummarizeEngineFile(bytes);
-  if (!summary.ok() || summary->dispatches.size() != static_cast<size_t>(file->dispatches_size())) {
-    std::fprintf(stderr, "an accepted file does not summarize: %s\n",
-                 summary.status().ToString().c_str());
+  const absl::Status verified = internal::VerifyEngineFile(*file);
+  if (!verified.ok()) {
+    ExpectCode(verified, {absl::StatusCode::kInvalidArgument});
+    return 0;
+  }
+  // An accepted file's message, written in a new envelope, reads back as
+  // the same message.
+  const std::string payload = file->SerializeAsString();
+  absl::StatusOr<engine_file::EngineFile> again =
+      internal::ParseEngineFile(internal::WrapEngineFilePayload(payload));
+  if (!again.ok() || again->SerializeAsString() != payload) {
+    std::fprintf(stderr, "an accepted file does not read back: %s\n",
+                 again.status().ToString().c_str());
     std::abort();
   }
   return 1;
