@@ -25,7 +25,8 @@ inline int recq_at_base(int8 v, int b, int h) {
 // CPU family (PoCL): one work-item per RECQ_AT_R query rows of one (b, h),
 // vectors of RECQ_AT_W (1, 4, 8 or 16) along the head width when the
 // columns of Q, K and V are contiguous (RECQ_AT_W divides DK and DV), keys
-// in blocks of RECQ_AT_KB so that the rescale runs once a block.
+// in blocks of RECQ_AT_KB (4, 8 or 16) so that the rescale runs once a
+// block and exp runs on a vector of the block's scores.
 // Global size: (ceil(Lq / R), H, B).
 #ifdef RECQ_AT_CPU
 
@@ -49,6 +50,28 @@ inline int recq_at_base(int8 v, int b, int h) {
 #define AT_LOADV(p, i) RECQ_LOAD((p), (i))
 #define AT_STOREV(p, i, v) RECQ_STORE((p), (i), (v))
 #define AT_HSUM(v) (v)
+#endif
+
+// The key block's probabilities as one vector (exp on all lanes at once).
+#if RECQ_AT_KB == 16
+#define AT_KVT float16
+#define AT_KLOAD(p) vload16(0, (p))
+#define AT_KSTORE(p, v) vstore16((v), 0, (p))
+#define AT_KSUM(v) recq_sum16(v)
+#define AT_KMAX(v) recq_max16(v)
+#elif RECQ_AT_KB == 8
+#define AT_KVT float8
+#define AT_KLOAD(p) vload8(0, (p))
+#define AT_KSTORE(p, v) vstore8((v), 0, (p))
+#define AT_KSUM(v) (((v).s0 + (v).s1) + ((v).s2 + (v).s3) + ((v).s4 + (v).s5) + ((v).s6 + (v).s7))
+#define AT_KMAX(v) fmax(fmax(fmax((v).s0, (v).s1), fmax((v).s2, (v).s3)), \
+                        fmax(fmax((v).s4, (v).s5), fmax((v).s6, (v).s7)))
+#else
+#define AT_KVT float4
+#define AT_KLOAD(p) vload4(0, (p))
+#define AT_KSTORE(p, v) vstore4((v), 0, (p))
+#define AT_KSUM(v) (((v).s0 + (v).s1) + ((v).s2 + (v).s3))
+#define AT_KMAX(v) fmax(fmax((v).s0, (v).s1), fmax((v).s2, (v).s3))
 #endif
 
 #define AT_NK (RECQ_AT_DK / RECQ_AT_W)
@@ -111,34 +134,32 @@ __kernel void attention_cpu(__global const RECQ_T* restrict q, __global const RE
     float p[AT_R][AT_KB];
     float corr[AT_R];
     for (int r = 0; r < AT_R; ++r) {
-      const int i = min(i0 + r, Lq - 1);
-      float mt = -INFINITY;
-      for (int jj = 0; jj < AT_KB; ++jj) {
-        const int j = j0 + jj;
-        float sv = s[r][jj];
+      // Masks, causality and the keys past Lk of the last block, in place.
+      if (RECQ_AT_MASK || RECQ_AT_CAUSAL || j0 + AT_KB > Lk) {
+        const int i = min(i0 + r, Lq - 1);
+        for (int jj = 0; jj < AT_KB; ++jj) {
+          const int j = j0 + jj;
+          float sv = s[r][jj];
 #if RECQ_AT_MASK
-        if (j < Lk) sv += RECQ_LOAD(mask, recq_at_base(mv, b, h) + i * mv.s5 + j * mv.s6);
+          if (j < Lk) sv += RECQ_LOAD(mask, recq_at_base(mv, b, h) + i * mv.s5 + j * mv.s6);
 #endif
-        bool seen = j < Lk;
+          bool seen = j < Lk;
 #if RECQ_AT_CAUSAL
-        seen = seen && j <= i + causal_offset;
+          seen = seen && j <= i + causal_offset;
 #endif
-        sv = seen ? sv : -INFINITY;
-        p[r][jj] = sv;
-        mt = fmax(mt, sv);
+          s[r][jj] = seen ? sv : -INFINITY;
+        }
       }
+      const float mt = AT_KMAX(AT_KLOAD(s[r]));
       const float mn = fmax(m[r], mt);
       if (mn == -INFINITY) {
         corr[r] = 1.0f;
         for (int jj = 0; jj < AT_KB; ++jj) p[r][jj] = 0.0f;
       } else {
         corr[r] = exp(m[r] - mn);
-        float sum = 0.0f;
-        for (int jj = 0; jj < AT_KB; ++jj) {
-          p[r][jj] = exp(p[r][jj] - mn);
-          sum += p[r][jj];
-        }
-        l[r] = l[r] * corr[r] + sum;
+        const AT_KVT e = exp(AT_KLOAD(s[r]) - mn);
+        AT_KSTORE(p[r], e);
+        l[r] = l[r] * corr[r] + AT_KSUM(e);
         m[r] = mn;
       }
       for (int c = 0; c < AT_NV; ++c) acc[r][c] *= corr[r];
