@@ -123,7 +123,7 @@ TEST(AttentionTest, VitHeadsFromPackedProjection) {
   OpGraphBuilder b;
   TensorRef qkv = b.Input("qkv", {l, 3 * e}, -1.5f, 1.5f);
   CheckAllVariants(std::move(b).Build(b.graph().AddNode(kAttention, {qkv, qkv, qkv}, a)), {{4, 8}},
-                   {{16, 32, 8}, {32, 32, 8}});
+                   {{16, 32, 8}, {4, 32, 32}, {4, 32, 64}});
 }
 
 // Decode: one query row against caches of 1 to 300 keys (a partial last
