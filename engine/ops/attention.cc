@@ -217,7 +217,60 @@ absl::Status LowerGpu(LoweringContext& ctx, const Node& node) {
   const size_t wg = size_t(bq * tpr);
   SetRange(d, {CeilDiv(a.lq, bq) * wg, size_t(a.heads), size_t(a.batch)}, {wg, 1, 1});
   AddArgs(ctx, node, a, d);
+  d.args.push_back(DispatchArg::Null());
   ctx.Emit(std::move(d));
+  return absl::OkStatus();
+}
+
+// --- GPU, keys split over work-groups (decode) ---
+
+// SplitsOf returns how many slices of the keys give the device about two
+// groups per compute unit when (batch x heads x query tiles) groups are
+// too few, each slice at least two key tiles, at most 32; 1: no split.
+int64_t SplitsOf(const AttentionAttrs& a, const DeviceFacts& device) {
+  const KernelParams h = GpuHeuristic(a, device);
+  const int64_t groups = a.batch * a.heads * static_cast<int64_t>(CeilDiv(a.lq, h.at("rows")));
+  const int64_t units = device.compute_units != 0 ? device.compute_units : 16;
+  const int64_t want = (2 * units + groups - 1) / groups;
+  return std::clamp<int64_t>(std::min(want, a.lk / (2 * h.at("key_tile"))), 1, 32);
+}
+
+bool GpuSplitFits(const Node& node, const LoweringContext& ctx) {
+  const auto& a = AttrsOr<AttentionAttrs>(node);
+  return GpuFits(node, ctx) && a.lq <= 16 && SplitsOf(a, ctx.device()) > 1;
+}
+
+size_t GpuSplitScratch(const Node& node, const LoweringContext& ctx) {
+  const auto& a = AttrsOr<AttentionAttrs>(node);
+  return sizeof(float) * size_t(a.batch * a.heads * SplitsOf(a, ctx.device()) * a.lq * (a.dv + 2));
+}
+
+// The heuristic's tiles (not tuned: the scratch is sized from them) with
+// the keys in SplitsOf slices, then attention_combine.
+absl::Status LowerGpuSplit(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<AttentionAttrs>(node);
+  const KernelParams h = GpuHeuristic(a, ctx.device());
+  const int64_t bq = h.at("rows"), bk = h.at("key_tile"), tpr = h.at("row_items");
+  const int64_t splits = SplitsOf(a, ctx.device());
+  std::vector<std::string> options = CommonOptions(node, a);
+  options.push_back("-DRECQ_AT_GPU=1");
+  options.push_back(absl::StrCat("-DRECQ_AT_BQ=", bq));
+  options.push_back(absl::StrCat("-DRECQ_AT_BK=", bk));
+  options.push_back(absl::StrCat("-DRECQ_AT_TPR=", tpr));
+  options.push_back(absl::StrCat("-DRECQ_AT_SPLIT=", splits));
+  Dispatch d;
+  d.label = "attention_gpu_split";
+  d.kernel = ctx.Kernel("attention.cl", "attention_gpu", options);
+  const size_t wg = size_t(bq * tpr);
+  SetRange(d, {CeilDiv(a.lq, bq) * wg, size_t(a.heads), size_t(a.batch * splits)}, {wg, 1, 1});
+  AddArgs(ctx, node, a, d);
+  d.args.push_back(ctx.Scratch());
+  ctx.Emit(std::move(d));
+  Dispatch c = MakeDispatch(ctx, "attention.cl", "attention_combine",
+                            {size_t(a.dv), size_t(a.lq), size_t(a.batch * a.heads)}, options);
+  c.args = {ctx.Scratch(), ctx.Arg(node.outputs[0]), DispatchArg::Scalar(ViewArg(a.o))};
+  AddInts(c, {a.lq, a.heads});
+  ctx.Emit(std::move(c));
   return absl::OkStatus();
 }
 
@@ -243,9 +296,12 @@ RECQ_REGISTER_OPS(Attention) {
   OpDef def;
   def.type = kAttention;
   def.infer = Infer;
-  def.variants = {{"attention_gpu", GpuFits, LowerGpu}, {"attention_cpu", nullptr, LowerCpu}};
-  def.variants[0].param_space = GpuSpace;
-  def.variants[1].param_space = CpuSpace;
+  def.variants = {{"attention_gpu_split", GpuSplitFits, LowerGpuSplit},
+                  {"attention_gpu", GpuFits, LowerGpu},
+                  {"attention_cpu", nullptr, LowerCpu}};
+  def.variants[0].scratch_bytes = GpuSplitScratch;
+  def.variants[1].param_space = GpuSpace;
+  def.variants[2].param_space = CpuSpace;
   return table.Add(std::move(def));
 }
 

@@ -219,12 +219,20 @@ __kernel void attention_cpu(__global const RECQ_T* restrict q, __global const RE
 #define AT_KPAD (RECQ_AT_DK + 1)
 #define AT_SPAD (AT_BK + 1)
 #define AT_NV ((RECQ_AT_DV + AT_TPR - 1) / AT_TPR)
+// RECQ_AT_SPLIT > 1 (decode against long caches, where B * H groups would
+// leave most of the device idle): dimension 2 runs B * SPLIT, each group
+// takes one slice of the keys and writes its unnormalised output, maximum
+// and sum to `part` ([B, H, SPLIT, Lq] rows of DV, then the maxima, then
+// the sums), and attention_combine merges the slices.
+#ifndef RECQ_AT_SPLIT
+#define RECQ_AT_SPLIT 1
+#endif
 
 __kernel __attribute__((reqd_work_group_size(AT_WG, 1, 1))) void attention_gpu(
     __global const RECQ_T* restrict q, __global const RECQ_T* restrict k,
     __global const RECQ_T* restrict v, __global const RECQ_T* restrict mask,
     __global RECQ_T* restrict o, int8 qv, int8 kv, int8 vv, int8 mv, int8 ov, int Lq, int Lk,
-    float scale, int causal_offset) {
+    float scale, int causal_offset, __global float* restrict part) {
   __local float ql[AT_BQ * RECQ_AT_DK];
   __local float kl[AT_BK * AT_KPAD];
   __local float vl[AT_BK * RECQ_AT_DV];
@@ -234,7 +242,8 @@ __kernel __attribute__((reqd_work_group_size(AT_WG, 1, 1))) void attention_gpu(
   const int t = lid % AT_TPR;
   const int row0 = get_group_id(0) * AT_BQ;
   const int h = get_global_id(1);
-  const int b = get_global_id(2);
+  const int b = get_global_id(2) / RECQ_AT_SPLIT;
+  const int split = get_global_id(2) % RECQ_AT_SPLIT;
   const int i = row0 + r;
   const int qb = recq_at_base(qv, b, h), kb = recq_at_base(kv, b, h), vb = recq_at_base(vv, b, h);
   for (int e = lid; e < AT_BQ * RECQ_AT_DK; e += AT_WG) {
@@ -249,7 +258,14 @@ __kernel __attribute__((reqd_work_group_size(AT_WG, 1, 1))) void attention_gpu(
 #if RECQ_AT_CAUSAL
   jend = clamp(min(row0 + AT_BQ, Lq) - 1 + causal_offset + 1, 0, Lk);
 #endif
-  for (int j0 = 0; j0 < jend; j0 += AT_BK) {
+  int jbeg = 0;
+#if RECQ_AT_SPLIT > 1
+  // Slices of whole tiles.
+  const int chunk = (Lk + RECQ_AT_SPLIT * AT_BK - 1) / (RECQ_AT_SPLIT * AT_BK) * AT_BK;
+  jbeg = split * chunk;
+  jend = min(jend, jbeg + chunk);
+#endif
+  for (int j0 = jbeg; j0 < jend; j0 += AT_BK) {
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int e = lid; e < AT_BK * RECQ_AT_DK; e += AT_WG) {
       const int jj = e / RECQ_AT_DK, c = e % RECQ_AT_DK;
@@ -268,7 +284,7 @@ __kernel __attribute__((reqd_work_group_size(AT_WG, 1, 1))) void attention_gpu(
       for (int c = 0; c < RECQ_AT_DK; ++c) {
         s = fma(ql[r * RECQ_AT_DK + c], kl[jj * AT_KPAD + c], s);
       }
-      bool seen = j < Lk && i < Lq;
+      bool seen = j < jend && i < Lq;
 #if RECQ_AT_CAUSAL
       seen = seen && j <= i + causal_offset;
 #endif
@@ -303,12 +319,54 @@ __kernel __attribute__((reqd_work_group_size(AT_WG, 1, 1))) void attention_gpu(
     }
   }
   if (i >= Lq) return;
+#if RECQ_AT_SPLIT > 1
+  const int rows = get_global_size(2) * get_global_size(1) * Lq;  // B * SPLIT * H * Lq
+  const int row = ((b * get_global_size(1) + h) * RECQ_AT_SPLIT + split) * Lq + i;
+  for (int c = 0; c < AT_NV; ++c) {
+    const int col = t + c * AT_TPR;
+    if (col < RECQ_AT_DV) part[row * RECQ_AT_DV + col] = acc[c];
+  }
+  if (t == 0) {
+    part[rows * RECQ_AT_DV + row] = m;
+    part[rows * (RECQ_AT_DV + 1) + row] = l;
+  }
+  return;
+#endif
   const int ob = recq_at_base(ov, b, h) + i * ov.s5;
   const float inv = l > 0.0f ? 1.0f / l : 0.0f;
   for (int c = 0; c < AT_NV; ++c) {
     const int col = t + c * AT_TPR;
     if (col < RECQ_AT_DV) RECQ_STORE(o, ob + col * ov.s6, acc[c] * inv);
   }
+}
+
+
+// Merges the RECQ_AT_SPLIT key slices of attention_gpu: each slice's output
+// and sum scaled by exp(its maximum - the overall maximum). Global size
+// (DV, Lq, B * H).
+__kernel void attention_combine(__global const float* restrict part, __global RECQ_T* restrict o,
+                                int8 ov, int Lq, int H) {
+  const int col = get_global_id(0);
+  const int i = get_global_id(1);
+  const int bh = get_global_id(2);
+  if (col >= RECQ_AT_DV || i >= Lq) return;
+  const int rows = get_global_size(2) * RECQ_AT_SPLIT * Lq;
+  const int row0 = bh * RECQ_AT_SPLIT * Lq + i;
+  float mx = -INFINITY;
+  for (int s = 0; s < RECQ_AT_SPLIT; ++s) mx = fmax(mx, part[rows * RECQ_AT_DV + row0 + s * Lq]);
+  float sum = 0.0f, acc = 0.0f;
+  if (mx != -INFINITY) {
+    for (int s = 0; s < RECQ_AT_SPLIT; ++s) {
+      const int row = row0 + s * Lq;
+      const float ms = part[rows * RECQ_AT_DV + row];
+      if (ms == -INFINITY) continue;
+      const float w = exp(ms - mx);
+      sum += part[rows * (RECQ_AT_DV + 1) + row] * w;
+      acc += part[row * RECQ_AT_DV + col] * w;
+    }
+  }
+  const int b = bh / H, h = bh % H;
+  RECQ_STORE(o, recq_at_base(ov, b, h) + i * ov.s5 + col * ov.s6, sum > 0.0f ? acc / sum : 0.0f);
 }
 
 #endif  // RECQ_AT_GPU

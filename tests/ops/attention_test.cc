@@ -140,6 +140,26 @@ TEST(AttentionTest, OneQueryRowAgainstLongCaches) {
   }
 }
 
+// Decode with few (batch x heads) groups: the GPU family splits the keys
+// over work-groups and merges the slices (attention_gpu_split), for one
+// query row and for a few causal rows at the end of the cache.
+TEST(AttentionTest, DecodeSplitsTheKeysOverGroups) {
+  for (int64_t lq : {1, 3}) {
+    for (int64_t lk : {129, 300, 1000}) {
+      SCOPED_TRACE(absl::StrCat("Lq=", lq, " Lk=", lk));
+      AttentionAttrs a = DenseAttention(1, 1, lq, lk, 64, 64);
+      a.causal = lq > 1;
+      a.causal_offset = lk - lq;
+      CheckOptions o = Tolerance();
+      o.kernel_targets = {EngineOptions::KernelTarget::kGpu};
+      auto forced = std::make_shared<int>(0);
+      o.choose_kernel = Force("attention_gpu_split", {}, forced);
+      RECQ_EXPECT_MATCHES_REFERENCE(DenseGraph(a), o);
+      EXPECT_GT(*forced, 0) << "attention_gpu_split did not fit";
+    }
+  }
+}
+
 // Swin-T's windows: 49 tokens, 3 heads of 32, a relative-position bias
 // [1, H, 49, 49] per head; and with a shifted window's mask folded in,
 // one bias per window ([2, H, 49, 49]) repeating over a batch of 2 images
