@@ -3,11 +3,15 @@
 // result.
 #include <cmath>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "engine/ops/layout_attrs.h"
 #include "engine/passes.h"
 #include "engine/patterns/pattern_table.h"
 #include "gtest/gtest.h"
+#include "onnx/onnx_pb.h"
 #include "recq/math_op_attrs.h"
+#include "recq/onnx.h"
 #include "recq/recq.h"
 #include "reference/reference_executor.h"
 #include "testing/test_env.h"
@@ -301,6 +305,453 @@ TEST(PatternsTest, SlicesOnDifferentAxesMerge) {
     EXPECT_EQ(Count(after, OpType("Slice")), 2) << (same_axis ? "same axis" : "shared");
   }
   ExpectMatchesUnfused(TwoSlices(true, false), {1, 6, 8, 5}, 33);
+}
+
+// --- attention ---
+
+// The exported attention forms, small: L tokens of E = H * D channels.
+enum class AttentionForm {
+  kTorchScriptMha,  // ViT's nn.MultiheadAttention through the TorchScript exporter
+  kDynamoSdpa,      // F.scaled_dot_product_attention through the dynamo exporter
+  kBert,            // hand-written, Div by sqrt(d), additive [B, 1, 1, L] mask
+  kSwinShifted,     // hand-written, q * scale, bias, window mask in 5-D
+};
+
+struct AttentionDims {
+  int64_t b, l, h, d;
+  int64_t e() const { return h * d; }
+};
+
+TensorRef Weights(GraphBuilder& b, const std::string& name, std::vector<int64_t> shape,
+                  uint64_t seed) {
+  auto w = reference::RandomTensor(shape, seed, -0.3f, 0.3f);
+  return b.Constant(name, w.shape, w.data);
+}
+
+TensorRef Perm(GraphBuilder& b, TensorRef x, std::vector<int64_t> perm) {
+  return b.AddNode(OpType::kTranspose, {x}, TransposeAttrs{std::move(perm)});
+}
+
+TensorRef Pick(GraphBuilder& b, TensorRef x, int64_t index) {
+  internal::GatherAttrs a;
+  a.axis = 0;
+  a.indices = {index};
+  return b.AddNode(OpType("Gather"), {x}, a);
+}
+
+TensorRef Linear(GraphBuilder& b, TensorRef x, int64_t in, int64_t out, uint64_t seed) {
+  TensorRef y =
+      b.AddNode(OpType("MatMul"), {x, Weights(b, absl::StrCat("w", seed), {in, out}, seed)});
+  return b.Add(y, Weights(b, absl::StrCat("bias", seed), {out}, seed + 1));
+}
+
+// softmax(QK^T * scale + masks) V for Q [.., L, D] and K^T [.., D, L].
+TensorRef Scores(GraphBuilder& b, TensorRef q, TensorRef kt) {
+  return b.AddNode(OpType("MatMul"), {q, kt});
+}
+
+Graph AttentionGraph(AttentionForm form, const AttentionDims& s) {
+  GraphBuilder b;
+  const int64_t B = s.b, L = s.l, H = s.h, D = s.d, E = s.e();
+  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  TensorRef y;
+  switch (form) {
+    case AttentionForm::kTorchScriptMha: {
+      // x [L, B, E] (batch_first transposed away); packed in-projection.
+      TensorRef x = b.Input("x", {L, B, E});
+      TensorRef proj = Linear(b, x, E, 3 * E, 41);
+      TensorRef p = b.Reshape(proj, {L, B, 3, E});
+      p = b.Reshape(p, {1, L, B, 3, E});
+      p = Perm(b, p, {3, 1, 2, 0, 4});
+      p = b.Reshape(p, {3, L, B, E});
+      auto heads = [&](int64_t i) {
+        TensorRef t = b.Reshape(Pick(b, p, i), {L, B * H, D});
+        return b.Reshape(Perm(b, t, {1, 0, 2}), {B, H, L, D});
+      };
+      TensorRef sq = Scalar(b, "sqrt_scale", std::sqrt(scale));
+      TensorRef q = b.AddNode(OpType::kMul, {heads(0), sq});
+      TensorRef kt = b.AddNode(OpType::kMul, {Perm(b, heads(1), {0, 1, 3, 2}), sq});
+      TensorRef a = b.Softmax(Scores(b, q, kt), -1);
+      TensorRef o = b.AddNode(OpType("MatMul"), {a, heads(2)});
+      o = b.Reshape(Perm(b, o, {2, 0, 1, 3}), {B * L, E});
+      y = b.Reshape(b.AddNode(OpType("MatMul"), {o, Weights(b, "wo", {E, E}, 43)}), {L, B, E});
+      break;
+    }
+    case AttentionForm::kDynamoSdpa: {
+      TensorRef x = b.Input("x", {B, L, E});
+      auto heads = [&](uint64_t seed) {
+        return Perm(b, b.Reshape(Linear(b, x, E, E, seed), {B, L, H, D}), {0, 2, 1, 3});
+      };
+      TensorRef q = heads(51), k = heads(53), v = heads(55);
+      TensorRef kt = b.Reshape(Perm(b, b.Reshape(k, {-1, L, D}), {0, 2, 1}), {B, H, D, L});
+      TensorRef sq = Scalar(b, "sqrt_scale", std::sqrt(scale));
+      TensorRef sk = Scalar(b, "sqrt_scale_k", std::sqrt(scale));
+      TensorRef a = b.Softmax(
+          Scores(b, b.AddNode(OpType::kMul, {q, sq}), b.AddNode(OpType::kMul, {kt, sk})), -1);
+      TensorRef o = b.AddNode(OpType("MatMul"), {a, v});
+      y = b.Reshape(Perm(b, o, {0, 2, 1, 3}), {B, L, E});
+      break;
+    }
+    case AttentionForm::kBert: {
+      TensorRef x = b.Input("x", {B, L, E});
+      // m [B, L]: 1 keep, 0 pad; (1 - m) * -10000 as [B, 1, 1, L].
+      TensorRef m = b.Input("m", {B, L});
+      TensorRef mask =
+          b.Reshape(b.AddNode(OpType::kMul, {b.AddNode(OpType::kSub, {Scalar(b, "one", 1.0f), m}),
+                                             Scalar(b, "neg", -10000.0f)}),
+                    {B, 1, 1, L});
+      auto split = [&](uint64_t seed) { return b.Reshape(Linear(b, x, E, E, seed), {B, L, H, D}); };
+      TensorRef q = Perm(b, split(61), {0, 2, 1, 3});
+      TensorRef kt = Perm(b, split(63), {0, 2, 3, 1});
+      TensorRef v = Perm(b, split(65), {0, 2, 1, 3});
+      TensorRef sc =
+          b.AddNode(OpType::kDiv, {Scores(b, q, kt), Scalar(b, "sqrt_d", std::sqrt(float(D)))});
+      TensorRef a = b.Softmax(b.Add(sc, mask), 3);
+      TensorRef o = b.AddNode(OpType("MatMul"), {a, v});
+      y = b.Reshape(Perm(b, o, {0, 2, 1, 3}), {B, L, E});
+      break;
+    }
+    case AttentionForm::kSwinShifted: {
+      // B windows of the image batch 1... as B_ = B windows, nW = B.
+      const int64_t nw = B;
+      TensorRef x = b.Input("x", {B, L, E});
+      TensorRef qkv =
+          Perm(b, b.Reshape(Linear(b, x, E, 3 * E, 71), {B, L, 3, H, D}), {2, 0, 3, 1, 4});
+      TensorRef q = b.AddNode(OpType::kMul, {Pick(b, qkv, 0), Scalar(b, "scale", scale)});
+      TensorRef kt = Perm(b, Pick(b, qkv, 1), {0, 1, 3, 2});
+      TensorRef sc = b.Add(Scores(b, q, kt), Weights(b, "rel_bias", {1, H, L, L}, 73));
+      sc = b.Reshape(sc, {B / nw, nw, H, L, L});
+      auto wm = reference::RandomTensor({1, nw, 1, L, L}, 75, 0.0f, 2.0f);
+      for (float& v : wm.data) v = v >= 1.0f ? -100.0f : 0.0f;
+      sc = b.Add(sc, b.Constant("window_mask", wm.shape, wm.data));
+      sc = b.Reshape(sc, {-1, H, L, L});
+      TensorRef a = b.Softmax(sc, -1);
+      TensorRef o = b.AddNode(OpType("MatMul"), {a, Pick(b, qkv, 2)});
+      y = b.Reshape(Perm(b, o, {0, 2, 1, 3}), {B, L, E});
+      break;
+    }
+  }
+  b.Output(y, "y");
+  absl::StatusOr<Graph> g = std::move(b).Build();
+  EXPECT_TRUE(g.ok()) << g.status();
+  return g.ok() ? *std::move(g) : Graph();
+}
+
+// Runs `g` on the device (passes on) with random inputs (inputs named "m"
+// hold 0 or 1) and compares with the reference executor's run of `g`
+// itself, unfused: |d - r| <= 1e-5 + 1e-4 |r| per element.
+void ExpectAttentionMatchesUnfused(const Graph& g, const EngineOptions& options, uint64_t seed) {
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g, options));
+  absl::flat_hash_map<std::string, reference::HostTensor> inputs;
+  Bindings bindings;
+  std::vector<Tensor> keep;
+  for (ValueId id : g.inputs()) {
+    const Value& v = g.value(id);
+    reference::HostTensor t = reference::RandomTensor(v.desc.shape, seed++, -1.0f, 1.0f);
+    if (v.name == "m") {
+      for (float& f : t.data) f = f > -0.3f ? 1.0f : 0.0f;
+    }
+    if (v.desc.dtype == DataType::kInt64) {
+      RECQ_ASSERT_OK_AND_ASSIGN(Tensor ints, Tensor::Allocate(SharedContext(), v.desc));
+      RECQ_ASSERT_OK(ints.Upload(std::vector<int64_t>(t.data.begin(), t.data.end())));
+      keep.push_back(std::move(ints));
+      t.dtype = DataType::kInt64;
+    } else {
+      keep.push_back(NewTensor(v.desc, t.data));
+    }
+    bindings.Set(v.name, keep.back());
+    inputs[v.name] = std::move(t);
+  }
+  const BindingInfo& out = engine.outputs()[0];
+  Tensor y = NewTensor(out.desc);
+  bindings.Set(out.name, y);
+  RECQ_ASSERT_OK_AND_ASSIGN(Recording rec, engine.Record());
+  RECQ_ASSERT_OK(rec.Run(bindings));
+  auto expected = reference::RunReference(g, inputs);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  auto cmp = reference::Compare(Download(y), expected->at(out.name).data, 1e-5f, 1e-4f);
+  EXPECT_TRUE(cmp.ok()) << cmp.ToString();
+}
+
+TEST(PatternsTest, ExportedAttentionBecomesOneNode) {
+  const AttentionDims dims[] = {{1, 17, 4, 8}, {2, 9, 2, 16}};
+  for (AttentionForm form : {AttentionForm::kTorchScriptMha, AttentionForm::kDynamoSdpa,
+                             AttentionForm::kBert, AttentionForm::kSwinShifted}) {
+    for (const AttentionDims& s : dims) {
+      SCOPED_TRACE(::testing::Message() << "form " << static_cast<int>(form) << ", B=" << s.b
+                                        << " L=" << s.l << " H=" << s.h << " D=" << s.d);
+      Graph g = AttentionGraph(form, s);
+      ASSERT_FALSE(g.nodes().empty());
+      RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, internal::RunPatternPasses(g));
+      EXPECT_EQ(Count(fused, OpType("Attention")), 1);
+      EXPECT_EQ(Count(fused, OpType::kSoftmax), 0);
+      // Only the projections' products stay; every Transpose and Gather
+      // folds into the fused node's views.
+      EXPECT_EQ(Count(fused, OpType::kTranspose), 0);
+      EXPECT_EQ(Count(fused, OpType("Gather")), 0);
+      for (auto target : {EngineOptions::KernelTarget::kCpu, EngineOptions::KernelTarget::kGpu}) {
+        SCOPED_TRACE(target == EngineOptions::KernelTarget::kCpu ? "cpu" : "gpu");
+        EngineOptions options;
+        options.kernel_target = target;
+        EngineOptions unfused = options;
+        unfused.optimize = false;
+        RECQ_ASSERT_OK_AND_ASSIGN(Engine a, Engine::Compile(SharedContext(), g, options));
+        RECQ_ASSERT_OK_AND_ASSIGN(Engine b, Engine::Compile(SharedContext(), g, unfused));
+        EXPECT_LT(a.stats().dispatches + 4, b.stats().dispatches);
+        ExpectAttentionMatchesUnfused(g, options, 81);
+      }
+    }
+  }
+}
+
+TEST(PatternsTest, AttentionLookAlikesAreLeftAlone) {
+  // The probabilities also a graph output (need_weights), and a softmax
+  // over another axis.
+  for (int variant = 0; variant < 2; ++variant) {
+    GraphBuilder b;
+    TensorRef q = b.Input("q", {2, 5, 8});
+    TensorRef k = b.Input("k", {2, 8, 5});
+    TensorRef v = b.Input("v", {2, 5, 8});
+    TensorRef a = b.Softmax(b.AddNode(OpType("MatMul"), {q, k}), variant == 0 ? -1 : 1);
+    b.Output(b.AddNode(OpType("MatMul"), {a, v}), "y");
+    if (variant == 0) b.Output(a, "p");
+    RECQ_ASSERT_OK_AND_ASSIGN(Graph g, std::move(b).Build());
+    RECQ_ASSERT_OK_AND_ASSIGN(Graph after, internal::RunPatternPasses(g));
+    EXPECT_EQ(Count(after, OpType("Attention")), 0) << "variant " << variant;
+    EXPECT_EQ(Count(after, OpType::kSoftmax), 1);
+  }
+}
+
+// The same forms as ONNX nodes, imported: the shape arithmetic exporters
+// write (Shape, Slice, Concat, Cast, Sqrt of the scale), Unsqueeze and
+// Squeeze, Gathers of scalar indices, Softmax over axis -1 and over axis 3
+// at opset 11.
+class OnnxModel {
+ public:
+  explicit OnnxModel(int64_t opset) {
+    model_.set_ir_version(8);
+    auto* id = model_.add_opset_import();
+    id->set_domain("");
+    id->set_version(opset);
+  }
+  void Input(const std::string& name, std::vector<int64_t> shape,
+             int type = onnx::TensorProto::FLOAT) {
+    auto* t = g()->add_input();
+    t->set_name(name);
+    auto* tt = t->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  void Output(const std::string& name) {
+    auto* v = g()->add_output();
+    v->set_name(name);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  std::string Ints(std::vector<int64_t> dims, std::vector<int64_t> values) {
+    auto* t = g()->add_initializer();
+    t->set_name(absl::StrCat("i", next_++));
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t v : values) t->add_int64_data(v);
+    return t->name();
+  }
+  std::string Floats(std::vector<int64_t> dims, uint64_t seed, float lo = -0.3f, float hi = 0.3f) {
+    auto r = reference::RandomTensor(dims, seed, lo, hi);
+    return FloatData(dims, r.data);
+  }
+  std::string FloatData(std::vector<int64_t> dims, const std::vector<float>& data) {
+    auto* t = g()->add_initializer();
+    t->set_name(absl::StrCat("f", next_++));
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    for (float v : data) t->add_float_data(v);
+    return t->name();
+  }
+  // Node adds a node with one output and returns the output's name.
+  std::string Node(const std::string& op, std::vector<std::string> in,
+                   std::vector<std::pair<std::string, std::vector<int64_t>>> ints = {}) {
+    auto* n = g()->add_node();
+    n->set_op_type(op);
+    const std::string out = absl::StrCat(op, "_", next_++);
+    n->set_name(out);
+    for (auto& s : in) n->add_input(s);
+    n->add_output(out);
+    for (auto& [name, values] : ints) {
+      auto* a = n->add_attribute();
+      a->set_name(name);
+      // "perm" and "axes" are lists; the rest single ints.
+      if (name == "perm" || name == "axes") {
+        a->set_type(onnx::AttributeProto::INTS);
+        for (int64_t v : values) a->add_ints(v);
+      } else {
+        a->set_type(onnx::AttributeProto::INT);
+        a->set_i(values[0]);
+      }
+    }
+    return out;
+  }
+  void Rename(const std::string& from, const std::string& to) {
+    for (auto& n : *g()->mutable_node()) {
+      for (auto& o : *n.mutable_output()) {
+        if (o == from) o = to;
+      }
+    }
+  }
+  std::string Bytes() const {
+    std::string b;
+    model_.SerializeToString(&b);
+    return b;
+  }
+
+ private:
+  onnx::GraphProto* g() { return model_.mutable_graph(); }
+  onnx::ModelProto model_;
+  int next_ = 0;
+};
+
+std::string OnnxAttention(AttentionForm form, const AttentionDims& s) {
+  const int64_t B = s.b, L = s.l, H = s.h, D = s.d, E = s.e();
+  OnnxModel m(form == AttentionForm::kBert ? 11 : (form == AttentionForm::kDynamoSdpa ? 18 : 17));
+  auto linear = [&](const std::string& x, int64_t in, int64_t out, uint64_t seed) {
+    return m.Node("Add",
+                  {m.Node("MatMul", {x, m.Floats({in, out}, seed)}), m.Floats({out}, seed + 1)});
+  };
+  auto transpose = [&](const std::string& x, std::vector<int64_t> perm) {
+    return m.Node("Transpose", {x}, {{"perm", std::move(perm)}});
+  };
+  auto reshape = [&](const std::string& x, std::vector<int64_t> shape) {
+    return m.Node("Reshape", {x, m.Ints({static_cast<int64_t>(shape.size())}, shape)});
+  };
+  // SDPA's scale: 1 / sqrt(last dim of q), from its shape, then its sqrt.
+  auto sqrt_scale = [&](const std::string& q, bool shape_start) {
+    std::string d =
+        shape_start
+            ? m.Node("Shape", {q}, {{"start", {-1}}})
+            : m.Node("Slice", {m.Node("Shape", {q}), m.Ints({1}, {-1}), m.Ints({1}, {INT64_MAX})});
+    d = m.Node("Cast", {d}, {{"to", {onnx::TensorProto::FLOAT}}});
+    const std::string scale = m.Node("Div", {m.FloatData({}, {1.0f}), m.Node("Sqrt", {d})});
+    return m.Node("Sqrt", {scale});
+  };
+  std::string y;
+  switch (form) {
+    case AttentionForm::kTorchScriptMha: {
+      m.Input("x", {B, L, E});
+      const std::string xt = transpose("x", {1, 0, 2});
+      const std::string proj = linear(xt, E, 3 * E, 41);
+      // unflatten(-1, (3, E)) with the leading dims from the shape.
+      const std::string lead =
+          m.Node("Slice", {m.Node("Shape", {proj}), m.Ints({1}, {0}), m.Ints({1}, {2})});
+      std::string p =
+          m.Node("Reshape", {proj, m.Node("Concat", {lead, m.Ints({2}, {3, E})}, {{"axis", {0}}})});
+      p = m.Node("Unsqueeze", {p, m.Ints({1}, {0})});
+      p = transpose(p, {3, 1, 2, 0, 4});
+      p = m.Node("Squeeze", {p, m.Ints({1}, {3})});
+      auto heads = [&](int64_t i) {
+        std::string t = m.Node("Gather", {p, m.Ints({}, {i})}, {{"axis", {0}}});
+        t = transpose(reshape(t, {L, B * H, D}), {1, 0, 2});
+        return reshape(t, {B, H, L, D});
+      };
+      const std::string q = heads(0), k = heads(1), v = heads(2);
+      const std::string ss = sqrt_scale(q, false);
+      const std::string a = m.Node(
+          "Softmax",
+          {m.Node("MatMul",
+                  {m.Node("Mul", {q, ss}), m.Node("Mul", {transpose(k, {0, 1, 3, 2}), ss})})},
+          {{"axis", {-1}}});
+      std::string o = transpose(m.Node("MatMul", {a, v}), {2, 0, 1, 3});
+      o = linear(reshape(o, {L * B, E}), E, E, 43);
+      y = transpose(reshape(o, {L, B, E}), {1, 0, 2});
+      break;
+    }
+    case AttentionForm::kDynamoSdpa: {
+      m.Input("x", {B, L, E});
+      auto heads = [&](uint64_t seed) {
+        return transpose(reshape(linear("x", E, E, seed), {B, L, H, D}), {0, 2, 1, 3});
+      };
+      const std::string q = heads(51), k = heads(53), v = heads(55);
+      const std::string last = m.Node("Shape", {k}, {{"start", {-1}}});
+      const std::string second = m.Node("Shape", {k}, {{"start", {-2}}, {"end", {-1}}});
+      const std::string first = m.Node("Shape", {k}, {{"end", {-2}}});
+      std::string kt = m.Node(
+          "Reshape", {k, m.Node("Concat", {m.Ints({1}, {-1}), second, last}, {{"axis", {0}}})});
+      kt = transpose(kt, {0, 2, 1});
+      kt = m.Node("Reshape", {kt, m.Node("Concat", {first, last, second}, {{"axis", {0}}})});
+      const std::string ss = sqrt_scale(q, true);
+      const std::string a =
+          m.Node("Softmax", {m.Node("MatMul", {m.Node("Mul", {q, ss}), m.Node("Mul", {kt, ss})})},
+                 {{"axis", {-1}}});
+      y = reshape(transpose(m.Node("MatMul", {a, v}), {0, 2, 1, 3}), {B, L, E});
+      break;
+    }
+    case AttentionForm::kBert: {
+      m.Input("x", {B, L, E});
+      m.Input("m", {B, L}, onnx::TensorProto::INT64);
+      std::string mask = m.Node("Unsqueeze", {"m"}, {{"axes", {1}}});
+      mask = m.Node("Unsqueeze", {mask}, {{"axes", {2}}});
+      mask = m.Node("Cast", {mask}, {{"to", {onnx::TensorProto::FLOAT}}});
+      mask = m.Node("Sub", {m.FloatData({}, {1.0f}), mask});
+      mask = m.Node("Mul", {mask, m.FloatData({}, {-10000.0f})});
+      auto split = [&](uint64_t seed) { return reshape(linear("x", E, E, seed), {B, L, H, D}); };
+      const std::string q = transpose(split(61), {0, 2, 1, 3});
+      const std::string kt = transpose(split(63), {0, 2, 3, 1});
+      const std::string v = transpose(split(65), {0, 2, 1, 3});
+      std::string sc = m.Node(
+          "Div", {m.Node("MatMul", {q, kt}), m.FloatData({}, {std::sqrt(static_cast<float>(D))})});
+      const std::string a = m.Node("Softmax", {m.Node("Add", {sc, mask})}, {{"axis", {3}}});
+      y = reshape(transpose(m.Node("MatMul", {a, v}), {0, 2, 1, 3}), {B, L, E});
+      break;
+    }
+    case AttentionForm::kSwinShifted: {
+      const int64_t nw = B;
+      m.Input("x", {B, L, E});
+      const std::string qkv =
+          transpose(reshape(linear("x", E, 3 * E, 71), {B, L, 3, H, D}), {2, 0, 3, 1, 4});
+      auto pick = [&](int64_t i) {
+        return m.Node("Gather", {qkv, m.Ints({}, {i})}, {{"axis", {0}}});
+      };
+      const std::string q =
+          m.Node("Mul", {pick(0), m.FloatData({}, {1.0f / std::sqrt(static_cast<float>(D))})});
+      std::string sc = m.Node("MatMul", {q, transpose(pick(1), {0, 1, 3, 2})});
+      sc = m.Node("Add", {sc, m.Floats({1, H, L, L}, 73)});
+      sc = reshape(sc, {B / nw, nw, H, L, L});
+      auto wm = reference::RandomTensor({1, nw, 1, L, L}, 75, 0.0f, 2.0f);
+      for (float& v : wm.data) v = v >= 1.0f ? -100.0f : 0.0f;
+      sc = m.Node("Add", {sc, m.FloatData(wm.shape, wm.data)});
+      sc = reshape(sc, {-1, H, L, L});
+      const std::string a = m.Node("Softmax", {sc}, {{"axis", {-1}}});
+      y = reshape(transpose(m.Node("MatMul", {a, pick(2)}), {0, 2, 1, 3}), {B, L, E});
+      break;
+    }
+  }
+  m.Rename(y, "y");
+  m.Output("y");
+  return m.Bytes();
+}
+
+TEST(PatternsTest, ImportedOnnxAttentionBecomesOneNode) {
+  const AttentionDims dims[] = {{1, 17, 4, 8}, {2, 9, 2, 16}};
+  for (AttentionForm form : {AttentionForm::kTorchScriptMha, AttentionForm::kDynamoSdpa,
+                             AttentionForm::kBert, AttentionForm::kSwinShifted}) {
+    for (const AttentionDims& s : dims) {
+      SCOPED_TRACE(::testing::Message() << "form " << static_cast<int>(form) << ", B=" << s.b
+                                        << " L=" << s.l << " H=" << s.h << " D=" << s.d);
+      RECQ_ASSERT_OK_AND_ASSIGN(Graph g, LoadOnnxFromBytes(OnnxAttention(form, s)));
+      RECQ_ASSERT_OK_AND_ASSIGN(Graph optimized, internal::Optimize(g, SharedContext()));
+      EXPECT_EQ(Count(optimized, OpType("Attention")), 1);
+      EXPECT_EQ(Count(optimized, OpType::kSoftmax), 0);
+      // ViT's batch-first Transposes of x and y stay (the input and output
+      // of the block), nothing else.
+      EXPECT_EQ(Count(optimized, OpType::kTranspose),
+                form == AttentionForm::kTorchScriptMha ? 2 : 0);
+      EXPECT_EQ(Count(optimized, OpType("Gather")), 0);
+      for (auto target : {EngineOptions::KernelTarget::kCpu, EngineOptions::KernelTarget::kGpu}) {
+        SCOPED_TRACE(target == EngineOptions::KernelTarget::kCpu ? "cpu" : "gpu");
+        EngineOptions options;
+        options.kernel_target = target;
+        ExpectAttentionMatchesUnfused(g, options, 91);
+      }
+    }
+  }
 }
 
 }  // namespace
