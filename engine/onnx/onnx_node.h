@@ -86,9 +86,16 @@ class NodeContext final : public OnnxNodeContext {
   absl::Status EmitOutput(int output, OpType op, std::vector<ValueId> inputs,
                           OpAttrs attrs) override;
   absl::Status DefineConstant(OnnxConstant value) override;
+  absl::StatusOr<ValueId> EmitValue(OpType op, std::vector<ValueId> inputs, OpAttrs attrs,
+                                    absl::string_view suffix) override;
+  absl::StatusOr<ValueId> AddConstantValue(OnnxConstant value, absl::string_view suffix) override;
 
  private:
   const onnx::AttributeProto* Attr(absl::string_view name) const;
+  // AddNode infers `op`'s output, adds it as value `out_name` and the node
+  // writing it; returns the value.
+  absl::StatusOr<ValueId> AddNode(const std::string& out_name, OpType op,
+                                  std::vector<ValueId> inputs, OpAttrs attrs);
 
   ImportState& state_;
   const onnx::NodeProto& proto_;
