@@ -275,13 +275,6 @@ absl::Status OnnxNodeContext::Invalid(absl::string_view what) const {
 absl::Status OnnxNodeContext::Unsupported(absl::string_view what) const {
   return absl::UnimplementedError(absl::StrCat("node '", name(), "' (", op_type(), "): ", what));
 }
-absl::StatusOr<ValueId> OnnxNodeContext::EmitValue(OpType op, std::vector<ValueId>, OpAttrs,
-                                                   absl::string_view) {
-  return Unsupported(absl::StrCat("lowering to several ", op.name(), " nodes is not supported"));
-}
-absl::StatusOr<ValueId> OnnxNodeContext::AddConstantValue(OnnxConstant, absl::string_view) {
-  return Unsupported("adding constants is not supported");
-}
 absl::Status OnnxNodeContext::CheckOnlyFirstOutputUsed() const {
   for (int i = 1; i < num_outputs(); ++i) {
     if (OutputUsed(i)) {

@@ -1,8 +1,7 @@
 // Ops that walk one axis or the last two axes of a tensor of any element
 // type: CumSum (position ids from an attention mask), Trilu (causal
-// masks), ArgMax and ArgMin (int64 indices). One work-item per line along
-// the axis (scan_ops.cl); the axis, k and the flags are read at import
-// and must be constants.
+// masks), ArgMax and ArgMin (int64 indices), TopK (k constant), Hardmax. One work-item per line
+// along the axis (scan_ops.cl); the axis, k and the flags are read at import and must be constants.
 #include <string>
 #include <vector>
 
@@ -165,9 +164,121 @@ absl::Status ImportArg(OpType op, OnnxNodeContext& n) {
   return n.Emit(op, {x}, ArgReduceAttrs{axis, keepdims != 0, last != 0});
 }
 
+// --- TopK ---
+
+absl::StatusOr<TensorDesc> InferTopK(const OpAttrs& attrs, InferInputs in) {
+  RECQ_RETURN_IF_ERROR(CheckInputCount(kTopK, in, 1, 1));
+  RECQ_ASSIGN_OR_RETURN(const TopKAttrs* a, AttrsOf<TopKAttrs>(kTopK, attrs));
+  if (in[0]->dtype == DataType::kBool) {
+    return Bad(kTopK, absl::StrCat("input is ", in[0]->ToString(), "; expected numeric"));
+  }
+  const int64_t rank = static_cast<int64_t>(in[0]->shape.size());
+  RECQ_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(kTopK, a->axis, rank, false));
+  if (a->k < 1 || a->k > in[0]->shape[axis]) {
+    return Bad(kTopK, absl::StrCat("k is ", a->k, "; expected 1 to ", in[0]->shape[axis]));
+  }
+  TensorDesc out = *in[0];
+  out.shape[axis] = a->k;
+  if (a->indices) out.dtype = DataType::kInt64;
+  return out;
+}
+
+absl::Status LowerTopK(LoweringContext& ctx, const Node& node) {
+  const TensorDesc& x = ctx.graph().value(node.inputs[0]).desc;
+  RECQ_RETURN_IF_ERROR(CheckSize(node, x.shape));
+  const TopKAttrs& a = AttrsOr<TopKAttrs>(node);
+  const int64_t axis = a.axis < 0 ? a.axis + static_cast<int64_t>(x.shape.size()) : a.axis;
+  const Lines l = LinesOf(x.shape, axis);
+  Dispatch& d = ctx.Emit(MakeDispatch(
+      ctx, "scan_ops.cl", "topk", {size_t(l.outer * l.inner)},
+      {"-DTOPK", absl::StrCat("-DKIND=", TypedKind(x.dtype)),
+       absl::StrCat("-DT=", TypedStorage(x.dtype)), absl::StrCat("-DLARGEST=", a.largest ? 1 : 0),
+       absl::StrCat("-DINDICES=", a.indices ? 1 : 0)}));
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
+  AddInts(d, {l.len, l.inner, a.k});
+  return absl::OkStatus();
+}
+
+absl::Status ImportTopK(OnnxNodeContext& n) {
+  RECQ_RETURN_IF_ERROR(n.CheckAttrs({"axis", "largest", "sorted", "k"}));
+  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  RECQ_ASSIGN_OR_RETURN(int64_t axis, n.Int("axis", -1));
+  RECQ_ASSIGN_OR_RETURN(int64_t largest, n.Int("largest", 1));
+  int64_t k = 0;
+  if (n.opset() < 10) {
+    RECQ_ASSIGN_OR_RETURN(k, n.Int("k", 0));
+  } else {
+    absl::StatusOr<const OnnxConstant*> c = n.ConstantInput(1);
+    if (!c.ok() || *c == nullptr) {
+      return n.Unsupported(
+          "k (input 1) depends on the values of its inputs; its output shape would too, and "
+          "recq compiles static shapes: k must be a constant");
+    }
+    if ((*c)->is_float || (*c)->size() != 1) return n.Invalid("k must be one integer");
+    k = (*c)->ints[0];
+  }
+  for (int i = 0; i < 2 && i < n.num_outputs(); ++i) {
+    if (n.output_name(i).empty()) continue;
+    RECQ_RETURN_IF_ERROR(n.EmitOutput(i, kTopK, {x}, TopKAttrs{axis, k, largest != 0, i == 1}));
+  }
+  return absl::OkStatus();
+}
+
+// --- Hardmax ---
+
+absl::StatusOr<TensorDesc> InferHardmax(const OpAttrs& attrs, InferInputs in) {
+  RECQ_RETURN_IF_ERROR(CheckInputCount(kHardmax, in, 1, 1));
+  RECQ_ASSIGN_OR_RETURN(const HardmaxAttrs* a, AttrsOf<HardmaxAttrs>(kHardmax, attrs));
+  if (!IsFloatingPoint(in[0]->dtype)) {
+    return Bad(kHardmax, absl::StrCat("input is ", in[0]->ToString(), "; expected a float"));
+  }
+  RECQ_RETURN_IF_ERROR(
+      NormalizeAxis(kHardmax, a->axis, static_cast<int64_t>(in[0]->shape.size()), false).status());
+  return *in[0];
+}
+
+absl::Status LowerHardmax(LoweringContext& ctx, const Node& node) {
+  const TensorDesc& x = ctx.graph().value(node.inputs[0]).desc;
+  RECQ_RETURN_IF_ERROR(CheckSize(node, x.shape));
+  const HardmaxAttrs& a = AttrsOr<HardmaxAttrs>(node);
+  const int64_t axis = a.axis < 0 ? a.axis + static_cast<int64_t>(x.shape.size()) : a.axis;
+  Lines l = LinesOf(x.shape, axis);
+  if (a.coerce) l = {l.outer, l.len * l.inner, 1};
+  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "scan_ops.cl", "hardmax", {size_t(l.outer * l.inner)},
+                                      {"-DHARDMAX", absl::StrCat("-DKIND=", TypedKind(x.dtype)),
+                                       absl::StrCat("-DT=", TypedStorage(x.dtype))}));
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
+  AddInts(d, {l.len, l.inner});
+  return absl::OkStatus();
+}
+
+absl::Status ImportHardmax(OnnxNodeContext& n) {
+  RECQ_RETURN_IF_ERROR(n.CheckAttrs({"axis"}));
+  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  const bool coerce = n.opset() < 13;
+  RECQ_ASSIGN_OR_RETURN(int64_t axis, n.Int("axis", coerce ? 1 : -1));
+  return n.Emit(kHardmax, {x}, HardmaxAttrs{axis, coerce});
+}
+
 }  // namespace
 
 RECQ_REGISTER_OPS(ScanOps) {
+  OpDef hardmax;
+  hardmax.type = kHardmax;
+  hardmax.typed = true;
+  hardmax.onnx = {{"", "Hardmax", 1, kOnnxOpsetMax, ImportHardmax}};
+  hardmax.infer = InferHardmax;
+  hardmax.variants = {{"hardmax", nullptr, LowerHardmax}};
+  RECQ_RETURN_IF_ERROR(table.Add(std::move(hardmax)));
+
+  OpDef topk;
+  topk.type = kTopK;
+  topk.typed = true;
+  topk.onnx = {{"", "TopK", 1, kOnnxOpsetMax, ImportTopK}};
+  topk.infer = InferTopK;
+  topk.variants = {{"topk", nullptr, LowerTopK}};
+  RECQ_RETURN_IF_ERROR(table.Add(std::move(topk)));
+
   OpDef cumsum;
   cumsum.type = kCumSum;
   cumsum.typed = true;

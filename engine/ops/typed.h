@@ -132,6 +132,27 @@ struct ArgReduceAttrs {
   bool select_last_index = false;
 };
 
+// TopK (engine/ops/scan_ops.cc): the k largest (or smallest) elements
+// along `axis`, in order (ties: the lower index first), as values
+// (indices = false, x's type) or as their int64 indices (indices = true);
+// ONNX TopK imports as one node per output.
+inline constexpr OpType kTopK("TopK");
+struct TopKAttrs {
+  int64_t axis = -1;
+  int64_t k = 1;
+  bool largest = true;
+  bool indices = false;
+};
+
+// Hardmax (engine/ops/scan_ops.cc): 1 at the first largest element of each
+// line along `axis`, 0 elsewhere (float32 or float16). With `coerce` (ONNX
+// opsets 1-12) the line is every dimension from `axis` on.
+inline constexpr OpType kHardmax("Hardmax");
+struct HardmaxAttrs {
+  int64_t axis = -1;
+  bool coerce = false;
+};
+
 // EmitBroadcastCopy emits y = x broadcast to y's shape (numpy rules), the
 // elements copied as bits: Expand of any element type.
 [[nodiscard]] absl::Status EmitBroadcastCopy(LoweringContext& ctx, const Node& node);

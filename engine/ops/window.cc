@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/ops/onnx_emitter.h"
 #include "engine/status_macros.h"
 
 namespace recq::internal {
@@ -69,14 +70,29 @@ absl::StatusOr<Window> ResolveWindow(OnnxNodeContext& n, const TensorDesc& x,
   return w;
 }
 
+namespace {
+
+absl::StatusOr<OnnxNodeEmitter*> Emitter(OnnxNodeContext& n) {
+  OnnxNodeEmitter* e = EmitterOf(n);
+  if (e == nullptr) {
+    return n.Unsupported("a 1-D window needs an importer that can emit several graph nodes");
+  }
+  return e;
+}
+
+}  // namespace
+
 absl::StatusOr<ValueId> ViewAs2D(OnnxNodeContext& n, ValueId x) {
+  RECQ_ASSIGN_OR_RETURN(OnnxNodeEmitter * e, Emitter(n));
   const Shape& s = n.desc(x).shape;
-  if (s.size() != 3)
+  if (s.size() != 3) {
     return n.Invalid(absl::StrCat("input is ", n.desc(x).ToString(), "; expected (N, C, L)"));
-  return n.EmitValue(OpType::kReshape, {x}, ReshapeAttrs{{s[0], s[1], 1, s[2]}}, "as_2d");
+  }
+  return e->EmitValue(OpType::kReshape, {x}, ReshapeAttrs{{s[0], s[1], 1, s[2]}}, "as_2d");
 }
 
 absl::StatusOr<ValueId> WeightsAs2D(OnnxNodeContext& n, int i) {
+  RECQ_ASSIGN_OR_RETURN(OnnxNodeEmitter * e, Emitter(n));
   RECQ_ASSIGN_OR_RETURN(const OnnxConstant* c, n.ConstantInput(i));
   if (c != nullptr) {
     if (c->dims.size() != 3) {
@@ -85,7 +101,7 @@ absl::StatusOr<ValueId> WeightsAs2D(OnnxNodeContext& n, int i) {
     }
     OnnxConstant w = *c;
     w.dims = {c->dims[0], c->dims[1], 1, c->dims[2]};
-    return n.AddConstantValue(std::move(w), "weights_2d");
+    return e->AddConstantValue(std::move(w), "weights_2d");
   }
   RECQ_ASSIGN_OR_RETURN(ValueId w, n.Input(i));
   const Shape& s = n.desc(w).shape;
@@ -93,11 +109,12 @@ absl::StatusOr<ValueId> WeightsAs2D(OnnxNodeContext& n, int i) {
     return n.Invalid(absl::StrCat("the weights (input ", i, ") are ", n.desc(w).ToString(),
                                   "; a 1-D window needs [OC, C/group, K]"));
   }
-  return n.EmitValue(OpType::kReshape, {w}, ReshapeAttrs{{s[0], s[1], 1, s[2]}}, "weights_2d");
+  return e->EmitValue(OpType::kReshape, {w}, ReshapeAttrs{{s[0], s[1], 1, s[2]}}, "weights_2d");
 }
 
 absl::Status EmitFrom2D(OnnxNodeContext& n, OpType op, std::vector<ValueId> inputs, OpAttrs attrs) {
-  RECQ_ASSIGN_OR_RETURN(ValueId y, n.EmitValue(op, std::move(inputs), std::move(attrs), "2d"));
+  RECQ_ASSIGN_OR_RETURN(OnnxNodeEmitter * e, Emitter(n));
+  RECQ_ASSIGN_OR_RETURN(ValueId y, e->EmitValue(op, std::move(inputs), std::move(attrs), "2d"));
   const Shape& s = n.desc(y).shape;
   return n.Emit(OpType::kReshape, {y}, ReshapeAttrs{{s[0], s[1], s[3]}});
 }

@@ -133,15 +133,6 @@ class OnnxNodeContext {
   // DefineConstant makes the node's first output the constant `value` (for
   // Constant nodes and values computed at import).
   [[nodiscard]] virtual absl::Status DefineConstant(OnnxConstant value) = 0;
-  // EmitValue adds a node of `op` writing a new value named after the
-  // node's first output and `suffix`, and returns it: for imports that
-  // lower one ONNX node to a few graph nodes (a 1-D Conv as a view onto
-  // the 2-D one). AddConstantValue materializes `value` the same way.
-  // Both are Unimplemented where the importer does not provide them.
-  [[nodiscard]] virtual absl::StatusOr<ValueId> EmitValue(OpType op, std::vector<ValueId> inputs,
-                                                          OpAttrs attrs, absl::string_view suffix);
-  [[nodiscard]] virtual absl::StatusOr<ValueId> AddConstantValue(OnnxConstant value,
-                                                                 absl::string_view suffix);
 
   // Invalid and Unsupported make InvalidArgument / Unimplemented statuses
   // naming the node: "node 'conv1' (Conv): <what>".

@@ -1,8 +1,9 @@
 // Comparisons, logic, integer arithmetic, IsNaN, IsInf, Sign, Expand of
-// every element type, CumSum, Trilu, ArgMax and ArgMin against the CPU
-// reference (exact: every result is an integer, a bool, a copied value or
-// a float sum taken in the device's order), and the attention-mask chain
-// of an exported BERT (int64 mask -> additive float mask -> Softmax).
+// every element type, CumSum, Trilu, ArgMax, ArgMin, TopK and Hardmax
+// against the CPU reference (exact: every result is an integer, a bool, a
+// copied value or a float sum taken in the device's order), and the
+// attention-mask chain of an exported BERT (int64 mask -> additive float
+// mask -> Softmax).
 #include <string>
 #include <tuple>
 
@@ -264,6 +265,47 @@ INSTANTIATE_TEST_SUITE_P(OpsTypesAndFlags, ArgReduceTest,
                                   TypeName(std::get<1>(info.param)) +
                                   (std::get<2>(info.param) ? "_keepdims" : "") +
                                   (std::get<3>(info.param) ? "_last" : "");
+                         });
+
+class TopKTest : public ::testing::TestWithParam<std::tuple<DataType, bool, bool>> {};
+
+TEST_P(TopKTest, MatchesReference) {
+  const auto [t, largest, indices] = GetParam();
+  OpGraphBuilder b;
+  // Few distinct values: ties must come out lowest index first.
+  TensorRef x = b.Input("x", {3, 11, 4}, Lo(t), 4.0f, t);
+  TensorRef y =
+      b.graph().AddNode(internal::kTopK, {x}, internal::TopKAttrs{1, 5, largest, indices});
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), Exact());
+}
+
+INSTANTIATE_TEST_SUITE_P(TypesAndFlags, TopKTest,
+                         ::testing::Combine(::testing::ValuesIn(kNumericTypes), ::testing::Bool(),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                           return TypeName(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) ? "_largest" : "_smallest") +
+                                  (std::get<2>(info.param) ? "_indices" : "_values");
+                         });
+
+class HardmaxTest : public ::testing::TestWithParam<std::tuple<DataType, int64_t, bool>> {};
+
+TEST_P(HardmaxTest, MatchesReference) {
+  const auto [t, axis, coerce] = GetParam();
+  OpGraphBuilder b;
+  TensorRef x = b.Input("x", {3, 6, 5}, -1.0f, 1.0f, t);
+  TensorRef y = b.graph().AddNode(internal::kHardmax, {x}, internal::HardmaxAttrs{axis, coerce});
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), Exact());
+}
+
+INSTANTIATE_TEST_SUITE_P(TypesAndAxes, HardmaxTest,
+                         ::testing::Combine(::testing::Values(DataType::kFloat32,
+                                                              DataType::kFloat16),
+                                            ::testing::Values<int64_t>(1, -1), ::testing::Bool()),
+                         [](const auto& info) {
+                           return TypeName(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) < 0 ? "_axisLast" : "_axis1") +
+                                  (std::get<2>(info.param) ? "_coerced" : "");
                          });
 
 // The attention-mask chain of an exported BERT: an int64 mask [batch, seq]

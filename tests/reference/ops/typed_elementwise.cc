@@ -3,6 +3,7 @@
 // (engine/ops/scan_ops.cc), from ONNX's definitions. Values travel as
 // floats (see HostTensor); integer results wrap to their type as the
 // device's do.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -227,7 +228,62 @@ RECQ_REGISTER_REFERENCE(TypedElementwise) {
         });
     if (!s.ok()) return s;
   }
-  return absl::OkStatus();
+  if (absl::Status s = table.Add(
+          internal::kHardmax,
+          [](const Node& node, ReferenceInputs in) -> absl::StatusOr<HostTensor> {
+            if (absl::Status s = CheckArity(node, in, 1, 1); !s.ok()) return s;
+            absl::StatusOr<internal::HardmaxAttrs> a = AttrsOf<internal::HardmaxAttrs>(node);
+            if (!a.ok()) return a.status();
+            absl::StatusOr<Lines> l = LinesOf(in[0]->shape, a->axis);
+            if (!l.ok()) return l.status();
+            if (a->coerce) *l = Lines{l->outer, l->len * l->inner, 1};
+            HostTensor y = *in[0];
+            for (int64_t o = 0; o < l->outer; ++o) {
+              for (int64_t i = 0; i < l->inner; ++i) {
+                int64_t best = 0;
+                for (int64_t k = 0; k < l->len; ++k) {
+                  const int64_t at = (o * l->len + k) * l->inner + i;
+                  if (in[0]->data[at] > in[0]->data[(o * l->len + best) * l->inner + i]) best = k;
+                }
+                for (int64_t k = 0; k < l->len; ++k) {
+                  y.data[(o * l->len + k) * l->inner + i] = k == best ? 1.0f : 0.0f;
+                }
+              }
+            }
+            return y;
+          });
+      !s.ok()) {
+    return s;
+  }
+  return table.Add(
+      internal::kTopK, [](const Node& node, ReferenceInputs in) -> absl::StatusOr<HostTensor> {
+        if (absl::Status s = CheckArity(node, in, 1, 1); !s.ok()) return s;
+        absl::StatusOr<internal::TopKAttrs> a = AttrsOf<internal::TopKAttrs>(node);
+        if (!a.ok()) return a.status();
+        absl::StatusOr<Lines> l = LinesOf(in[0]->shape, a->axis);
+        if (!l.ok()) return l.status();
+        if (a->k < 1 || a->k > l->len) return absl::InvalidArgumentError("TopK: bad k");
+        const int64_t rank = static_cast<int64_t>(in[0]->shape.size());
+        HostTensor y{in[0]->shape, std::vector<float>(l->outer * a->k * l->inner),
+                     a->indices ? DataType::kInt64 : in[0]->dtype};
+        y.shape[a->axis < 0 ? a->axis + rank : a->axis] = a->k;
+        for (int64_t o = 0; o < l->outer; ++o) {
+          for (int64_t i = 0; i < l->inner; ++i) {
+            std::vector<int64_t> order(l->len);
+            for (int64_t e = 0; e < l->len; ++e) order[e] = e;
+            auto value = [&](int64_t e) { return in[0]->data[(o * l->len + e) * l->inner + i]; };
+            // Ties keep the lower index first (a stable sort of indices).
+            std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
+              return a->largest ? value(p) > value(q) : value(p) < value(q);
+            });
+            for (int64_t j = 0; j < a->k; ++j) {
+              y.data[(o * a->k + j) * l->inner + i] =
+                  a->indices ? static_cast<float>(order[j]) : value(order[j]);
+            }
+          }
+        }
+        return y;
+      });
 }
 
 }  // namespace recq::reference
