@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/ops/onnx_emitter.h"
+#include "engine/ops/op_util.h"
 #include "engine/status_macros.h"
 
 namespace recq::internal {
