@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/ops/constant_eval.h"
+#include "engine/ops/onnx_emitter.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "engine/ops/typed.h"
@@ -227,8 +228,13 @@ absl::Status EmitInteger(OnnxNodeContext& n, OpType op, const std::vector<ValueI
                                       op.name(), " is not implemented)"));
   }
   if (inputs.size() == 1) return n.Emit(OpType::kIdentity, inputs, {});
-  if (inputs.size() == 2) return n.Emit(twin, inputs, {});
-  return n.Unsupported(absl::StrCat("integer ", op.name(), " of ", inputs.size(), " inputs"));
+  ValueId acc = inputs[0];
+  for (size_t i = 1; i + 1 < inputs.size(); ++i) {
+    OnnxNodeEmitter* e = EmitterOf(n);
+    if (e == nullptr) return n.Unsupported("an integer op of more than two inputs");
+    RECQ_ASSIGN_OR_RETURN(acc, e->EmitValue(twin, {acc, inputs[i]}, {}, absl::StrCat("step", i)));
+  }
+  return n.Emit(twin, {acc, inputs.back()}, {});
 }
 
 }  // namespace

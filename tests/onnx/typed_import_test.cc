@@ -4,6 +4,7 @@
 // -> Softmax) against a CPU computation, BatchNormalization with
 // training_mode=1 folded on constants, and a clear Unimplemented for ops
 // whose output shape depends on values.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -151,6 +152,47 @@ TEST(AttentionMaskImportTest, Int64MaskChainMatchesCpu) {
         }
       }
     }
+  }
+}
+
+// An integer Max of three inputs imports as a chain of two-input IntMax
+// nodes; the float result of a Cast is compared with the CPU's.
+TEST(IntegerVariadicTest, MaxOfThreeInt64Inputs) {
+  constexpr int64_t kN = 12;
+  std::mt19937 rng = FreshRng();
+  std::uniform_int_distribution<int64_t> u(-1000, 1000);
+  std::vector<std::vector<int64_t>> in(3, std::vector<int64_t>(kN));
+  for (auto& v : in) {
+    for (int64_t& x : v) x = u(rng);
+  }
+  Model m;
+  for (const char* name : {"a", "b", "c"}) m.Input(name, {kN}, onnx::TensorProto::INT64);
+  m.Node("Max", {"a", "b", "c"}, {"mx"});
+  Model::Int(m.Node("Cast", {"mx"}, {"y"}), "to", onnx::TensorProto::FLOAT);
+  m.Output("y");
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<Engine> engine = Engine::Compile(testing::SharedContext(), *graph);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  absl::StatusOr<Recording> rec = engine->Record();
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  Bindings b;
+  std::vector<Tensor> keep;
+  const char* names[] = {"a", "b", "c"};
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<Tensor> t = Tensor::Allocate(testing::SharedContext(), {{kN}, DataType::kInt64});
+    ASSERT_TRUE(t.ok()) << t.status();
+    ASSERT_TRUE(t->Upload(absl::MakeConstSpan(in[i])).ok());
+    b.Set(names[i], *t);
+    keep.push_back(*t);
+  }
+  Tensor y = testing::NewTensor({{kN}});
+  b.Set("y", y);
+  ASSERT_TRUE(rec->Run(b).ok());
+  const std::vector<float> got = testing::Download(y);
+  for (int64_t i = 0; i < kN; ++i) {
+    const int64_t want = std::max({in[0][i], in[1][i], in[2][i]});
+    EXPECT_EQ(got[i], static_cast<float>(want)) << "element " << i;
   }
 }
 
