@@ -40,7 +40,7 @@ namespace {
 using onnx_import::DecodeTensor;
 using onnx_import::HostTensorData;
 
-constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMinOpset = 1;
 constexpr int64_t kMaxOpset = 21;
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {

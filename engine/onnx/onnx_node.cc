@@ -191,11 +191,8 @@ bool NodeContext::OutputUsed(int i) const {
          state_.used.contains(proto_.output(i));
 }
 
-absl::Status NodeContext::EmitOutput(int output, OpType op, std::vector<ValueId> inputs,
-                                     OpAttrs attrs) {
-  if (output < 0 || proto_.output_size() <= output || proto_.output(output).empty()) {
-    return Invalid(absl::StrCat("has no output ", output));
-  }
+absl::StatusOr<ValueId> NodeContext::AddNode(const std::string& out_name, OpType op,
+                                             std::vector<ValueId> inputs, OpAttrs attrs) {
   std::vector<const TensorDesc*> descs;
   for (ValueId id : inputs) descs.push_back(id == kNoValue ? nullptr : &state_.values[id].desc);
   absl::StatusOr<TensorDesc> desc = InferOutputShape(op, attrs, descs);
@@ -212,7 +209,7 @@ absl::Status NodeContext::EmitOutput(int output, OpType op, std::vector<ValueId>
     }
   }
   Value out;
-  out.name = proto_.output(output);
+  out.name = out_name;
   out.desc = *std::move(desc);
   const ValueId out_id = state_.AddValue(std::move(out));
   Node node;
@@ -222,7 +219,35 @@ absl::Status NodeContext::EmitOutput(int output, OpType op, std::vector<ValueId>
   node.outputs = {out_id};
   node.attrs = std::move(attrs);
   state_.nodes.push_back(std::move(node));
-  return absl::OkStatus();
+  return out_id;
+}
+
+absl::Status NodeContext::EmitOutput(int output, OpType op, std::vector<ValueId> inputs,
+                                     OpAttrs attrs) {
+  if (output < 0 || proto_.output_size() <= output || proto_.output(output).empty()) {
+    return Invalid(absl::StrCat("has no output ", output));
+  }
+  return AddNode(proto_.output(output), op, std::move(inputs), std::move(attrs)).status();
+}
+
+absl::StatusOr<ValueId> NodeContext::EmitValue(OpType op, std::vector<ValueId> inputs,
+                                               OpAttrs attrs, absl::string_view suffix) {
+  if (proto_.output_size() < 1 || proto_.output(0).empty()) return Invalid("has no output");
+  return AddNode(absl::StrCat(proto_.output(0), "/", suffix), op, std::move(inputs),
+                 std::move(attrs));
+}
+
+absl::StatusOr<ValueId> NodeContext::AddConstantValue(OnnxConstant data, absl::string_view suffix) {
+  if (proto_.output_size() < 1 || proto_.output(0).empty()) return Invalid("has no output");
+  for (int64_t d : data.dims) {
+    if (d <= 0) return Unsupported("empty tensors are not supported");
+  }
+  Value v;
+  v.name = absl::StrCat(proto_.output(0), "/", suffix);
+  v.kind = Value::Kind::kConstant;
+  v.desc = {data.dims, data.type()};
+  v.data = std::make_shared<const HostData>(data.ToHostData());
+  return state_.AddValue(std::move(v));
 }
 
 absl::Status NodeContext::DefineConstant(OnnxConstant data) {

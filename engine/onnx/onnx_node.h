@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "engine/onnx/onnx_tensor.h"
+#include "engine/ops/onnx_emitter.h"
 #include "onnx/onnx_pb.h"
 #include "recq/op_registry.h"
 
@@ -49,7 +50,7 @@ absl::Status InitializerError(const absl::Status& status);
 // ToConstant converts a decoded tensor.
 OnnxConstant ToConstant(HostTensorData data);
 
-class NodeContext final : public OnnxNodeContext {
+class NodeContext final : public OnnxNodeContext, public internal::OnnxNodeEmitter {
  public:
   NodeContext(ImportState& state, const onnx::NodeProto& proto, std::string name, int64_t opset)
       : state_(state), proto_(proto), name_(std::move(name)), opset_(opset) {}
@@ -86,9 +87,17 @@ class NodeContext final : public OnnxNodeContext {
   absl::Status EmitOutput(int output, OpType op, std::vector<ValueId> inputs,
                           OpAttrs attrs) override;
   absl::Status DefineConstant(OnnxConstant value) override;
+  // internal::OnnxNodeEmitter
+  absl::StatusOr<ValueId> EmitValue(OpType op, std::vector<ValueId> inputs, OpAttrs attrs,
+                                    absl::string_view suffix) override;
+  absl::StatusOr<ValueId> AddConstantValue(OnnxConstant value, absl::string_view suffix) override;
 
  private:
   const onnx::AttributeProto* Attr(absl::string_view name) const;
+  // AddNode infers `op`'s output, adds it as value `out_name` and the node
+  // writing it; returns the value.
+  absl::StatusOr<ValueId> AddNode(const std::string& out_name, OpType op,
+                                  std::vector<ValueId> inputs, OpAttrs attrs);
 
   ImportState& state_;
   const onnx::NodeProto& proto_;

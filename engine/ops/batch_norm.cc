@@ -1,6 +1,8 @@
 // BatchNorm (inference): y = (x - mean) / sqrt(var + epsilon) * scale + bias
 // per channel of dimension 1; ONNX BatchNormalization. Folded into the conv
 // or Gemm before it when its parameters are constants (FoldBatchNorm).
+// training_mode=1 (batch statistics) folds at import on constant inputs.
+#include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -29,13 +31,72 @@ absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
   return *in[0];
 }
 
+// training_mode=1 normalizes with the batch's own statistics. On constant
+// inputs (weight standardization: a BatchNormalization of a conv's
+// weights) it folds at import; on computed data it would need a reduction
+// per run and is not supported.
+absl::Status FoldTrainingMode(OnnxNodeContext& n) {
+  for (int i = 1; i < n.num_outputs(); ++i) {
+    if (n.OutputUsed(i)) {
+      return n.Unsupported(absl::StrCat("training_mode=1 with output ", i, " ('", n.output_name(i),
+                                        "', updated running statistics) read is not supported"));
+    }
+  }
+  std::vector<const OnnxConstant*> c(5, nullptr);
+  for (int i = 0; i < 5; ++i) {
+    absl::StatusOr<const OnnxConstant*> ci = n.ConstantInput(i);
+    if (!ci.ok() || *ci == nullptr || !(*ci)->is_float) {
+      return n.Unsupported(absl::StrCat(
+          "training_mode=1 (normalizing with batch statistics) is supported only when every "
+          "input is a float constant known when the model is loaded; input ",
+          i, " is not"));
+    }
+    c[i] = *ci;
+  }
+  RECQ_ASSIGN_OR_RETURN(float eps, n.Float("epsilon", 1e-5f));
+  const OnnxConstant& x = *c[0];
+  if (x.dims.size() < 2) return n.Invalid("input must have rank >= 2");
+  const int64_t channels = x.dims[1];
+  int64_t inner = 1;
+  for (size_t d = 2; d < x.dims.size(); ++d) inner *= x.dims[d];
+  const int64_t batch = x.dims[0];
+  for (int i = 1; i < 5; ++i) {
+    if (c[i]->size() != channels) {
+      return n.Invalid(absl::StrCat("input ", i, " has ", c[i]->size(), " elements for ", channels,
+                                    " channels"));
+    }
+  }
+  OnnxConstant y = x;
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    double sum = 0, sq = 0;
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t k = 0; k < inner; ++k) {
+        const double v = x.floats[(b * channels + ch) * inner + k];
+        sum += v;
+        sq += v * v;
+      }
+    }
+    const double count = static_cast<double>(batch * inner);
+    const double mean = sum / count;
+    const double var = std::max(0.0, sq / count - mean * mean);
+    const double scale = c[1]->floats[ch] / std::sqrt(var + eps);
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t k = 0; k < inner; ++k) {
+        float& v = y.floats[(b * channels + ch) * inner + k];
+        v = static_cast<float>((v - mean) * scale + c[2]->floats[ch]);
+      }
+    }
+  }
+  return n.DefineConstant(std::move(y));
+}
+
 absl::Status Import(OnnxNodeContext& n) {
   RECQ_RETURN_IF_ERROR(
       n.CheckAttrs({"epsilon", "momentum", "spatial", "training_mode", "is_test"}));
   RECQ_ASSIGN_OR_RETURN(int64_t training, n.Int("training_mode", 0));
-  if (training != 0) return n.Unsupported("training_mode=1 is not supported (inference only)");
   RECQ_ASSIGN_OR_RETURN(int64_t spatial, n.Int("spatial", 1));
   if (spatial != 1) return n.Unsupported("spatial=0 is not supported");
+  if (training != 0) return FoldTrainingMode(n);
   for (int i = 1; i < n.num_outputs(); ++i) {
     if (!n.output_name(i).empty()) {
       return n.Unsupported(absl::StrCat("output ", i, " ('", n.output_name(i),

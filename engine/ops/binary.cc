@@ -8,8 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/ops/constant_eval.h"
+#include "engine/ops/onnx_emitter.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
+#include "engine/ops/typed.h"
 #include "engine/ops/unary.h"
 #include "engine/status_macros.h"
 
@@ -217,6 +219,24 @@ absl::Status FoldIntegers(OnnxNodeContext& n, OpType op,
   return n.DefineConstant(*std::move(out));
 }
 
+// Integer tensors (index and mask arithmetic) run the integer twins of
+// typed_elementwise.cc; a variadic Min or Max becomes a chain of them.
+absl::Status EmitInteger(OnnxNodeContext& n, OpType op, const std::vector<ValueId>& inputs) {
+  const OpType twin = IntegerOpFor(op);
+  if (twin == op) {
+    return n.Unsupported(absl::StrCat(op.name(), " of ", n.desc(inputs[0]).ToString(), " (integer ",
+                                      op.name(), " is not implemented)"));
+  }
+  if (inputs.size() == 1) return n.Emit(OpType::kIdentity, inputs, {});
+  ValueId acc = inputs[0];
+  for (size_t i = 1; i + 1 < inputs.size(); ++i) {
+    OnnxNodeEmitter* e = EmitterOf(n);
+    if (e == nullptr) return n.Unsupported("an integer op of more than two inputs");
+    RECQ_ASSIGN_OR_RETURN(acc, e->EmitValue(twin, {acc, inputs[i]}, {}, absl::StrCat("step", i)));
+  }
+  return n.Emit(twin, {acc, inputs.back()}, {});
+}
+
 }  // namespace
 
 RECQ_REGISTER_OPS(Binary) {
@@ -234,6 +254,7 @@ RECQ_REGISTER_OPS(Binary) {
                RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(i));
                inputs.push_back(x);
              }
+             if (IsIntegral(n.desc(inputs[0]).dtype)) return EmitInteger(n, b.type, inputs);
              return n.Emit(b.type, std::move(inputs), {});
            }
            std::vector<const OnnxConstant*> constants;
@@ -245,6 +266,7 @@ RECQ_REGISTER_OPS(Binary) {
            }
            RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
            RECQ_ASSIGN_OR_RETURN(ValueId y, n.Input(1));
+           if (IsIntegral(n.desc(x).dtype)) return EmitInteger(n, b.type, {x, y});
            return n.Emit(b.type, {x, y}, {});
          }}};
     def.infer = [b](const OpAttrs&, InferInputs in) -> absl::StatusOr<TensorDesc> {

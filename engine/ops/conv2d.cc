@@ -49,31 +49,41 @@ absl::Status ImportConv(OnnxNodeContext& n) {
   RECQ_RETURN_IF_ERROR(
       n.CheckAttrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}));
   RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
-  RECQ_ASSIGN_OR_RETURN(ValueId w, n.Input(1));
+  // A 1-D conv (N, C, L) runs as the 2-D one on (N, C, 1, L).
+  const bool one_d = n.desc(x).shape.size() == 3;
+  ValueId w = kNoValue;
+  if (one_d) {
+    RECQ_ASSIGN_OR_RETURN(x, ViewAs2D(n, x));
+    RECQ_ASSIGN_OR_RETURN(w, WeightsAs2D(n, 1));
+  } else {
+    RECQ_ASSIGN_OR_RETURN(w, n.Input(1));
+  }
   RECQ_ASSIGN_OR_RETURN(ValueId b, n.Input(2, /*optional=*/true));
   const TensorDesc& xd = n.desc(x);
   const TensorDesc& wd = n.desc(w);
   if (xd.shape.size() != 4) {
-    return n.Unsupported(
-        absl::StrCat("input is ", xd.ToString(), "; only 2-D (NCHW) is supported"));
+    return n.Unsupported(absl::StrCat("input is ", xd.ToString(),
+                                      "; only 1-D (N, C, L) and 2-D (NCHW) are supported"));
   }
   if (wd.shape.size() != 4) {
     return n.Invalid(absl::StrCat("weight '", n.value_name(w), "' is ", wd.ToString(),
                                   "; a 2-D conv needs [OC, C/group, KH, KW]"));
   }
   RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> kernel_shape, n.Ints("kernel_shape"));
+  if (one_d && kernel_shape.size() == 1) kernel_shape.insert(kernel_shape.begin(), 1);
   if (!kernel_shape.empty() && (kernel_shape.size() != 2 || kernel_shape[0] != wd.shape[2] ||
                                 kernel_shape[1] != wd.shape[3])) {
     return n.Invalid(absl::StrCat("kernel_shape [", absl::StrJoin(kernel_shape, ","),
                                   "] does not match weight ", wd.ToString()));
   }
-  RECQ_ASSIGN_OR_RETURN(Window win, ResolveWindow(n, xd, {wd.shape[2], wd.shape[3]}));
+  RECQ_ASSIGN_OR_RETURN(Window win, ResolveWindow(n, xd, {wd.shape[2], wd.shape[3]}, one_d));
   RECQ_ASSIGN_OR_RETURN(int64_t group, n.Int("group", 1));
   Conv2DAttrs attrs;
   attrs.strides = win.strides;
   attrs.dilations = win.dilations;
   attrs.pads = win.pads;
   attrs.groups = group;
+  if (one_d) return EmitFrom2D(n, kOp, {x, w, b}, attrs);
   return n.Emit(kOp, {x, w, b}, attrs);
 }
 

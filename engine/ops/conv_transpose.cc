@@ -12,6 +12,7 @@
 #include "engine/ops/layout_attrs.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
+#include "engine/ops/window.h"
 #include "engine/status_macros.h"
 
 namespace recq::internal {
@@ -80,42 +81,66 @@ absl::Status Import(OnnxNodeContext& n) {
   RECQ_RETURN_IF_ERROR(n.CheckAttrs({"auto_pad", "dilations", "group", "kernel_shape",
                                      "output_padding", "output_shape", "pads", "strides"}));
   RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
-  RECQ_ASSIGN_OR_RETURN(ValueId w, n.Input(1));
+  // A 1-D ConvTranspose (N, C, L) runs as the 2-D one on (N, C, 1, L): its
+  // attributes get the H entries of a 1-wide window.
+  const bool one_d = n.desc(x).shape.size() == 3;
+  ValueId w = kNoValue;
+  if (one_d) {
+    RECQ_ASSIGN_OR_RETURN(x, ViewAs2D(n, x));
+    RECQ_ASSIGN_OR_RETURN(w, WeightsAs2D(n, 1));
+  } else {
+    RECQ_ASSIGN_OR_RETURN(w, n.Input(1));
+  }
   RECQ_ASSIGN_OR_RETURN(ValueId b, n.Input(2, true));
   const Shape& xs = n.desc(x).shape;
   const Shape& ws = n.desc(w).shape;
   if (xs.size() != 4 || ws.size() != 4) {
     return n.Unsupported(
-        absl::StrCat("a ", xs.size() - 2, "-D ConvTranspose (only 2-D, [N,C,H,W] inputs, is)"));
+        absl::StrCat("a ", xs.size() - 2, "-D ConvTranspose (only 1-D and 2-D inputs are)"));
   }
   ConvTransposeAttrs a;
-  auto pair = [&n](const char* name, std::array<int64_t, 2>& out) -> absl::Status {
+  const size_t spatial = one_d ? 1 : 2;
+  // Reads a per-axis attribute; `h` is the H entry of a 1-D one.
+  auto ints = [&n, one_d, spatial](const char* name, size_t per_axis,
+                                   int64_t h) -> absl::StatusOr<std::vector<int64_t>> {
     RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> v, n.Ints(name));
-    if (v.empty()) return absl::OkStatus();
-    if (v.size() != 2) return n.Invalid(absl::StrCat(name, " must have 2 entries"));
-    out = {v[0], v[1]};
+    if (v.empty()) return v;
+    if (v.size() != spatial * per_axis) {
+      return n.Invalid(absl::StrCat(name, " must have ", spatial * per_axis, " entries"));
+    }
+    if (one_d) {
+      v.insert(v.begin(), h);
+      if (per_axis == 2) v.insert(v.begin() + 2, h);
+    }
+    return v;
+  };
+  auto pair = [&ints](const char* name, std::array<int64_t, 2>& out, int64_t h) -> absl::Status {
+    RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> v, ints(name, 1, h));
+    if (!v.empty()) out = {v[0], v[1]};
     return absl::OkStatus();
   };
-  RECQ_RETURN_IF_ERROR(pair("strides", a.strides));
-  RECQ_RETURN_IF_ERROR(pair("dilations", a.dilations));
-  RECQ_RETURN_IF_ERROR(pair("output_padding", a.output_padding));
+  RECQ_RETURN_IF_ERROR(pair("strides", a.strides, 1));
+  RECQ_RETURN_IF_ERROR(pair("dilations", a.dilations, 1));
+  RECQ_RETURN_IF_ERROR(pair("output_padding", a.output_padding, 0));
   RECQ_ASSIGN_OR_RETURN(a.groups, n.Int("group", 1));
-  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, n.Ints("kernel_shape"));
+  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, ints("kernel_shape", 1, 1));
   if (!kernel.empty() && (kernel.size() != 2 || kernel[0] != ws[2] || kernel[1] != ws[3])) {
     return n.Invalid(absl::StrCat("kernel_shape does not match the weights ", S(ws)));
   }
-  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> pads, n.Ints("pads"));
+  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ints("pads", 2, 0));
   if (!pads.empty()) {
-    if (pads.size() != 4) return n.Invalid("pads must have 4 entries");
+    // [begin..., end...]: a 1-D [b, e] became [0, b, 0, e].
     a.pads = {pads[0], pads[1], pads[2], pads[3]};
   }
   RECQ_ASSIGN_OR_RETURN(std::string auto_pad, n.String("auto_pad", "NOTSET"));
   RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> output_shape, n.Ints("output_shape"));
-  if (output_shape.size() > 2) {
-    output_shape.erase(output_shape.begin(), output_shape.end() - 2);  // [N, C, H, W] given
+  if (output_shape.size() > spatial) {
+    // [N, C, spatial...] given.
+    output_shape.erase(output_shape.begin(), output_shape.end() - spatial);
   }
+  if (one_d && output_shape.size() == 1) output_shape.insert(output_shape.begin(), 1);
   if (!output_shape.empty() && output_shape.size() != 2) {
-    return n.Invalid("output_shape must have 2 entries");
+    return n.Invalid(absl::StrCat("output_shape must have ", spatial, " entries"));
   }
   if (auto_pad == "VALID") {
     a.pads = {0, 0, 0, 0};
@@ -141,6 +166,7 @@ absl::Status Import(OnnxNodeContext& n) {
   }
   std::vector<ValueId> inputs = {x, w};
   if (b != kNoValue) inputs.push_back(b);
+  if (one_d) return EmitFrom2D(n, kConvTranspose, std::move(inputs), a);
   return n.Emit(kConvTranspose, std::move(inputs), a);
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/ops/onnx_emitter.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "engine/status_macros.h"
@@ -104,20 +105,49 @@ absl::Status CheckStash(OnnxNodeContext& n) {
   return absl::OkStatus();
 }
 
+// LayerNormalization's outputs Mean and InvStdDev (x's shape with 1s from
+// the axis on), where a graph reads them: ReduceMean(x), then
+// 1 / sqrt(ReduceMean((x - mean)^2) + epsilon), as graph nodes beside the
+// LayerNorm kernel (which computes Y alone).
+absl::Status EmitLayerNormStatistics(OnnxNodeContext& n, ValueId x, const NormalizationAttrs& a) {
+  OnnxNodeEmitter* e = EmitterOf(n);
+  if (e == nullptr) return n.Unsupported("outputs Mean and InvStdDev need an importer that emits");
+  const int64_t rank = static_cast<int64_t>(n.desc(x).shape.size());
+  const int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
+  if (axis < 0 || axis >= rank) {
+    return n.Invalid(absl::StrCat("axis ", a.axis, " is out of range for rank ", rank));
+  }
+  ReduceAttrs over;
+  for (int64_t i = axis; i < rank; ++i) over.axes.push_back(i);
+  const OpType mean_op("ReduceMean");
+  RECQ_ASSIGN_OR_RETURN(ValueId mean, e->EmitValue(mean_op, {x}, over, "mean"));
+  if (n.OutputUsed(1)) {
+    RECQ_RETURN_IF_ERROR(n.EmitOutput(1, OpType::kIdentity, {mean}, {}));
+  }
+  if (!n.OutputUsed(2)) return absl::OkStatus();
+  RECQ_ASSIGN_OR_RETURN(ValueId d, e->EmitValue(OpType::kSub, {x, mean}, {}, "centered"));
+  RECQ_ASSIGN_OR_RETURN(ValueId sq, e->EmitValue(OpType::kMul, {d, d}, {}, "squared"));
+  RECQ_ASSIGN_OR_RETURN(ValueId var, e->EmitValue(mean_op, {sq}, over, "variance"));
+  OnnxConstant eps;
+  eps.floats = {a.epsilon};
+  RECQ_ASSIGN_OR_RETURN(ValueId eps_id, e->AddConstantValue(std::move(eps), "epsilon"));
+  RECQ_ASSIGN_OR_RETURN(ValueId ve, e->EmitValue(OpType::kAdd, {var, eps_id}, {}, "var_eps"));
+  RECQ_ASSIGN_OR_RETURN(ValueId sd, e->EmitValue(OpType("Sqrt"), {ve}, {}, "stddev"));
+  return n.EmitOutput(2, OpType("Reciprocal"), {sd}, {});
+}
+
 absl::Status ImportLayerNorm(OnnxNodeContext& n) {
   RECQ_RETURN_IF_ERROR(n.CheckAttrs({"axis", "epsilon", "stash_type"}));
   RECQ_RETURN_IF_ERROR(CheckStash(n));
-  if (n.OutputUsed(1) || n.OutputUsed(2)) {
-    return n.Unsupported(
-        "outputs Mean and InvStdDev are read by another node or the graph; only output Y is "
-        "computed");
-  }
   NormalizationAttrs a;
   RECQ_ASSIGN_OR_RETURN(a.axis, n.Int("axis", -1));
   RECQ_ASSIGN_OR_RETURN(a.epsilon, n.Float("epsilon", 1e-5f));
   RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
   RECQ_ASSIGN_OR_RETURN(ValueId scale, n.Input(1));
   RECQ_ASSIGN_OR_RETURN(ValueId bias, n.Input(2, /*optional=*/true));
+  if (n.OutputUsed(1) || n.OutputUsed(2)) {
+    RECQ_RETURN_IF_ERROR(EmitLayerNormStatistics(n, x, a));
+  }
   return n.Emit(kLayerNorm, {x, scale, bias}, a);
 }
 

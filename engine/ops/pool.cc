@@ -47,14 +47,21 @@ absl::Status ImportWindowPool(OnnxNodeContext& n, OpType op) {
   }
   RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
   RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, n.Ints("kernel_shape"));
+  // A 1-D pool (N, C, L) runs as the 2-D one on (N, C, 1, L).
+  const bool one_d = n.desc(x).shape.size() == 3;
+  if (one_d) {
+    if (kernel.size() != 1) return n.Invalid("kernel_shape must have 1 value for a 1-D input");
+    kernel.insert(kernel.begin(), 1);
+    RECQ_ASSIGN_OR_RETURN(x, ViewAs2D(n, x));
+  }
   const TensorDesc& xd = n.desc(x);
   if (xd.shape.size() != 4) {
-    return n.Unsupported(
-        absl::StrCat("input is ", xd.ToString(), "; only 2-D (NCHW) is supported"));
+    return n.Unsupported(absl::StrCat("input is ", xd.ToString(),
+                                      "; only 1-D (N, C, L) and 2-D (NCHW) are supported"));
   }
   if (kernel.size() != 2) return n.Invalid("kernel_shape must have 2 values for a 2-D input");
   RECQ_ASSIGN_OR_RETURN(int64_t ceil_mode, n.Int("ceil_mode", 0));
-  RECQ_ASSIGN_OR_RETURN(Window win, ResolveWindow(n, xd, {kernel[0], kernel[1]}));
+  RECQ_ASSIGN_OR_RETURN(Window win, ResolveWindow(n, xd, {kernel[0], kernel[1]}, one_d));
   PoolAttrs attrs;
   attrs.kernel = win.kernel;
   attrs.strides = win.strides;
@@ -65,6 +72,7 @@ absl::Status ImportWindowPool(OnnxNodeContext& n, OpType op) {
     RECQ_ASSIGN_OR_RETURN(int64_t include, n.Int("count_include_pad", 0));
     attrs.count_include_pad = include != 0;
   }
+  if (one_d) return EmitFrom2D(n, op, {x}, attrs);
   return n.Emit(op, {x}, attrs);
 }
 

@@ -1,9 +1,10 @@
 // ONNX ops that exporters use to compute shapes: Shape, Size, Gather,
-// Unsqueeze, Squeeze, ConstantOfShape, Range, Cast, Equal, Where, Not. Every
+// Unsqueeze, Squeeze, ConstantOfShape, Range, Cast, Where. Every
 // model input has a static shape, so on constants (and on Shape of any
 // value) they are evaluated at import and become constants, the way
 // onnxruntime and TensorRT fold them (Slice too); Add/Sub/Mul/Div and
-// Concat fold the same way in their own files. Unsqueeze, Squeeze and a float-to-float Cast of
+// Concat fold the same way in their own files, Equal and Not in
+// typed_elementwise.cc. Unsqueeze, Squeeze and a float-to-float Cast of
 // computed data are views (Reshape, Identity); Slice of computed float data and Gather of computed
 // data (or with indices computed at run time) emit the device ops Slice (strided_copy.cc) and
 // Gather (gather.cc). A value that really depends on input data is Unimplemented, naming the node.
@@ -399,8 +400,7 @@ absl::Status ImportFoldedElementwise(OnnxNodeContext& n, size_t arity, bool int_
     RECQ_ASSIGN_OR_RETURN(const OnnxConstant* c, RequireConstant(n, static_cast<int>(i), "input"));
     in.push_back(c);
   }
-  // Where picks its result type from its value inputs; Equal and Not make
-  // bools.
+  // Where picks its result type from its value inputs.
   if (!int_result && arity == 3) int_result = !in[1]->is_float && !in[2]->is_float;
   absl::StatusOr<OnnxConstant> out = BroadcastConstants(in, int_result, f);
   if (!out.ok()) return n.Invalid(out.status().message());
@@ -446,16 +446,6 @@ RECQ_REGISTER_OPS(ShapeFolding) {
       {"Gather", 1, ImportGather},
       {"Slice", 1, ImportSlice},
       {"Cast", 6, ImportCast},
-      {"Equal", 7,
-       [](OnnxNodeContext& n) {
-         return ImportFoldedElementwise(
-             n, 2, true, [](absl::Span<const double> v) { return v[0] == v[1] ? 1.0 : 0.0; });
-       }},
-      {"Not", 1,
-       [](OnnxNodeContext& n) {
-         return ImportFoldedElementwise(n, 1, true,
-                                        [](absl::Span<const double> v) { return v[0] == 0; });
-       }},
       {"Where", 9, ImportWhere},
   };
   for (const auto& m : mappings) {

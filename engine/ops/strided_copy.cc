@@ -16,6 +16,7 @@
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "engine/ops/strided_copy.h"
+#include "engine/ops/typed.h"
 #include "engine/status_macros.h"
 
 namespace recq::internal {
@@ -201,6 +202,10 @@ absl::Status LowerTile(LoweringContext& ctx, const Node& node) {
 }
 
 absl::Status LowerExpand(LoweringContext& ctx, const Node& node) {
+  // Other element types (an int64 attention mask) copy their bits.
+  if (ctx.graph().value(node.outputs[0]).desc.dtype != DataType::kFloat32) {
+    return EmitBroadcastCopy(ctx, node);
+  }
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& y = ShapeOf(ctx, node.outputs[0]);
   Shape strides(y.size(), 0);
@@ -352,6 +357,7 @@ RECQ_REGISTER_OPS(StridedCopy) {
   OpDef expand;
   expand.type = kExpand;
   expand.onnx = {{"", "Expand", 8, kOnnxOpsetMax, ImportExpand}};
+  expand.typed = true;  // any element type: a copy
   expand.infer = InferExpand;
   expand.variants = {{"strided_copy", nullptr, LowerExpand}};
   return table.Add(std::move(expand));

@@ -3,7 +3,9 @@
 #ifndef RECQ_ENGINE_OPS_TYPED_H_
 #define RECQ_ENGINE_OPS_TYPED_H_
 
+#include "absl/status/status.h"
 #include "recq/graph.h"
+#include "recq/op_registry.h"
 
 namespace recq::internal {
 
@@ -60,6 +62,100 @@ inline constexpr OpType kGatherND("GatherND");
 struct GatherNDAttrs {
   int64_t batch_dims = 0;
 };
+
+// Element-wise ops on any element type (engine/ops/typed_elementwise.cc),
+// with numpy broadcasting of their two inputs.
+//
+// Comparisons: bool y = a op b, inputs of one element type (bool too for
+// Equal).
+inline constexpr OpType kEqual("Equal");
+inline constexpr OpType kLess("Less");
+inline constexpr OpType kLessOrEqual("LessOrEqual");
+inline constexpr OpType kGreater("Greater");
+inline constexpr OpType kGreaterOrEqual("GreaterOrEqual");
+// Logic on bools: y = a and / or / xor b.
+inline constexpr OpType kAnd("And");
+inline constexpr OpType kOr("Or");
+inline constexpr OpType kXor("Xor");
+// Integer arithmetic (ONNX Add, Sub, Mul, Div, Min, Max of integer tensors;
+// the float ops of binary.cc keep float32 and float16): inputs of one
+// integer type, y of that type. Div truncates toward zero; a divisor of 0
+// gives 0 (ONNX leaves it undefined). Results wrap on overflow.
+inline constexpr OpType kIntAdd("IntAdd");
+inline constexpr OpType kIntSub("IntSub");
+inline constexpr OpType kIntMul("IntMul");
+inline constexpr OpType kIntDiv("IntDiv");
+inline constexpr OpType kIntMin("IntMin");
+inline constexpr OpType kIntMax("IntMax");
+// IntegerOpFor returns the integer twin of Add, Sub, Mul, Div, Min or Max,
+// or `op` itself for any other op.
+OpType IntegerOpFor(OpType op);
+
+// Unary: Not (bool), IsNaN and IsInf (float to bool), Sign (any numeric
+// type, y of x's type).
+inline constexpr OpType kNot("Not");
+inline constexpr OpType kIsNaN("IsNaN");
+inline constexpr OpType kIsInf("IsInf");
+inline constexpr OpType kSign("Sign");
+struct IsInfAttrs {
+  bool detect_positive = true;
+  bool detect_negative = true;
+};
+
+// CumSum (engine/ops/scan_ops.cc): y = running sums of x along `axis`
+// (float32, float16, int32, int64); exclusive leaves out the element
+// itself, reverse runs from the end.
+inline constexpr OpType kCumSum("CumSum");
+struct CumSumAttrs {
+  int64_t axis = 0;
+  bool exclusive = false;
+  bool reverse = false;
+};
+
+// Trilu (engine/ops/scan_ops.cc): the upper (j - i >= k) or lower
+// (j - i <= k) triangle of the last two dimensions, zeros elsewhere; any
+// element type.
+inline constexpr OpType kTrilu("Trilu");
+struct TriluAttrs {
+  bool upper = true;
+  int64_t k = 0;
+};
+
+// ArgMax / ArgMin (engine/ops/scan_ops.cc): int64 index of the largest /
+// smallest element along `axis` (the first one, or the last with
+// select_last_index); keepdims keeps the axis as 1.
+inline constexpr OpType kArgMax("ArgMax");
+inline constexpr OpType kArgMin("ArgMin");
+struct ArgReduceAttrs {
+  int64_t axis = 0;
+  bool keepdims = true;
+  bool select_last_index = false;
+};
+
+// TopK (engine/ops/scan_ops.cc): the k largest (or smallest) elements
+// along `axis`, in order (ties: the lower index first), as values
+// (indices = false, x's type) or as their int64 indices (indices = true);
+// ONNX TopK imports as one node per output.
+inline constexpr OpType kTopK("TopK");
+struct TopKAttrs {
+  int64_t axis = -1;
+  int64_t k = 1;
+  bool largest = true;
+  bool indices = false;
+};
+
+// Hardmax (engine/ops/scan_ops.cc): 1 at the first largest element of each
+// line along `axis`, 0 elsewhere (float32 or float16). With `coerce` (ONNX
+// opsets 1-12) the line is every dimension from `axis` on.
+inline constexpr OpType kHardmax("Hardmax");
+struct HardmaxAttrs {
+  int64_t axis = -1;
+  bool coerce = false;
+};
+
+// EmitBroadcastCopy emits y = x broadcast to y's shape (numpy rules), the
+// elements copied as bits: Expand of any element type.
+[[nodiscard]] absl::Status EmitBroadcastCopy(LoweringContext& ctx, const Node& node);
 
 }  // namespace recq::internal
 

@@ -49,6 +49,17 @@ absl::Status ImportGelu(OnnxNodeContext& n) {
   return n.Emit(kGelu, {x}, GeluAttrs{approximate == "tanh"});
 }
 
+// Neg and Abs of an integer constant (shape arithmetic in exported
+// LayerNorms) fold at import; whether it did.
+absl::StatusOr<bool> FoldIntegerNegAbs(OnnxNodeContext& n, bool abs) {
+  absl::StatusOr<const OnnxConstant*> c = n.ConstantInput(0);
+  if (!c.ok() || *c == nullptr || (*c)->is_float) return false;
+  OnnxConstant out = **c;
+  for (int64_t& v : out.ints) v = abs && v >= 0 ? v : -v;
+  RECQ_RETURN_IF_ERROR(n.DefineConstant(std::move(out)));
+  return true;
+}
+
 }  // namespace
 
 RECQ_REGISTER_OPS(Unary) {
@@ -82,6 +93,10 @@ RECQ_REGISTER_OPS(Unary) {
       def.onnx = {
           {"", op.name, op.min_opset, op.max_opset, [type](OnnxNodeContext& n) -> absl::Status {
              RECQ_RETURN_IF_ERROR(n.CheckAttrs({}));
+             if (type == OpType("Neg") || type == OpType("Abs")) {
+               RECQ_ASSIGN_OR_RETURN(bool folded, FoldIntegerNegAbs(n, type == OpType("Abs")));
+               if (folded) return absl::OkStatus();
+             }
              RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
              return n.Emit(type, {x}, {});
            }}};

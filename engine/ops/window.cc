@@ -5,25 +5,40 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/ops/onnx_emitter.h"
+#include "engine/ops/op_util.h"
 #include "engine/status_macros.h"
 
 namespace recq::internal {
 
 absl::StatusOr<Window> ResolveWindow(OnnxNodeContext& n, const TensorDesc& x,
-                                     std::array<int64_t, 2> kernel) {
+                                     std::array<int64_t, 2> kernel, bool one_d) {
   if (x.shape.size() != 4) {
-    return n.Unsupported(absl::StrCat("input is ", x.ToString(), "; only 2-D (NCHW) is supported"));
+    return n.Unsupported(absl::StrCat("input is ", x.ToString(),
+                                      "; only 1-D (N, C, L) and 2-D (NCHW) are supported"));
   }
+  const size_t spatial = one_d ? 1 : 2;
   Window w;
   w.kernel = kernel;
   RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> strides, n.Ints("strides"));
   RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, n.Ints("dilations"));
   RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> pads, n.Ints("pads"));
   RECQ_ASSIGN_OR_RETURN(std::string auto_pad, n.String("auto_pad", "NOTSET"));
-  if (strides.empty()) strides = {1, 1};
-  if (dilations.empty()) dilations = {1, 1};
-  if (strides.size() != 2 || dilations.size() != 2) {
-    return n.Invalid("strides and dilations must have 2 values for a 2-D input");
+  if (strides.empty()) strides.assign(spatial, 1);
+  if (dilations.empty()) dilations.assign(spatial, 1);
+  if (strides.size() != spatial || dilations.size() != spatial) {
+    return n.Invalid(absl::StrCat("strides and dilations must have ", spatial, " values for a ",
+                                  spatial, "-D input"));
+  }
+  if (!pads.empty() && pads.size() != 2 * spatial) {
+    return n.Invalid(
+        absl::StrCat("pads must have ", 2 * spatial, " values for a ", spatial, "-D input"));
+  }
+  if (one_d) {
+    // The H window of the view: kernel 1, stride 1, no padding.
+    strides.insert(strides.begin(), 1);
+    dilations.insert(dilations.begin(), 1);
+    if (!pads.empty()) pads = {0, pads[0], 0, pads[1]};
   }
   for (int i = 0; i < 2; ++i) {
     if (strides[i] <= 0 || dilations[i] <= 0 || kernel[i] <= 0) {
@@ -35,7 +50,6 @@ absl::StatusOr<Window> ResolveWindow(OnnxNodeContext& n, const TensorDesc& x,
   w.pads = {0, 0, 0, 0};
   if (auto_pad == "NOTSET") {
     if (!pads.empty()) {
-      if (pads.size() != 4) return n.Invalid("pads must have 4 values for a 2-D input");
       for (int i = 0; i < 4; ++i) w.pads[i] = pads[i];
     }
   } else if (auto_pad == "VALID") {
@@ -55,6 +69,55 @@ absl::StatusOr<Window> ResolveWindow(OnnxNodeContext& n, const TensorDesc& x,
     return n.Unsupported(absl::StrCat("auto_pad '", auto_pad, "' is not supported"));
   }
   return w;
+}
+
+namespace {
+
+absl::StatusOr<OnnxNodeEmitter*> Emitter(OnnxNodeContext& n) {
+  OnnxNodeEmitter* e = EmitterOf(n);
+  if (e == nullptr) {
+    return n.Unsupported("a 1-D window needs an importer that can emit several graph nodes");
+  }
+  return e;
+}
+
+}  // namespace
+
+absl::StatusOr<ValueId> ViewAs2D(OnnxNodeContext& n, ValueId x) {
+  RECQ_ASSIGN_OR_RETURN(OnnxNodeEmitter * e, Emitter(n));
+  const Shape& s = n.desc(x).shape;
+  if (s.size() != 3) {
+    return n.Invalid(absl::StrCat("input is ", n.desc(x).ToString(), "; expected (N, C, L)"));
+  }
+  return e->EmitValue(OpType::kReshape, {x}, ReshapeAttrs{{s[0], s[1], 1, s[2]}}, "as_2d");
+}
+
+absl::StatusOr<ValueId> WeightsAs2D(OnnxNodeContext& n, int i) {
+  RECQ_ASSIGN_OR_RETURN(OnnxNodeEmitter * e, Emitter(n));
+  RECQ_ASSIGN_OR_RETURN(const OnnxConstant* c, n.ConstantInput(i));
+  if (c != nullptr) {
+    if (c->dims.size() != 3) {
+      return n.Invalid(absl::StrCat("the weights (input ", i, ") have rank ", c->dims.size(),
+                                    "; a 1-D window needs [OC, C/group, K]"));
+    }
+    OnnxConstant w = *c;
+    w.dims = {c->dims[0], c->dims[1], 1, c->dims[2]};
+    return e->AddConstantValue(std::move(w), "weights_2d");
+  }
+  RECQ_ASSIGN_OR_RETURN(ValueId w, n.Input(i));
+  const Shape& s = n.desc(w).shape;
+  if (s.size() != 3) {
+    return n.Invalid(absl::StrCat("the weights (input ", i, ") are ", n.desc(w).ToString(),
+                                  "; a 1-D window needs [OC, C/group, K]"));
+  }
+  return e->EmitValue(OpType::kReshape, {w}, ReshapeAttrs{{s[0], s[1], 1, s[2]}}, "weights_2d");
+}
+
+absl::Status EmitFrom2D(OnnxNodeContext& n, OpType op, std::vector<ValueId> inputs, OpAttrs attrs) {
+  RECQ_ASSIGN_OR_RETURN(OnnxNodeEmitter * e, Emitter(n));
+  RECQ_ASSIGN_OR_RETURN(ValueId y, e->EmitValue(op, std::move(inputs), std::move(attrs), "2d"));
+  const Shape& s = n.desc(y).shape;
+  return n.Emit(OpType::kReshape, {y}, ReshapeAttrs{{s[0], s[1], s[3]}});
 }
 
 }  // namespace recq::internal

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "recq/op_registry.h"
@@ -17,9 +18,23 @@ struct Window {
 };
 
 // ResolveWindow reads strides, dilations, pads and auto_pad (NOTSET, VALID,
-// SAME_UPPER, SAME_LOWER) for an NCHW input `x` and a `kernel`.
+// SAME_UPPER, SAME_LOWER) for an NCHW input `x` and a `kernel`. With
+// `one_d`, x is a 1-D op's (N, C, L) input viewed as (N, C, 1, L): the
+// attributes have one value per side of L and the H window is 1.
 [[nodiscard]] absl::StatusOr<Window> ResolveWindow(OnnxNodeContext& n, const TensorDesc& x,
-                                                   std::array<int64_t, 2> kernel);
+                                                   std::array<int64_t, 2> kernel,
+                                                   bool one_d = false);
+
+// 1-D window ops (Conv, MaxPool, AveragePool on (N, C, L), as Whisper's and
+// wav2vec2's front ends have) run as the 2-D ones on views with H = 1:
+// ViewAs2D gives x (N, C, L) as (N, C, 1, L) (a Reshape, no copy);
+// WeightsAs2D gives input `i` ([OC, C/group, K]) as [OC, C/group, 1, K], a
+// constant where it is one; EmitFrom2D emits `op` writing a 4-D value and
+// the node's output as its (N, C, L') view.
+[[nodiscard]] absl::StatusOr<ValueId> ViewAs2D(OnnxNodeContext& n, ValueId x);
+[[nodiscard]] absl::StatusOr<ValueId> WeightsAs2D(OnnxNodeContext& n, int i);
+[[nodiscard]] absl::Status EmitFrom2D(OnnxNodeContext& n, OpType op, std::vector<ValueId> inputs,
+                                      OpAttrs attrs);
 
 }  // namespace recq::internal
 

@@ -2,10 +2,13 @@
 // test_data_set_*/{input,output}_*.pb) through LoadOnnx, Engine::Compile,
 // Record and Run, and compares with the expected outputs.
 //
-// ctest runs every case in tests/onnx/expected_pass.txt, one test each; a
+// ctest runs every case in tests/onnx/expected_pass.txt in a few shards
+// (onnx_conformance_shard_N, gtest sharding; tests/onnx/CMakeLists.txt); a
 // listed case missing from the data directory fails. With RECQ_ONNX_ALL=1,
 // OnnxAllCases.Summary runs every case under the data directory and prints
-// "N passed, N failed, N skipped" (skipped: the importer says Unimplemented).
+// "N passed, N failed, N skipped" (skipped: the importer says Unimplemented);
+// tests/onnx/update_lists.py turns that output into expected_pass.txt and
+// excluded.txt.
 // RECQ_ONNX_DATA overrides the data directory. Where the importer needs a
 // graph input as a constant, the case is retried with its inputs after the
 // first baked in from its data set (BakeConstantInputs).

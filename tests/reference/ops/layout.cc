@@ -86,7 +86,7 @@ HostTensor Tile(const HostTensor& x, const TileAttrs& a) {
 absl::StatusOr<HostTensor> Expand(const HostTensor& x, const ExpandAttrs& a) {
   absl::StatusOr<std::vector<int64_t>> shape = BroadcastShapes(x.shape, a.shape);
   if (!shape.ok()) return shape.status();
-  HostTensor y{*shape, std::vector<float>(NumElements(*shape))};
+  HostTensor y{*shape, std::vector<float>(NumElements(*shape)), x.dtype};
   const size_t lead = shape->size() - x.shape.size();
   for (int64_t i = 0; i < y.NumElements(); ++i) {
     std::vector<int64_t> c = Coords(i, *shape);

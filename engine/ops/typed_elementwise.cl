@@ -1,0 +1,100 @@
+// Element-wise kernels of any element type (typed_elementwise.cc), built
+// per op and type. KIND / OUT_KIND number the input / output type as
+// TypedKind does (0 float, 1 half, 2 long, 3 int, 4 char, 5 uchar, 6 bool);
+// T / OUT_T are their storage types (ushort for half, uchar for bool). OP
+// is the op's code. Global size: (number of output elements).
+
+#if KIND == 1
+#define LOAD(p, i) vload_half((i), (__global const half*)(p))
+#define V float
+#elif KIND == 0
+#define LOAD(p, i) (p)[(i)]
+#define V float
+#else
+#define LOAD(p, i) (p)[(i)]
+#define V T
+#endif
+
+#if OUT_KIND == 1
+#define STORE(v, p, i) vstore_half_rte((float)(v), (i), (__global half*)(p))
+#else
+#define STORE(v, p, i) ((p)[(i)] = (OUT_T)(v))
+#endif
+
+#ifdef BINARY
+// y = a op b with numpy broadcasting: `dims` is the output shape padded to
+// rank 8 with leading 1s, `sa` and `sb` the inputs' element strides (0 on
+// broadcast dimensions). Comparisons and logic write bool (0 or 1);
+// integer arithmetic writes the inputs' type, wrapping on overflow, and
+// an integer division by 0 gives 0.
+__kernel void typed_binary(__global const T* restrict a, __global const T* restrict b,
+                           __global OUT_T* restrict y, int8 dims, int8 sa, int8 sb) {
+  const int i = get_global_id(0);
+  const V x = LOAD(a, recq_broadcast_offset(i, dims, sa));
+  const V m = LOAD(b, recq_broadcast_offset(i, dims, sb));
+#if OP == 0
+  STORE(x == m, y, i);
+#elif OP == 1
+  STORE(x < m, y, i);
+#elif OP == 2
+  STORE(x <= m, y, i);
+#elif OP == 3
+  STORE(x > m, y, i);
+#elif OP == 4
+  STORE(x >= m, y, i);
+#elif OP == 5
+  STORE(x != 0 && m != 0, y, i);
+#elif OP == 6
+  STORE(x != 0 || m != 0, y, i);
+#elif OP == 7
+  STORE((x != 0) != (m != 0), y, i);
+#elif OP == 10
+  STORE(x + m, y, i);
+#elif OP == 11
+  STORE(x - m, y, i);
+#elif OP == 12
+  STORE(x * m, y, i);
+#elif OP == 13
+  // Truncates toward zero; x / -1 is -x (MIN / -1 would trap).
+#if KIND == 5
+  STORE(m == 0 ? (T)0 : (T)(x / m), y, i);
+#else
+  STORE(m == 0 ? (T)0 : (m == (T)-1 ? (T)(-x) : (T)(x / m)), y, i);
+#endif
+#elif OP == 14
+  STORE(min(x, m), y, i);
+#elif OP == 15
+  STORE(max(x, m), y, i);
+#endif
+}
+#endif
+
+#ifdef UNARY
+// y = f(x): Not (bool), IsNaN and IsInf (float to bool; DETECT_POS and
+// DETECT_NEG choose the infinities), Sign (x's type; NaN stays NaN).
+__kernel void typed_unary(__global const T* restrict x, __global OUT_T* restrict y) {
+  const int i = get_global_id(0);
+  const V v = LOAD(x, i);
+#if OP == 20
+  STORE(v == 0, y, i);
+#elif OP == 21
+  STORE(isnan(v) ? 1 : 0, y, i);
+#elif OP == 22
+  STORE(isinf(v) ? (v > 0 ? DETECT_POS : DETECT_NEG) : 0, y, i);
+#elif OP == 23
+  STORE(v > 0 ? (V)1 : (v < 0 ? (V)-1 : v), y, i);
+#endif
+}
+#endif
+
+#ifdef BROADCAST_COPY
+// y = x broadcast to y's shape (Expand of any element type): `dims` is the
+// output shape padded to rank 8, `sx` x's element strides (0 on broadcast
+// dimensions). T is an unsigned integer of the element's size: the bits
+// are copied.
+__kernel void broadcast_copy(__global const T* restrict x, __global T* restrict y, int8 dims,
+                             int8 sx) {
+  const int i = get_global_id(0);
+  y[i] = x[recq_broadcast_offset(i, dims, sx)];
+}
+#endif

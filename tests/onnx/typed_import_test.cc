@@ -1,0 +1,320 @@
+// Imports that the typed ops and folding make possible, end to end through
+// small hand-written ONNX models: the attention-mask chain of an exported
+// BERT (int64 mask -> Unsqueeze -> Expand -> Cast -> (1 - m) * -1e4 -> Add
+// -> Softmax) against a CPU computation, BatchNormalization with
+// training_mode=1 folded on constants, and a clear Unimplemented for ops
+// whose output shape depends on values.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_pb.h"
+#include "recq/onnx.h"
+#include "testing/test_env.h"
+
+namespace recq {
+namespace {
+
+using ::testing::HasSubstr;
+
+class Model {
+ public:
+  Model() {
+    model_.set_ir_version(8);
+    onnx::OperatorSetIdProto* id = model_.add_opset_import();
+    id->set_domain("");
+    id->set_version(13);
+  }
+  onnx::GraphProto* graph() { return model_.mutable_graph(); }
+  void Input(const std::string& name, const std::vector<int64_t>& shape, int32_t type) {
+    Info(graph()->add_input(), name, shape, type);
+  }
+  void Output(const std::string& name) {
+    onnx::ValueInfoProto* o = graph()->add_output();
+    o->set_name(name);
+    o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  void Floats(const std::string& name, const std::vector<int64_t>& dims,
+              const std::vector<float>& data) {
+    onnx::TensorProto* t = graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    for (float f : data) t->add_float_data(f);
+  }
+  void Int64s(const std::string& name, const std::vector<int64_t>& dims,
+              const std::vector<int64_t>& data) {
+    onnx::TensorProto* t = graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t v : data) t->add_int64_data(v);
+  }
+  onnx::NodeProto* Node(const std::string& op, const std::vector<std::string>& in,
+                        const std::vector<std::string>& out) {
+    onnx::NodeProto* n = graph()->add_node();
+    n->set_op_type(op);
+    for (const std::string& s : in) n->add_input(s);
+    for (const std::string& s : out) n->add_output(s);
+    return n;
+  }
+  static void Int(onnx::NodeProto* n, const std::string& name, int64_t v) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  std::string Bytes() const { return model_.SerializeAsString(); }
+
+ private:
+  static void Info(onnx::ValueInfoProto* info, const std::string& name,
+                   const std::vector<int64_t>& shape, int32_t type) {
+    info->set_name(name);
+    auto* tt = info->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  onnx::ModelProto model_;
+};
+
+std::mt19937 FreshRng() {
+  const uint32_t seed = std::random_device{}();
+  ::testing::Test::RecordProperty("seed", std::to_string(seed));
+  return std::mt19937(seed);
+}
+
+TEST(AttentionMaskImportTest, Int64MaskChainMatchesCpu) {
+  constexpr int64_t kBatch = 2, kHeads = 2, kSeq = 7;
+  std::mt19937 rng = FreshRng();
+  std::uniform_real_distribution<float> u(-4.0f, 4.0f);
+  std::vector<float> scores(kBatch * kHeads * kSeq * kSeq);
+  for (float& s : scores) s = u(rng);
+  // Rows with different padding: 7 and 4 real tokens.
+  const std::vector<int64_t> mask = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0};
+
+  Model m;
+  m.Input("attention_mask", {kBatch, kSeq}, onnx::TensorProto::INT64);
+  m.Input("scores", {kBatch, kHeads, kSeq, kSeq}, onnx::TensorProto::FLOAT);
+  m.Int64s("axes", {2}, {1, 2});
+  m.Int64s("shape", {4}, {kBatch, 1, kSeq, kSeq});
+  m.Floats("one", {}, {1.0f});
+  m.Floats("big", {}, {-10000.0f});
+  m.Node("Unsqueeze", {"attention_mask", "axes"}, {"m4"});
+  m.Node("Expand", {"m4", "shape"}, {"expanded"});
+  Model::Int(m.Node("Cast", {"expanded"}, {"as_float"}), "to", onnx::TensorProto::FLOAT);
+  m.Node("Sub", {"one", "as_float"}, {"inverted"});
+  m.Node("Mul", {"inverted", "big"}, {"additive"});
+  m.Node("Add", {"scores", "additive"}, {"masked"});
+  Model::Int(m.Node("Softmax", {"masked"}, {"probs"}), "axis", -1);
+  m.Output("probs");
+
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<Engine> engine = Engine::Compile(testing::SharedContext(), *graph);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  absl::StatusOr<Recording> rec = engine->Record();
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  absl::StatusOr<Tensor> mask_t =
+      Tensor::Allocate(testing::SharedContext(), {{kBatch, kSeq}, DataType::kInt64});
+  ASSERT_TRUE(mask_t.ok()) << mask_t.status();
+  ASSERT_TRUE(mask_t->Upload(absl::MakeConstSpan(mask)).ok());
+  Tensor scores_t = testing::NewTensor({{kBatch, kHeads, kSeq, kSeq}}, scores);
+  Tensor probs_t = testing::NewTensor({{kBatch, kHeads, kSeq, kSeq}});
+  Bindings b;
+  b.Set("attention_mask", *mask_t);
+  b.Set("scores", scores_t);
+  b.Set("probs", probs_t);
+  ASSERT_TRUE(rec->Run(b).ok());
+  const std::vector<float> got = testing::Download(probs_t);
+
+  // CPU: softmax over the last axis of scores + (1 - mask) * -1e4, in double.
+  for (int64_t bh = 0; bh < kBatch * kHeads; ++bh) {
+    const int64_t batch = bh / kHeads;
+    for (int64_t q = 0; q < kSeq; ++q) {
+      const float* row = &scores[(bh * kSeq + q) * kSeq];
+      std::vector<double> e(kSeq);
+      double mx = -1e30, sum = 0;
+      for (int64_t k = 0; k < kSeq; ++k) {
+        e[k] = row[k] + (1.0 - double(mask[batch * kSeq + k])) * -10000.0;
+        mx = std::max(mx, e[k]);
+      }
+      for (double& v : e) sum += (v = std::exp(v - mx));
+      for (int64_t k = 0; k < kSeq; ++k) {
+        const float want = static_cast<float>(e[k] / sum);
+        const float have = got[(bh * kSeq + q) * kSeq + k];
+        if (mask[batch * kSeq + k] == 0) {
+          EXPECT_EQ(have, 0.0f) << "masked element " << bh << "," << q << "," << k;
+        } else {
+          EXPECT_NEAR(have, want, 1e-6f + 1e-5f * want) << bh << "," << q << "," << k;
+        }
+      }
+    }
+  }
+}
+
+// An integer Max of three inputs imports as a chain of two-input IntMax
+// nodes; the float result of a Cast is compared with the CPU's.
+TEST(IntegerVariadicTest, MaxOfThreeInt64Inputs) {
+  constexpr int64_t kN = 12;
+  std::mt19937 rng = FreshRng();
+  std::uniform_int_distribution<int64_t> u(-1000, 1000);
+  std::vector<std::vector<int64_t>> in(3, std::vector<int64_t>(kN));
+  for (auto& v : in) {
+    for (int64_t& x : v) x = u(rng);
+  }
+  Model m;
+  for (const char* name : {"a", "b", "c"}) m.Input(name, {kN}, onnx::TensorProto::INT64);
+  m.Node("Max", {"a", "b", "c"}, {"mx"});
+  Model::Int(m.Node("Cast", {"mx"}, {"y"}), "to", onnx::TensorProto::FLOAT);
+  m.Output("y");
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<Engine> engine = Engine::Compile(testing::SharedContext(), *graph);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  absl::StatusOr<Recording> rec = engine->Record();
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  Bindings b;
+  std::vector<Tensor> keep;
+  const char* names[] = {"a", "b", "c"};
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<Tensor> t = Tensor::Allocate(testing::SharedContext(), {{kN}, DataType::kInt64});
+    ASSERT_TRUE(t.ok()) << t.status();
+    ASSERT_TRUE(t->Upload(absl::MakeConstSpan(in[i])).ok());
+    b.Set(names[i], *t);
+    keep.push_back(*t);
+  }
+  Tensor y = testing::NewTensor({{kN}});
+  b.Set("y", y);
+  ASSERT_TRUE(rec->Run(b).ok());
+  const std::vector<float> got = testing::Download(y);
+  for (int64_t i = 0; i < kN; ++i) {
+    const int64_t want = std::max({in[0][i], in[1][i], in[2][i]});
+    EXPECT_EQ(got[i], static_cast<float>(want)) << "element " << i;
+  }
+}
+
+TEST(BatchNormTrainingTest, ConstantInputsFoldWithBatchStatistics) {
+  constexpr int64_t kN = 2, kC = 3, kL = 5;
+  std::mt19937 rng = FreshRng();
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<float> w(kN * kC * kL), z(kN * kC * kL), scale(kC), bias(kC);
+  for (float& v : w) v = u(rng);
+  for (float& v : z) v = u(rng);
+  for (float& v : scale) v = u(rng);
+  for (float& v : bias) v = u(rng);
+  Model m;
+  m.Input("z", {kN, kC, kL}, onnx::TensorProto::FLOAT);
+  m.Floats("w", {kN, kC, kL}, w);
+  m.Floats("scale", {kC}, scale);
+  m.Floats("bias", {kC}, bias);
+  m.Floats("mean", {kC}, std::vector<float>(kC, 0.0f));
+  m.Floats("var", {kC}, std::vector<float>(kC, 1.0f));
+  onnx::NodeProto* bn =
+      m.Node("BatchNormalization", {"w", "scale", "bias", "mean", "var"}, {"normed"});
+  Model::Int(bn, "training_mode", 1);
+  m.Node("Add", {"normed", "z"}, {"y"});
+  m.Output("y");
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<Engine> engine = Engine::Compile(testing::SharedContext(), *graph);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  const std::vector<float> got =
+      testing::RunRecorded(*engine, "z", reference::HostTensor{{kN, kC, kL}, z}, "y");
+  ASSERT_EQ(got.size(), w.size());
+  for (int64_t c = 0; c < kC; ++c) {
+    double sum = 0, sq = 0;
+    for (int64_t n = 0; n < kN; ++n) {
+      for (int64_t l = 0; l < kL; ++l) sum += w[(n * kC + c) * kL + l];
+    }
+    const double mean = sum / (kN * kL);
+    for (int64_t n = 0; n < kN; ++n) {
+      for (int64_t l = 0; l < kL; ++l) {
+        const double d = w[(n * kC + c) * kL + l] - mean;
+        sq += d * d;
+      }
+    }
+    const double inv = 1.0 / std::sqrt(sq / (kN * kL) + 1e-5);
+    for (int64_t n = 0; n < kN; ++n) {
+      for (int64_t l = 0; l < kL; ++l) {
+        const int64_t i = (n * kC + c) * kL + l;
+        const double want = (w[i] - mean) * inv * scale[c] + bias[c] + z[i];
+        EXPECT_NEAR(got[i], want, 1e-5 + 1e-5 * std::abs(want)) << "element " << i;
+      }
+    }
+  }
+}
+
+TEST(BatchNormTrainingTest, ComputedInputIsUnimplemented) {
+  Model m;
+  m.Input("x", {2, 3, 4}, onnx::TensorProto::FLOAT);
+  m.Floats("s", {3}, {1, 1, 1});
+  m.Floats("b", {3}, {0, 0, 0});
+  Model::Int(m.Node("BatchNormalization", {"x", "s", "b", "b", "s"}, {"y"}), "training_mode", 1);
+  m.Output("y");
+  absl::Status s = LoadOnnxFromBytes(m.Bytes()).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), HasSubstr("training_mode=1"));
+  EXPECT_THAT(s.message(), HasSubstr("input 0 is not"));
+}
+
+class DataDependentTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(DataDependentTest, ComputedInputIsUnimplementedSayingWhy) {
+  Model m;
+  m.Input("x", {2, 3}, onnx::TensorProto::FLOAT);
+  m.Node(GetParam(), {"x"}, {"y"})->set_name("the_node");
+  m.Output("y");
+  absl::Status s = LoadOnnxFromBytes(m.Bytes()).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), HasSubstr("the_node"));
+  EXPECT_THAT(s.message(), HasSubstr("depends on the values of its inputs"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, DataDependentTest, ::testing::Values("NonZero", "Unique", "Loop"));
+
+TEST(DataDependentTest, NonZeroOfAConstantFolds) {
+  std::mt19937 rng = FreshRng();
+  std::uniform_int_distribution<int> pick(-2, 2);
+  std::vector<float> c(3 * 4);
+  std::vector<float> rows, cols;
+  for (int i = 0; i < 12; ++i) {
+    c[i] = static_cast<float>(pick(rng));
+    if (c[i] != 0) {
+      rows.push_back(static_cast<float>(i / 4));
+      cols.push_back(static_cast<float>(i % 4));
+    }
+  }
+  if (rows.empty()) {
+    c[5] = 1.0f;
+    rows = {1.0f};
+    cols = {1.0f};
+  }
+  const int64_t count = static_cast<int64_t>(rows.size());
+  Model m;
+  m.Input("x", {2, count}, onnx::TensorProto::FLOAT);
+  m.Floats("c", {3, 4}, c);
+  m.Node("NonZero", {"c"}, {"idx"});
+  Model::Int(m.Node("Cast", {"idx"}, {"idx_f"}), "to", onnx::TensorProto::FLOAT);
+  m.Node("Add", {"x", "idx_f"}, {"y"});
+  m.Output("y");
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<Engine> engine = Engine::Compile(testing::SharedContext(), *graph);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  std::vector<float> x(2 * count);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (float& v : x) v = u(rng);
+  const std::vector<float> got =
+      testing::RunRecorded(*engine, "x", reference::HostTensor{{2, count}, x}, "y");
+  ASSERT_EQ(got.size(), x.size());
+  for (int64_t i = 0; i < count; ++i) {
+    EXPECT_EQ(got[i], x[i] + rows[i]) << "row index " << i;
+    EXPECT_EQ(got[count + i], x[count + i] + cols[i]) << "column index " << i;
+  }
+}
+
+}  // namespace
+}  // namespace recq

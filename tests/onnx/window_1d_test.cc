@@ -1,0 +1,215 @@
+// 1-D Conv, ConvTranspose, MaxPool and AveragePool on (N, C, L), imported
+// from small ONNX models as the 2-D ops on (N, C, 1, L) views, against a
+// direct 1-D CPU reference (tests/reference/window_1d.h) on fresh random
+// inputs and weights; outputs are poisoned with NaN before each run.
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_pb.h"
+#include "recq/onnx.h"
+#include "reference/window_1d.h"
+#include "testing/test_env.h"
+
+namespace recq {
+namespace {
+
+using reference::Window1D;
+
+// Float32 sums of at most a few hundred products of magnitude <= 1.
+constexpr float kAtol = 1e-4f;
+constexpr float kRtol = 1e-4f;
+
+std::vector<float> Random(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& f : v) f = u(rng);
+  return v;
+}
+
+std::mt19937 FreshRng() {
+  const uint32_t seed = std::random_device{}();
+  ::testing::Test::RecordProperty("seed", std::to_string(seed));
+  return std::mt19937(seed);
+}
+
+class Model {
+ public:
+  Model() {
+    model_.set_ir_version(8);
+    onnx::OperatorSetIdProto* id = model_.add_opset_import();
+    id->set_domain("");
+    id->set_version(13);
+  }
+  void Input(const std::string& name, const std::vector<int64_t>& shape) {
+    onnx::ValueInfoProto* in = model_.mutable_graph()->add_input();
+    in->set_name(name);
+    auto* tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  void Initializer(const std::string& name, const std::vector<int64_t>& dims,
+                   const std::vector<float>& data) {
+    onnx::TensorProto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    for (float f : data) t->add_float_data(f);
+  }
+  onnx::NodeProto* Node(const std::string& op, const std::vector<std::string>& in) {
+    onnx::NodeProto* n = model_.mutable_graph()->add_node();
+    n->set_op_type(op);
+    n->set_name("op");
+    for (const std::string& s : in) n->add_input(s);
+    n->add_output("y");
+    onnx::ValueInfoProto* o = model_.mutable_graph()->add_output();
+    o->set_name("y");
+    o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    return n;
+  }
+  static void Ints(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t i : v) a->add_ints(i);
+  }
+  static void Int(onnx::NodeProto* n, const std::string& name, int64_t v) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  std::string Bytes() const { return model_.SerializeAsString(); }
+
+ private:
+  onnx::ModelProto model_;
+};
+
+// Loads `m`, runs it on x [n, c, l] and compares y with `expected`.
+void ExpectRunMatches(const Model& m, const std::vector<float>& x, std::vector<int64_t> x_shape,
+                      const std::vector<float>& expected, std::vector<int64_t> y_shape) {
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const Value& y = graph->value(graph->outputs()[0]);
+  ASSERT_EQ(y.desc.shape, y_shape);
+  absl::StatusOr<Engine> engine = Engine::Compile(testing::SharedContext(), *graph);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  const std::vector<float> got =
+      testing::RunRecorded(*engine, "x", reference::HostTensor{x_shape, x}, "y");
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], expected[i], kAtol + kRtol * std::abs(expected[i])) << "element " << i;
+  }
+}
+
+struct ConvCase {
+  const char* name;
+  int64_t n, c, l, oc, k, stride, dilation, pad_begin, pad_end, groups;
+  bool bias;
+};
+
+class Conv1DTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(Conv1DTest, MatchesDirectReference) {
+  const ConvCase& p = GetParam();
+  std::mt19937 rng = FreshRng();
+  const std::vector<float> x = Random(p.n * p.c * p.l, rng);
+  const std::vector<float> w = Random(p.oc * (p.c / p.groups) * p.k, rng);
+  const std::vector<float> b = p.bias ? Random(p.oc, rng) : std::vector<float>();
+  Model m;
+  m.Input("x", {p.n, p.c, p.l});
+  m.Initializer("w", {p.oc, p.c / p.groups, p.k}, w);
+  std::vector<std::string> inputs = {"x", "w"};
+  if (p.bias) {
+    m.Initializer("b", {p.oc}, b);
+    inputs.push_back("b");
+  }
+  onnx::NodeProto* node = m.Node("Conv", inputs);
+  Model::Ints(node, "kernel_shape", {p.k});
+  Model::Ints(node, "strides", {p.stride});
+  Model::Ints(node, "dilations", {p.dilation});
+  Model::Ints(node, "pads", {p.pad_begin, p.pad_end});
+  Model::Int(node, "group", p.groups);
+  int64_t lo = 0;
+  const std::vector<float> want =
+      reference::Conv1D(x, p.n, p.c, p.l, w, p.oc, b,
+                        Window1D{p.k, p.stride, p.dilation, p.pad_begin, p.pad_end}, p.groups, &lo);
+  ExpectRunMatches(m, x, {p.n, p.c, p.l}, want, {p.n, p.oc, lo});
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, Conv1DTest,
+    ::testing::Values(ConvCase{"Plain", 2, 8, 37, 6, 3, 1, 1, 1, 1, 1, true},
+                      ConvCase{"StridedDilatedUneven", 2, 8, 37, 6, 5, 2, 2, 2, 1, 2, false},
+                      // wav2vec2's positional conv at a smaller width: groups 16, kernel
+                      // 128, padding 64 (the output is one longer than the input).
+                      ConvCase{"Wav2Vec2Positional", 1, 32, 150, 32, 128, 1, 1, 64, 64, 16, true},
+                      // Whisper's front end: kernel 3, padding 1, then stride 2.
+                      ConvCase{"WhisperStride2", 1, 16, 60, 24, 3, 2, 1, 1, 1, 1, true}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Conv1DTest, SameUpperAutoPad) {
+  std::mt19937 rng = FreshRng();
+  const std::vector<float> x = Random(1 * 4 * 20, rng);
+  const std::vector<float> w = Random(5 * 4 * 4, rng);
+  Model m;
+  m.Input("x", {1, 4, 20});
+  m.Initializer("w", {5, 4, 4}, w);
+  onnx::NodeProto* node = m.Node("Conv", {"x", "w"});
+  Model::Ints(node, "strides", {3});
+  onnx::AttributeProto* a = node->add_attribute();
+  a->set_name("auto_pad");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("SAME_UPPER");
+  // out = ceil(20 / 3) = 7; total pad = (7 - 1) * 3 + 4 - 20 = 2: 1 and 1.
+  int64_t lo = 0;
+  const std::vector<float> want =
+      reference::Conv1D(x, 1, 4, 20, w, 5, {}, Window1D{4, 3, 1, 1, 1}, 1, &lo);
+  ExpectRunMatches(m, x, {1, 4, 20}, want, {1, 5, lo});
+}
+
+TEST(ConvTranspose1DTest, MatchesDirectReference) {
+  std::mt19937 rng = FreshRng();
+  constexpr int64_t kN = 2, kC = 4, kL = 11, kOcg = 3, kK = 3, kGroups = 2;
+  const std::vector<float> x = Random(kN * kC * kL, rng);
+  const std::vector<float> w = Random(kC * kOcg * kK, rng);
+  Model m;
+  m.Input("x", {kN, kC, kL});
+  m.Initializer("w", {kC, kOcg, kK}, w);
+  onnx::NodeProto* node = m.Node("ConvTranspose", {"x", "w"});
+  Model::Ints(node, "strides", {2});
+  Model::Ints(node, "pads", {1, 0});
+  Model::Ints(node, "output_padding", {1});
+  Model::Int(node, "group", kGroups);
+  int64_t lo = 0;
+  const std::vector<float> want =
+      reference::ConvTranspose1D(x, kN, kC, kL, w, kOcg, Window1D{kK, 2, 1, 1, 0}, 1, kGroups, &lo);
+  ExpectRunMatches(m, x, {kN, kC, kL}, want, {kN, kOcg * kGroups, lo});
+}
+
+class Pool1DTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(Pool1DTest, MatchesDirectReference) {
+  const bool max = GetParam();
+  std::mt19937 rng = FreshRng();
+  constexpr int64_t kN = 2, kC = 5, kL = 29;
+  const std::vector<float> x = Random(kN * kC * kL, rng);
+  Model m;
+  m.Input("x", {kN, kC, kL});
+  onnx::NodeProto* node = m.Node(max ? "MaxPool" : "AveragePool", {"x"});
+  Model::Ints(node, "kernel_shape", {4});
+  Model::Ints(node, "strides", {2});
+  Model::Ints(node, "pads", {1, 2});
+  int64_t lo = 0;
+  const std::vector<float> want =
+      reference::Pool1D(x, kN, kC, kL, Window1D{4, 2, 1, 1, 2}, max, false, &lo);
+  ExpectRunMatches(m, x, {kN, kC, kL}, want, {kN, kC, lo});
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, Pool1DTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Max" : "Average"; });
+
+}  // namespace
+}  // namespace recq
