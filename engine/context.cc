@@ -10,7 +10,7 @@
 #include "backends/opencl/cl_error.h"
 #include "backends/opencl/device.h"
 #include "engine/context_state.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 

@@ -17,9 +17,9 @@
 #include "engine/passes.h"
 #include "engine/precision.h"
 #include "engine/recording_impl.h"
-#include "engine/status_macros.h"
 #include "engine/tuner.h"
 #include "recq/log.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 

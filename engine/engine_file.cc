@@ -31,9 +31,9 @@
 #include "engine/ops/preprocess.h"
 #include "engine/passes.h"
 #include "engine/precision.h"
-#include "engine/status_macros.h"
 #include "recq/log.h"
 #include "recq/onnx.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 namespace internal {

@@ -10,8 +10,8 @@
 #include "backends/opencl/cl_error.h"
 #include "engine/image_binding.h"
 #include "engine/recording_impl.h"
-#include "engine/status_macros.h"
 #include "recq/log.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 

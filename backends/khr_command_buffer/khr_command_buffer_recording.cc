@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/khr_command_buffer/khr_entry_points.h"
 #include "backends/opencl/cl_error.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 

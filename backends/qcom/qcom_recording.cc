@@ -8,7 +8,7 @@
 #include "backends/opencl/cl_error.h"
 #include "backends/qcom/qcom_entry_points.h"
 #include "backends/replay/replay_recording.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 

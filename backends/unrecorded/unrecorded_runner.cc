@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/opencl/cl_error.h"
 #include "backends/replay/replay_recording.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 
