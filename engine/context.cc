@@ -131,4 +131,8 @@ const DeviceInfo& Context::device_info() const { return state_->info; }
 
 void Context::FlushBinaryCache() const { state_->programs.FlushPendingBinaries(); }
 
+std::string Context::cache_dir() const {
+  return state_->binary_cache ? state_->binary_cache->directory() : std::string();
+}
+
 }  // namespace recq

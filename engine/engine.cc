@@ -1,5 +1,6 @@
 #include "recq/engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -383,6 +384,29 @@ std::string BindingInfo::Describe() const {
                   what != nullptr ? "" : " frame", ", ",
                   memory == MemoryKind::kImage2D ? "image2d" : "buffer");
   return text;
+}
+
+std::vector<BindingInfo> DescribeInputs(const Graph& graph) {
+  std::vector<BindingInfo> infos;
+  for (ValueId id : graph.inputs()) {
+    BindingInfo info{graph.value(id).name, graph.value(id).desc};
+    for (const Node& node : graph.nodes()) {
+      const auto* pre = node.op == internal::kPreprocess
+                            ? node.attrs.get_if<internal::PreprocessAttrs>()
+                            : nullptr;
+      const auto at = std::find(node.inputs.begin(), node.inputs.end(), id);
+      if (pre == nullptr || at == node.inputs.end()) continue;
+      info.preprocessed = true;
+      info.color = pre->spec.color;
+      info.memory = pre->spec.kind;
+      if (info.color == ColorFormat::kNv12TwoPlane) {
+        info.plane =
+            at == node.inputs.begin() ? BindingInfo::Nv12Plane::kY : BindingInfo::Nv12Plane::kUV;
+      }
+    }
+    infos.push_back(std::move(info));
+  }
+  return infos;
 }
 
 const char* PrecisionName(EngineOptions::Precision precision) {
