@@ -29,8 +29,9 @@ bool IsPng(absl::string_view bytes) {
 
 bool IsJpeg(absl::string_view bytes) { return absl::StartsWith(bytes, "\xff\xd8\xff"); }
 
-// BuiltWithout is the error for a file whose decoder this build lacks (the
-// build finds libpng and libjpeg when present: cmake/ and tools/CMakeLists.txt).
+#if !defined(RECQ_HAVE_PNG) || !defined(RECQ_HAVE_JPEG)
+// BuiltWithout is the error for a file whose decoder this build lacks
+// (CMakeLists.txt uses libpng and libjpeg when it finds them).
 absl::Status BuiltWithout(const std::string& path, const char* format, const char* library,
                           const char* package) {
   return absl::UnimplementedError(absl::StrCat("'", path, "' is a ", format,
@@ -39,6 +40,7 @@ absl::Status BuiltWithout(const std::string& path, const char* format, const cha
                                                " and rebuild to decode it, or pass the input "
                                                "as raw elements"));
 }
+#endif
 
 #ifdef RECQ_HAVE_PNG
 absl::StatusOr<DecodedImage> DecodePng(const std::string& path, const std::string& bytes) {
