@@ -13,10 +13,10 @@
 #include "engine/context_state.h"
 #include "engine/engine_state.h"
 #include "engine/kernel_library.h"
-#include "engine/status_macros.h"
 #include "engine/tuning_cache.h"
 #include "recq/bindings.h"
 #include "recq/log.h"
+#include "recq/status_macros.h"
 #include "recq/tensor.h"
 
 namespace recq {

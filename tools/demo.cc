@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "engine/status_macros.h"
 #include "recq/recq.h"
+#include "recq/status_macros.h"
 #include "tools/commands.h"
 #include "tools/models/mobilenet.h"
 

@@ -16,12 +16,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "engine/ops/preprocess.h"
-#include "engine/status_macros.h"
 #include "recq/engine_file.h"
 #include "recq/onnx.h"
 #include "recq/preprocess.h"
 #include "recq/recq.h"
+#include "recq/status_macros.h"
 #include "tools/image_file.h"
 #include "tools/random_input.h"
 #include "tools/roofline.h"
@@ -580,23 +579,9 @@ absl::Status InfoModelCommand(const std::string& path, const std::string& shapes
   RECQ_ASSIGN_OR_RETURN(PrePostProcessing ppp, ParsePrePost(*graph, input_format, {}));
   RECQ_RETURN_IF_ERROR(ApplyPrePostProcessing(*graph, ppp));
   std::printf("import: ok, %zu recq nodes\n", graph->nodes().size());
-  for (ValueId id : graph->inputs()) {
-    // What a pre-processed input binds (as Engine::inputs() will say).
-    BindingInfo info{graph->value(id).name, graph->value(id).desc};
-    for (const Node& node : graph->nodes()) {
-      const auto* pre = node.op == internal::kPreprocess
-                            ? node.attrs.get_if<internal::PreprocessAttrs>()
-                            : nullptr;
-      const auto at = std::find(node.inputs.begin(), node.inputs.end(), id);
-      if (pre == nullptr || at == node.inputs.end()) continue;
-      info.preprocessed = true;
-      info.color = pre->spec.color;
-      info.memory = pre->spec.kind;
-      if (info.color == ColorFormat::kNv12TwoPlane) {
-        info.plane =
-            at == node.inputs.begin() ? BindingInfo::Nv12Plane::kY : BindingInfo::Nv12Plane::kUV;
-      }
-    }
+  // What each input binds, pre-processed ones included (as Engine::inputs()
+  // will say).
+  for (const BindingInfo& info : DescribeInputs(*graph)) {
     std::printf("  input %s: %s\n", info.name.c_str(), info.Describe().c_str());
   }
   for (ValueId id : graph->outputs()) {

@@ -14,7 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "backends/opencl/cl_error.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::cl {
 

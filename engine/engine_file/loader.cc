@@ -21,10 +21,10 @@
 #include "engine/engine_file/stored_lowering.h"
 #include "engine/engine_file/verifier.h"
 #include "engine/engine_state.h"
-#include "engine/status_macros.h"
 #include "recq/engine_file.h"
 #include "recq/log.h"
 #include "recq/onnx.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 namespace {

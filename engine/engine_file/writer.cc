@@ -13,8 +13,8 @@
 #include "engine/engine_file/convert.h"
 #include "engine/engine_file/pocl_binary.h"
 #include "engine/program_cache.h"
-#include "engine/status_macros.h"
 #include "recq/onnx.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 namespace internal {

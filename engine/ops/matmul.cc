@@ -13,7 +13,7 @@
 
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {
@@ -287,7 +287,7 @@ struct PackedShape {
 };
 
 KernelParams PackedHeuristic(const PackedShape& s) {
-  // 16 columns (PoCL's fastest width, DESIGN.md) unless N is below 16; 8
+  // 16 columns (PoCL's fastest vector width) unless N is below 16; 8
   // rows unless M is below 8; 16 items per group (a group shares one panel
   // of B and walks 128 rows): on ViT-B/16's MLP product (197x768 by
   // 768x3072, `recq tune --exhaustive`) 9.7 ms against 15.1 ms with 4.

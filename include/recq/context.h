@@ -111,6 +111,11 @@ class Context {
   // only mean a colder next start; they are counted, not returned.
   void FlushBinaryCache() const;
 
+  // cache_dir is the directory of the on-disk binary cache this context
+  // uses (ContextOptions::cache_dir resolved), or empty when caching is off.
+  // Tools may keep per-device files of their own there.
+  std::string cache_dir() const;
+
   // Internal state shared with engines and recordings.
   const std::shared_ptr<internal::ContextState>& state() const { return state_; }
 

@@ -25,7 +25,7 @@
 //   def.infer = [](const OpAttrs&, InferInputs in) { return *in[0]; };
 //   def.variants = {{"swish", nullptr, LowerSwish}};
 //   RECQ_CHECK_OK(recq::RegisterKernelSource("example_swish.cl", kSwishSource));
-//   RECQ_CHECK_OK(recq::RegisterOp(std::move(def)));
+//   RECQ_CHECK_OK(recq::RegisterOp(std::move(def)));  // recq/status_macros.h
 //
 // The registry is process-wide, as TensorRT's plugin registry and
 // onnxruntime's kernel registry are: graphs name ops by key, and a graph may

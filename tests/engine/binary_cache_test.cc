@@ -436,6 +436,18 @@ TEST_F(BinaryCacheTest, OffDisablesTheCache) {
   EXPECT_FALSE(internal::ResolveBinaryCacheDir("off").has_value());
 }
 
+// Context::cache_dir names the directory the context's cache uses, the one
+// entries are written to, and is empty with caching off.
+TEST_F(BinaryCacheTest, ContextCacheDirIsTheDirectoryInUse) {
+  ContextOptions options;
+  options.cache_dir = dir_;
+  RECQ_ASSERT_OK_AND_ASSIGN(Context context, Context::Create(options));
+  EXPECT_EQ(context.cache_dir(), dir_);
+  options.cache_dir = "off";
+  RECQ_ASSERT_OK_AND_ASSIGN(Context off, Context::Create(options));
+  EXPECT_EQ(off.cache_dir(), "");
+}
+
 TEST_F(BinaryCacheTest, ConcurrentContextsLeaveOnlyValidEntries) {
   constexpr int kThreads = 4;
   // PoCL 3.1 crashes (in clGetDeviceInfo) when several threads make a

@@ -3,7 +3,6 @@
 // test writes its images itself with libpng and libjpeg.
 #include "tools/onnx_commands.h"
 
-#include <png.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,7 +13,10 @@
 #include <random>
 #include <string>
 
+#if defined(RECQ_HAVE_PNG) && defined(RECQ_HAVE_JPEG)
 #include <jpeglib.h>
+#include <png.h>
+#endif
 
 #include "testing/test_env.h"
 #include "tools/image_file.h"
@@ -51,6 +53,7 @@ class OnnxCommandsTest : public ::testing::Test {
   const std::string output2_ = dir_ + "prob2.f32";
 };
 
+#if defined(RECQ_HAVE_PNG) && defined(RECQ_HAVE_JPEG)
 // Random RGB pixels, height x width x 3.
 std::vector<uint8_t> RandomPixels(int64_t height, int64_t width, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -100,6 +103,7 @@ std::string FileBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
+#endif  // RECQ_HAVE_PNG && RECQ_HAVE_JPEG
 
 TEST_F(OnnxCommandsTest, InfoPrintsModel) { RECQ_ASSERT_OK(tools::InfoModelCommand(model_)); }
 
@@ -133,6 +137,7 @@ TEST_F(OnnxCommandsTest, RunRejectsWrongInputSize) {
   EXPECT_THAT(s.message(), ::testing::HasSubstr("has 3 bytes"));
 }
 
+#if defined(RECQ_HAVE_PNG) && defined(RECQ_HAVE_JPEG)
 TEST_F(OnnxCommandsTest, DecodesPngAndJpeg) {
   const std::vector<uint8_t> rgb = RandomPixels(10, 14, 7);
   ASSERT_TRUE(WritePng(image_, 10, 14, PNG_FORMAT_RGB, rgb));
@@ -251,6 +256,32 @@ TEST_F(OnnxCommandsTest, RunRejectsCorruptAndMismatchedImages) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(s.message(), ::testing::HasSubstr("of 48x40"));
 }
+#endif  // RECQ_HAVE_PNG && RECQ_HAVE_JPEG
+
+#if !defined(RECQ_HAVE_PNG) || !defined(RECQ_HAVE_JPEG)
+// A build without libpng or libjpeg refuses a file it cannot decode with an
+// error that names the missing library.
+TEST_F(OnnxCommandsTest, RunOnAnImageSaysWhichDecoderTheBuildLacks) {
+  tools::RunModelOptions options;
+  options.model_path = model_;
+  options.runs = 1;
+  absl::Status s;
+#ifndef RECQ_HAVE_PNG
+  std::ofstream(image_, std::ios::binary) << std::string("\x89PNG\r\n\x1a\n", 8) << "pixels";
+  options.inputs = {"input=" + image_};
+  s = tools::RunModelCommand(options);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("built without libpng"));
+#endif
+#ifndef RECQ_HAVE_JPEG
+  std::ofstream(jpeg_, std::ios::binary) << std::string("\xff\xd8\xff\xe0", 4) << "pixels";
+  options.inputs = {"input=" + jpeg_};
+  s = tools::RunModelCommand(options);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("built without libjpeg"));
+#endif
+}
+#endif
 
 }  // namespace
 }  // namespace recq
