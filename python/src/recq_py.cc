@@ -582,7 +582,11 @@ std::shared_ptr<PyEngine> LoadEngineFile(const std::string& path,
   onnx.input_shapes = shapes;
   const size_t slash = path.rfind('/');
   onnx.external_data_dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  Graph graph = Value(LoadOnnxFromBytes(bytes, onnx));
+  // Import errors name the file, as `recq run` prints them.
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(bytes, onnx);
+  if (!graph.ok()) {
+    Throw(absl::Status(graph.status().code(), absl::StrCat(path, ": ", graph.status().message())));
+  }
   EngineOptions options;
   if (precision.has_value()) options.precision = Value(ParsePrecision(*precision));
   if (tuning.has_value()) options.tuning = Value(ParseTuning(*tuning));
@@ -595,7 +599,7 @@ std::shared_ptr<PyEngine> LoadEngineFile(const std::string& path,
         absl::StrCat("kernel_target '", kernel_target, "': expected auto, cpu or gpu")));
   }
   return std::make_shared<PyEngine>(context,
-                                    Value(Engine::Compile(context->context, graph, options)));
+                                    Value(Engine::Compile(context->context, *graph, options)));
 }
 
 struct PyBindingInfo {

@@ -103,3 +103,19 @@ def test_engine_file_with_other_precision_is_refused(small_engine, context, tmp_
     path.write_bytes(bytes(data))
     with pytest.raises((recq.DataLoss, recq.InvalidArgument)):
         recq.Engine.load(str(path), device=context)
+
+
+def test_messages_are_the_cli_messages(cli, context, tmp_path):
+    """The exception carries the C++ status message, as `recq run` prints it."""
+    import subprocess
+
+    cases = [(tmp_path / "missing.onnx", recq.NotFound, "NOT_FOUND")]
+    cos = ONNX_NODE_TESTS / "test_cos" / "model.onnx"
+    if cos.exists():
+        cases.append((cos, recq.Unimplemented, "UNIMPLEMENTED"))
+    for model, cls, code in cases:
+        with pytest.raises(cls) as info:
+            recq.Engine.load(str(model), device=context)
+        run = subprocess.run([cli, "run", str(model)], capture_output=True, text=True)
+        assert run.returncode != 0
+        assert f"{code}: {info.value}" in run.stderr, (str(info.value), run.stderr)
