@@ -2,6 +2,7 @@
 
 import gc
 import pathlib
+import sys
 import threading
 
 import numpy as np
@@ -137,3 +138,39 @@ def test_package_folder_holds_no_caches():
     allowed = {".py", ".pyi", ".so", ".typed", ".pyc"}
     stray = [p for p in folder.rglob("*") if p.is_file() and p.suffix not in allowed]
     assert not stray, f"files written into the package folder: {stray}"
+
+
+@pytest.mark.parametrize("call", ["run", "load"])
+def test_the_gil_is_released(call, small_engine, context):
+    """With a switch interval of 1000 s a waiting thread gets the GIL only when the
+    holder gives it up; thread B runs between A's call and its return only if the
+    call released the GIL."""
+    feeds = random_inputs(small_engine, np.random.default_rng())
+    rec = small_engine.record()
+    go = threading.Event()
+    state = {"a_returned": False, "b_ran_inside": None}
+
+    def a():
+        go.set()  # B is runnable from here, but needs the GIL
+        if call == "run":
+            rec.run(feeds)
+        else:
+            recq.Engine.load(str(BLOCKS[0]), device=context, tuning="off")
+        state["a_returned"] = True
+
+    def b():
+        go.wait()
+        state["b_ran_inside"] = not state["a_returned"]
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1000)
+    try:
+        tb = threading.Thread(target=b)
+        tb.start()
+        ta = threading.Thread(target=a)
+        ta.start()
+        ta.join()
+        tb.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert state["b_ran_inside"] is True
