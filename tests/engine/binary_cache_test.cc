@@ -103,6 +103,9 @@ absl::StatusOr<RunResult> CompileAndRun(const std::string& cache_dir) {
   if (absl::Status s = recording->Run(bindings); !s.ok()) return s;
   absl::StatusOr<std::vector<float>> values = out->Download();
   if (!values.ok()) return values.status();
+  // The binaries are stored once flushed: the context's destruction waits
+  // for the flushed ones and, on PoCL, drops the rest.
+  context->FlushBinaryCache();
   return RunResult{engine->stats(), *std::move(values)};
 }
 
