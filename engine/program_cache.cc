@@ -249,12 +249,9 @@ void ProgramCache::WriterLoop() {
     if (to_write_.empty()) return;  // stop_, nothing left
     std::shared_ptr<Entry> entry = std::move(to_write_.front());
     to_write_.pop_front();
-    writing_ = true;
     lock.unlock();
     StorePending(*entry);
     lock.lock();
-    writing_ = false;
-    writer_cv_.notify_all();
   }
 }
 
@@ -269,11 +266,6 @@ void ProgramCache::FlushPendingBinaries() {
   to_write_.insert(to_write_.end(), pending.begin(), pending.end());
   if (!writer_.joinable()) writer_ = std::thread([this] { WriterLoop(); });
   writer_cv_.notify_all();
-}
-
-void ProgramCache::WaitForBinaryWrites() {
-  std::unique_lock<std::mutex> lock(writer_mu_);
-  writer_cv_.wait(lock, [&] { return to_write_.empty() && !writing_; });
 }
 
 ProgramCache::~ProgramCache() {

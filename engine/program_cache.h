@@ -113,10 +113,6 @@ class ProgramCache {
   // Disk errors are counted by the BinaryCache and otherwise ignored.
   void FlushPendingBinaries();
 
-  // WaitForBinaryWrites blocks until the writer has stored every binary
-  // handed to it so far.
-  void WaitForBinaryWrites();
-
   ProgramCache(const ProgramCache&) = delete;
   ProgramCache& operator=(const ProgramCache&) = delete;
   // Waits for the binaries already handed to the writer (FlushPendingBinaries).
@@ -158,7 +154,6 @@ class ProgramCache {
   std::mutex writer_mu_;
   std::condition_variable writer_cv_;
   std::deque<std::shared_ptr<Entry>> to_write_;  // handed over, not yet stored
-  bool writing_ = false;                         // the writer is storing one
   bool stop_ = false;
   std::thread writer_;  // started by the first FlushPendingBinaries
 };
