@@ -280,6 +280,8 @@ absl::StatusOr<std::shared_ptr<const Tuner>> Tuner::Tune(const Context& context,
   };
   EngineStats& stats = tuner->stats_;
   stats.tuning_keys = order.size();
+  // Set when kFast finds the programs cold (see below): no more compiles.
+  std::string cold;
   for (const Pending* p : order) {
     const std::string full = absl::StrCat(tuner->device_key_, " | ", p->key);
     TuningChoice report;
@@ -314,7 +316,7 @@ absl::StatusOr<std::shared_ptr<const Tuner>> Tuner::Tune(const Context& context,
     // kFast counts the candidates' compiles in its budget: a key starts
     // only when two candidates (the fewest worth timing) fit by the
     // costliest candidate compile seen so far.
-    if (over_budget() || !fits(2)) {
+    if (!cold.empty() || over_budget() || !fits(2)) {
       ++stats.tuning_over_budget;
       continue;
     }
@@ -343,6 +345,18 @@ absl::StatusOr<std::shared_ptr<const Tuner>> Tuner::Tune(const Context& context,
         continue;
       }
       (*one)->candidate = i;
+      // Cold: the heuristic's programs had to be compiled from source (in
+      // neither this context nor the binary cache), and two more compiles
+      // that slow do not fit the budget: no key could be measured, so kFast
+      // stops here. The engine reuses this candidate's program.
+      if (!exhaustive && i == 0 && (*one)->engine.stats().kernels_built > 0 && !fits(2)) {
+        cold = absl::StrCat("programs are cold (the first candidate compiled from source in ",
+                            static_cast<int64_t>(candidate_ms), " ms of a ",
+                            static_cast<int64_t>(options.tuning_budget_s * 1e3),
+                            " ms budget), nothing measured; ");
+        prepared.clear();
+        break;
+      }
       prepared.push_back(*std::move(one));
     }
     // One candidate has nothing to be compared with: the key is left to
@@ -388,7 +402,7 @@ absl::StatusOr<std::shared_ptr<const Tuner>> Tuner::Tune(const Context& context,
   }
   stats.tuning_ms = MsSince(start);
   Log(LogLevel::kInfo,
-      absl::StrCat("tuning: ", stats.tuning_keys, " keys, ", stats.tuning_cache_hits,
+      absl::StrCat("tuning: ", cold, stats.tuning_keys, " keys, ", stats.tuning_cache_hits,
                    " from the cache, ", stats.tuning_measured, " measured, ",
                    stats.tuning_over_budget, " over budget, ", stats.tuning_ms, " ms"));
   return std::shared_ptr<const Tuner>(std::move(tuner));

@@ -102,13 +102,17 @@ class Context {
   cl_platform_id platform() const;
   const DeviceInfo& device_info() const;
 
-  // FlushBinaryCache stores in the on-disk binary cache the binaries of the
-  // programs this context built from source since the last flush. Compile
-  // leaves that for later because asking PoCL for a binary compiles a
-  // generic work-group function for every kernel of the program (about as
-  // long again as the build and warm-up): call it once the first result is
-  // out, or leave it to the context's destruction, which flushes. Errors
-  // only mean a colder next start; they are counted, not returned.
+  // FlushBinaryCache has the binaries of the programs this context built
+  // from source since the last flush stored in the on-disk binary cache, on a
+  // background thread at the lowest CPU priority, and returns at once.
+  // Compile leaves that for later because asking PoCL for a binary compiles
+  // a generic work-group function for every kernel of the program (seconds
+  // of CPU when cold): a long-running process calls it once the first result
+  // is out. The context's destruction waits for the binaries already handed
+  // over, and stores the rest only where that is cheap (not on PoCL, whose own
+  // kernel cache keeps the programs): a one-shot command that does not call
+  // it exits right after its result. Errors only mean a colder next start;
+  // they are counted, not returned.
   void FlushBinaryCache() const;
 
   // cache_dir is the directory of the on-disk binary cache this context
