@@ -131,9 +131,9 @@ absl::Status RunDemo(const CommonOptions& common, const DemoOptions& options) {
           "binary cache)\n",
           Ms(Clock::now() - begin), stats.kernels_built > 0 ? "cold" : "warm", stats.kernels_built,
           stats.programs_from_disk);
-      // No Context::FlushBinaryCache: the demo exits after its timing runs,
-      // which a background writer would slow; PoCL's kernel cache keeps the
-      // programs for the next start.
+      // The binaries for the next start, written on the context's
+      // background writer while the demo goes on.
+      context.FlushBinaryCache();
     }
     bindings.Set("prob", unrecorded_output);
     RECQ_RETURN_IF_ERROR(unrecorded.Run(bindings));
