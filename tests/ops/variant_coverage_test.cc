@@ -1,5 +1,9 @@
 // Every kernel variant of every registered op is run by some op test.
 //
+// kKnownGaps lists the variants that no op test ran when this check was
+// written; it may only shrink. A listed variant that now runs is reported
+// (remove it from the list); one that is no longer registered fails.
+//
 // CheckAgainstReference notes each (op, variant, kernel family) it lowered
 // in engines whose runs completed (op_test_util.h). The op-test processes
 // that ctest starts write their notes to $RECQ_OP_COVERAGE_DIR; this test,
@@ -29,6 +33,18 @@ namespace recq::optest {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Variants that no op test ran on 2026-11-25 (ops_test, all shards, PoCL):
+// the op harness does not reach them yet. Do not add to this list: a new
+// variant comes with its test.
+struct KnownGap {
+  const char* op;
+  const char* variant;
+};
+const std::vector<KnownGap> kKnownGaps = {
+    // KNOWN_GAPS_BEGIN
+    // KNOWN_GAPS_END
+};
 
 // The (op, variant) pairs the op tests ran, with the kernel families each
 // ran in.
@@ -83,25 +99,46 @@ TEST(OpVariantCoverage, EveryRegisteredVariantRan) {
       << ". Run the op tests first: ctest -R '^ops_test' (this check's ctest entry pulls them "
          "in as its fixture).";
 
+  std::set<std::pair<std::string, std::string>> gaps;
+  for (const KnownGap& gap : kKnownGaps) gaps.insert({gap.op, gap.variant});
   std::vector<std::string> missing;
-  size_t variants = 0;
+  size_t variants = 0, ran = 0, known_not_run = 0;
   for (const OpDef* def : RegisteredOps()) {
     for (const KernelVariant& v : def->variants) {
       ++variants;
-      auto it = covered.find({def->type.name(), v.name});
+      const std::pair<std::string, std::string> key{def->type.name(), v.name};
+      const bool known_gap = gaps.erase(key) > 0;
+      auto it = covered.find(key);
       if (it == covered.end()) {
-        missing.push_back(absl::StrCat("op '", def->type.name(), "' variant '", v.name, "'"));
+        if (known_gap) {
+          ++known_not_run;
+          std::printf("%-24s %-32s not run (a known gap)\n", def->type.name(), v.name.c_str());
+        } else {
+          missing.push_back(absl::StrCat("op '", def->type.name(), "' variant '", v.name, "'"));
+        }
+        continue;
+      }
+      ++ran;
+      if (known_gap) {
+        std::printf("%-24s %-32s ran: remove it from kKnownGaps in %s\n", def->type.name(),
+                    v.name.c_str(), __FILE__);
       } else {
         std::printf("%-24s %-32s ran (%s)\n", def->type.name(), v.name.c_str(),
                     absl::StrJoin(it->second, ", ").c_str());
       }
     }
   }
-  std::printf("%zu of %zu registered kernel variants ran, records from %d files in %s\n",
-              variants - missing.size(), variants, files_read, dir);
+  for (const auto& [op, variant] : gaps) {
+    ADD_FAILURE() << "kKnownGaps lists op '" << op << "' variant '" << variant
+                  << "', which is not registered: remove it from the list";
+  }
+  std::printf(
+      "%zu of %zu registered kernel variants ran, %zu are known gaps, %zu missing; "
+      "records from %d files in %s\n",
+      ran, variants, known_not_run, missing.size(), files_read, dir);
   EXPECT_TRUE(missing.empty())
-      << missing.size() << " registered kernel variant(s) ran in no op test:\n  "
-      << absl::StrJoin(missing, "\n  ")
+      << missing.size() << " registered kernel variant(s) ran in no op test (and are not "
+      << "known gaps):\n  " << absl::StrJoin(missing, "\n  ")
       << "\nFor each, add a test under tests/ops/ whose graph has a node the variant fits and "
          "that checks it with RECQ_EXPECT_MATCHES_REFERENCE (op_test_util.h); when an earlier "
          "variant of the op also fits that node, force this one with "
