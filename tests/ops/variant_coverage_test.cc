@@ -34,16 +34,27 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Variants that no op test ran on 2026-11-25 (ops_test, all shards, PoCL):
-// the op harness does not reach them yet. Do not add to this list: a new
-// variant comes with its test.
+// Variants that no op test ran on 2026-11-25 (ops_test, all 8 shards, PoCL
+// 3.1 on the project's 2-core Xeon; 141 of 149 variants ran). Do not add to
+// this list: a new variant comes with its test.
 struct KnownGap {
   const char* op;
   const char* variant;
 };
 const std::vector<KnownGap> kKnownGaps = {
-    // KNOWN_GAPS_BEGIN
-    // KNOWN_GAPS_END
+    // The op tests build no node on which these are the variant chosen (one
+    // listed before fits first, or no test shape fits them): a test that
+    // forces each with ForceVariant closes the gap.
+    {"Gemm", "gemm_local_128x64"},
+    {"GroupNormalization", "norm_rows_vec"},
+    {"InstanceNormalization", "norm_rows_vec"},
+    {"LayerNormalization", "norm_plain"},
+    {"PRelu", "binary_broadcast"},
+    {"Pow", "binary_same"},
+    {"Pow", "binary_broadcast"},
+    // Camera-frame pre-processing: tests/engine/preprocess_test.cc checks it
+    // outside the op harness.
+    {"Preprocess", "preprocess"},
 };
 
 // The (op, variant) pairs the op tests ran, with the kernel families each
