@@ -17,10 +17,10 @@
 #
 # FILTER is a --gtest_filter expression the entries run (default: all).
 # ENVIRONMENT, ENVIRONMENT_MODIFICATION, RUN_SERIAL and FIXTURES_SETUP
-# become the entries' test properties of those names (the shard variables are added to
-# ENVIRONMENT). TIMEOUT defaults to 1500 s: an entry holds many cases, and
-# the per-test default of scripts/test.sh (--timeout 600) is for one; 1500 s
-# is ctest's own default.
+# become the entries' test properties of those names (the shard variables
+# are added to ENVIRONMENT). TIMEOUT defaults to 1500 s, ctest's own
+# default: an entry holds many cases, and the per-test default of
+# scripts/test.sh (--timeout 600) is for one.
 function(recq_add_gtests target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "RUN_SERIAL" "SHARDS;PREFIX;FILTER;TIMEOUT;FIXTURES_SETUP"
                         "ENVIRONMENT;ENVIRONMENT_MODIFICATION")
