@@ -27,6 +27,17 @@ namespace {
 
 class OnnxCommandsTest : public ::testing::Test {
  protected:
+  // The commands compile with EngineOptions' default tuning, which reads
+  // $RECQ_TUNING (fast when unset; this binary does not link
+  // testing/test_env.cc, whose initializer turns it off). A test that
+  // compares two compiles bit for bit needs both to pick the same kernels;
+  // with the tuner on they need not: a key over the tuner's time budget
+  // runs the heuristic kernel in one compile and, in the next, whatever
+  // another test process wrote for it into the shared tuning cache
+  // meanwhile. These tests check the commands, not the tuner
+  // (tuner_test does): off, whatever the environment says.
+  static void SetUpTestSuite() { setenv("RECQ_TUNING", "off", /*overwrite=*/1); }
+
   void SetUp() override {
     models::MobileNetOptions options;
     options.resolution = 32;
