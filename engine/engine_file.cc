@@ -504,7 +504,7 @@ std::string DescribeDevice(const pb::Device& d) {
 
 std::string DescribeDevice(const DeviceInfo& d, const DeviceFacts& facts) {
   return absl::StrCat("'", d.name, "' (", d.platform_name, ", driver ", d.driver_version, "; ",
-                      facts.gpu ? "GPU" : "CPU", " kernels, max work-group ",
+                      facts.GpuKernels() ? "GPU" : "CPU", " kernels, max work-group ",
                       facts.max_work_group_size, ", ", facts.compute_units, " compute units)");
 }
 
@@ -614,7 +614,8 @@ absl::StatusOr<std::string> SerializeEngineState(const EngineState& state) {
   device->set_platform_name(info.platform_name);
   device->set_platform_version(info.platform_version);
   device->set_device_type(info.type);
-  device->set_gpu_kernels(state.lowered_for.gpu);
+  device->set_gpu_kernels(state.lowered_for.GpuKernels());
+  device->set_selection_key(state.lowered_for.SelectionKey());
   device->set_max_work_group_size(state.lowered_for.max_work_group_size);
   device->set_compute_units(state.lowered_for.compute_units);
   pb::Options* options = f.mutable_options();
@@ -902,9 +903,12 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
   const DeviceInfo& device = context.device_info();
   const DeviceFacts here = internal::LoweringFactsFor(device, options.kernel_target);
   const pb::Device& built = f.built_for();
-  const bool same_lowering = here.gpu == built.gpu_kernels() &&
-                             here.max_work_group_size == built.max_work_group_size() &&
-                             here.compute_units == built.compute_units();
+  // The key holds every fact selection reads; files from before it, the three.
+  const bool same_lowering =
+      here.GpuKernels() == built.gpu_kernels() &&
+      here.max_work_group_size == built.max_work_group_size() &&
+      here.compute_units == built.compute_units() &&
+      (built.selection_key().empty() || built.selection_key() == here.SelectionKey());
   const bool same_driver = internal::SameDriver(built, device);
   const std::string mismatch =
       absl::StrCat("the engine file was built for ", internal::DescribeDevice(built),
