@@ -287,20 +287,9 @@ absl::Status FinishEngineState(const std::shared_ptr<EngineState>& state, bool w
 }
 
 DeviceFacts LoweringFactsFor(const DeviceInfo& device, EngineOptions::KernelTarget kernel_target) {
-  DeviceFacts facts;
-  switch (kernel_target) {
-    case EngineOptions::KernelTarget::kAuto:
-      facts.gpu = (device.type & CL_DEVICE_TYPE_GPU) != 0;
-      break;
-    case EngineOptions::KernelTarget::kCpu:
-      facts.gpu = false;
-      break;
-    case EngineOptions::KernelTarget::kGpu:
-      facts.gpu = true;
-      break;
-  }
-  facts.max_work_group_size = device.max_work_group_size;
-  facts.compute_units = device.compute_units;
+  DeviceFacts facts = DeviceFactsFromInfo(device);
+  if (kernel_target == EngineOptions::KernelTarget::kCpu) facts.kernel_family = KernelFamily::kCpu;
+  if (kernel_target == EngineOptions::KernelTarget::kGpu) facts.kernel_family = KernelFamily::kGpu;
   return facts;
 }
 

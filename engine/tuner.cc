@@ -101,12 +101,10 @@ absl::StatusOr<std::string> DeviceKey(const Context& context, const LoweringTarg
       new absl::StatusOr<std::string>(Sha256Hex(KernelLibraryText()));
   if (!library_hash->ok()) return library_hash->status();
   const DeviceInfo& d = context.device_info();
-  return absl::StrCat("v", kTuningCacheFormatVersion, " device=", d.name,
-                      " driver=", d.driver_version, " platform=", d.platform_name, " ",
-                      d.platform_version, " family=", target.gpu ? "gpu" : "cpu",
-                      " max_wg=", target.max_work_group_size, " cu=", target.compute_units,
-                      " kernels=", **library_hash,
-                      target.half_storage ? " precision=fp16-storage" : "");
+  return absl::StrCat(
+      "v", kTuningCacheFormatVersion, " device=", d.name, " driver=", d.driver_version,
+      " platform=", d.platform_name, " ", d.platform_version, " facts={", target.SelectionKey(),
+      "}", " kernels=", **library_hash, target.half_storage ? " precision=fp16-storage" : "");
 }
 
 // Pattern fills a timing input with small finite values.

@@ -19,6 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "recq/device_facts.h"
 #include "recq/log.h"
 #include "recq/onnx.h"
 #include "recq/recq.h"
@@ -581,6 +582,7 @@ absl::Status DevicesCommand() {
         "%.1f GiB), %s, driver %s\n",
         DeviceTypeName(info.type), info.compute_units, info.global_mem_bytes / 1073741824.0,
         info.max_alloc_bytes / 1073741824.0, info.version.c_str(), info.driver_version.c_str());
+    std::printf("                device: %s\n", DeviceFactsFromInfo(info).Describe().c_str());
     std::printf("                recording: %s\n", RecordingExtensions(info, d.device).c_str());
   }
   std::printf(

@@ -20,7 +20,7 @@
 namespace recq::internal {
 namespace {
 
-bool Cpu(const LoweringContext& ctx) { return !ctx.device().gpu; }
+bool Cpu(const LoweringContext& ctx) { return ctx.device().CpuKernels(); }
 
 // Dense 3x3 weights [OC][C][3][3] repacked as [ceil(OC/8)][C][3][3][8],
 // zero past OC.

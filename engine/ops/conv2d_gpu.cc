@@ -14,7 +14,7 @@
 namespace recq::internal {
 namespace {
 
-bool Gpu(const LoweringContext& ctx) { return ctx.device().gpu; }
+bool Gpu(const LoweringContext& ctx) { return ctx.device().GpuKernels(); }
 ValueId Bias(const Node& node) { return node.inputs.size() > 2 ? node.inputs[2] : kNoValue; }
 
 // How conv2d_pointwise_gpu splits one layer: output channels per work-item,

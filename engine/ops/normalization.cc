@@ -233,11 +233,12 @@ RECQ_REGISTER_OPS(Normalization) {
       return Infer(op, attrs, in);
     };
     def.variants = {
-        {"norm_rows", [](const Node&, const LoweringContext& ctx) { return ctx.device().gpu; },
+        {"norm_rows",
+         [](const Node&, const LoweringContext& ctx) { return ctx.device().GpuKernels(); },
          [](LoweringContext& ctx, const Node& node) { return Lower(ctx, node, true); }},
         {"norm_rows_vec",
          [](const Node& node, const LoweringContext& ctx) {
-           return !ctx.device().gpu && node.op == kLayerNorm;
+           return ctx.device().CpuKernels() && node.op == kLayerNorm;
          },
          LowerRowsVec},
         {"norm_plain", nullptr,

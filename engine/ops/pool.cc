@@ -164,10 +164,11 @@ RECQ_REGISTER_OPS(Pool) {
     if (op == OpType::kMaxPool) {
       def.variants = {{"max_pool_rows", nullptr, LowerWindowPool}};
     } else {
-      def.variants = {{"avg_pool_rows",
-                       [](const Node&, const LoweringContext& ctx) { return !ctx.device().gpu; },
-                       LowerAvgPoolRows},
-                      {"avg_pool", nullptr, LowerWindowPool}};
+      def.variants = {
+          {"avg_pool_rows",
+           [](const Node&, const LoweringContext& ctx) { return ctx.device().CpuKernels(); },
+           LowerAvgPoolRows},
+          {"avg_pool", nullptr, LowerWindowPool}};
     }
     def.absorbs_activation = true;
     RECQ_RETURN_IF_ERROR(table.Add(std::move(def)));
@@ -190,7 +191,8 @@ RECQ_REGISTER_OPS(Pool) {
   };
   gap.variants = {
       {"global_avg_pool_rows",
-       [](const Node&, const LoweringContext& ctx) { return ctx.device().gpu; }, LowerGapRows},
+       [](const Node&, const LoweringContext& ctx) { return ctx.device().GpuKernels(); },
+       LowerGapRows},
       {"global_avg_pool", nullptr, LowerGap}};
   gap.export_onnx = [](const Node&, const Graph&, OnnxNodeWriter& out) {
     out.SetOpType("GlobalAveragePool");

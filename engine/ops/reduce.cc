@@ -157,7 +157,7 @@ absl::Status LowerNoop(LoweringContext& ctx, const Node& node) {
 bool RowsFit(const Node& node, const LoweringContext& ctx) {
   if (IsNoop(node)) return false;
   const Layout l = LayoutOf(node, ctx);
-  return ctx.device().gpu && l.contiguous && l.inner == 1 && l.r >= 64;
+  return ctx.device().GpuKernels() && l.contiguous && l.inner == 1 && l.r >= 64;
 }
 
 absl::Status LowerRows(LoweringContext& ctx, const Node& node) {

@@ -63,6 +63,20 @@ struct DeviceInfo {
   // OpenCL 2.0) and CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes.
   cl_device_svm_capabilities svm_capabilities = 0;
   size_t mem_base_addr_align_bytes = 128;
+  cl_ulong local_mem_bytes = 0;                        // CL_DEVICE_LOCAL_MEM_SIZE
+  cl_device_local_mem_type local_mem_type = CL_LOCAL;  // CL_DEVICE_LOCAL_MEM_TYPE
+  bool image_support = false;                          // CL_DEVICE_IMAGE_SUPPORT
+  size_t image2d_max_width = 0;                        // CL_DEVICE_IMAGE2D_MAX_WIDTH
+  size_t image2d_max_height = 0;                       // CL_DEVICE_IMAGE2D_MAX_HEIGHT
+  size_t image_max_buffer_size = 0;                    // CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, pixels
+  // Vendor queries, empty or 0 where the extension is absent:
+  // CL_DEVICE_SUB_GROUP_SIZES_INTEL (cl_intel_required_subgroup_size),
+  // CL_DEVICE_IP_VERSION_INTEL (cl_intel_device_attribute_query, a
+  // CL_MAKE_VERSION value: 12.x for Xe) and CL_DEVICE_WAVEFRONT_WIDTH_AMD
+  // (cl_amd_device_attribute_query).
+  std::vector<size_t> sub_group_sizes_intel;
+  cl_uint ip_version_intel = 0;
+  cl_uint wavefront_width_amd = 0;
 
   bool HasExtension(const std::string& name) const;
 };
