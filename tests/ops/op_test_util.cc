@@ -81,7 +81,7 @@ void NoteVariant(std::vector<VariantRun>& lowered, const Node& node, const Lower
   const OpDef* def = FindOp(node.op);
   if (def == nullptr || variant >= def->variants.size()) return;
   lowered.push_back(
-      {node.op.name(), def->variants[variant].name, ctx.device().gpu ? "gpu" : "cpu"});
+      {node.op.name(), def->variants[variant].name, ctx.device().GpuKernels() ? "gpu" : "cpu"});
 }
 
 // WriteVariantCoverage writes this process's runs to
