@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine_file.h"
+#include "engine/engine_file/archive.h"
+#include "engine/engine_file/verifier.h"
 #include "engine/engine_state.h"
 #include "engine/lowering.h"
 #include "gtest/gtest.h"
