@@ -142,10 +142,12 @@ TEST(AttentionTest, OneQueryRowAgainstLongCaches) {
 
 // Decode with few (batch x heads) groups: the GPU family splits the keys
 // over work-groups and merges the slices (attention_gpu_split), for one
-// query row and for a few causal rows at the end of the cache.
+// query row and for a few causal rows at the end of the cache. A slice
+// holds at least two key tiles of up to 64 keys (the tile grows with the
+// device's local memory), so every length here splits.
 TEST(AttentionTest, DecodeSplitsTheKeysOverGroups) {
   for (int64_t lq : {1, 3}) {
-    for (int64_t lk : {129, 300, 1000}) {
+    for (int64_t lk : {257, 300, 1000}) {
       SCOPED_TRACE(absl::StrCat("Lq=", lq, " Lk=", lk));
       AttentionAttrs a = DenseAttention(1, 1, lq, lk, 64, 64);
       a.causal = lq > 1;

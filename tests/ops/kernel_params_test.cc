@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/ops/attention.h"
 #include "gtest/gtest.h"
 #include "ops/op_test_util.h"
 #include "recq/engine.h"
@@ -81,6 +82,19 @@ std::function<absl::StatusOr<OpGraph>()> MatMulGraph(int64_t m, int64_t n, int64
     TensorRef x = b.Input("x", {m, k});
     TensorRef y = b.graph().AddNode(OpType::kMatMul, {x, b.Constant("w", {k, n})});
     return std::move(b).Build(y);
+  };
+}
+
+// Fused attention of row-major Q [1, h, lq, d], K and V [1, h, lk, d].
+std::function<absl::StatusOr<OpGraph>()> AttentionGraph(int64_t h, int64_t lq, int64_t lk,
+                                                        int64_t d) {
+  return [=]() {
+    const internal::AttentionAttrs a = internal::DenseAttention(1, h, lq, lk, d, d);
+    OpGraphBuilder b;
+    TensorRef q = b.Input("q", {1, h, lq, d});
+    TensorRef k = b.Input("k", {1, h, lk, d});
+    TensorRef v = b.Input("v", {1, h, lk, d});
+    return std::move(b).Build(b.graph().AddNode(OpType("Attention"), {q, k, v}, a));
   };
 }
 
@@ -186,6 +200,12 @@ std::vector<SpaceCase> Cases() {
       {"depthwise_gpu", "conv2d_depthwise_gpu", gpu,
        ConvGraph({1, 4, 7, 9}, 4, {3, 3}, ConvAttrs({2, 2}, {1, 1, 1, 1}, 4))},
       {"gemm_rowdot_k70", "gemm_rowdot", gpu, FcGraph(3, 9, 70)},
+      // 9 query rows and 37 keys: partial row groups and key tiles.
+      {"attention_cpu_l9x37", "attention_cpu", cpu, AttentionGraph(2, 9, 37, 16)},
+      {"attention_gpu_l9x37_part1", "attention_gpu", gpu, AttentionGraph(2, 9, 37, 16), 0, 12},
+      {"attention_gpu_l9x37_part2", "attention_gpu", gpu, AttentionGraph(2, 9, 37, 16), 12, 24},
+      {"attention_gpu_l9x37_part3", "attention_gpu", gpu, AttentionGraph(2, 9, 37, 16), 24, 36},
+      {"attention_gpu_l9x37_part4", "attention_gpu", gpu, AttentionGraph(2, 9, 37, 16), 36},
   };
 }
 

@@ -31,10 +31,10 @@ def test_garbage_model_is_invalid_argument(tmp_path, context):
 
 
 def test_unsupported_op_is_unimplemented(context):
-    model = ONNX_NODE_TESTS / "test_cos" / "model.onnx"
+    model = ONNX_NODE_TESTS / "test_gridsample" / "model.onnx"
     if not model.exists():
         pytest.skip(f"{model} missing (Debian: libonnx-testdata)")
-    with pytest.raises(recq.Unimplemented, match="Cos"):
+    with pytest.raises(recq.Unimplemented, match="GridSample"):
         recq.Engine.load(str(model), device=context)
 
 
@@ -110,9 +110,9 @@ def test_messages_are_the_cli_messages(cli, context, tmp_path):
     import subprocess
 
     cases = [(tmp_path / "missing.onnx", recq.NotFound, "NOT_FOUND")]
-    cos = ONNX_NODE_TESTS / "test_cos" / "model.onnx"
-    if cos.exists():
-        cases.append((cos, recq.Unimplemented, "UNIMPLEMENTED"))
+    unsupported = ONNX_NODE_TESTS / "test_gridsample" / "model.onnx"
+    if unsupported.exists():
+        cases.append((unsupported, recq.Unimplemented, "UNIMPLEMENTED"))
     for model, cls, code in cases:
         with pytest.raises(cls) as info:
             recq.Engine.load(str(model), device=context)

@@ -139,6 +139,9 @@ absl::Status RunScenario(const Scenario& s, std::vector<std::vector<float>>* out
       outputs->push_back(std::move(values));
     }
   }
+  // The binaries for the next start, as an application stores them once its
+  // first results are out (the context's release waits for the writer).
+  context.FlushBinaryCache();
   return absl::OkStatus();
 }
 
