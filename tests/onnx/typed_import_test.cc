@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "onnx/onnx_pb.h"
 #include "recq/onnx.h"
 #include "testing/test_env.h"
@@ -196,7 +198,11 @@ TEST(IntegerVariadicTest, MaxOfThreeInt64Inputs) {
   }
 }
 
-TEST(BatchNormTrainingTest, ConstantInputsFoldWithBatchStatistics) {
+// A BatchNormalization with training_mode=1 of a constant w, added to the
+// input z. With `computed_running_stats` its running mean and variance
+// (inputs 3 and 4, which feed only the unused outputs 1 and 2) are computed
+// from z, as a TorchScript export of weight standardization computes them.
+void CheckTrainingModeFolds(bool computed_running_stats) {
   constexpr int64_t kN = 2, kC = 3, kL = 5;
   std::mt19937 rng = FreshRng();
   std::uniform_real_distribution<float> u(-2.0f, 2.0f);
@@ -210,8 +216,19 @@ TEST(BatchNormTrainingTest, ConstantInputsFoldWithBatchStatistics) {
   m.Floats("w", {kN, kC, kL}, w);
   m.Floats("scale", {kC}, scale);
   m.Floats("bias", {kC}, bias);
-  m.Floats("mean", {kC}, std::vector<float>(kC, 0.0f));
-  m.Floats("var", {kC}, std::vector<float>(kC, 1.0f));
+  if (computed_running_stats) {
+    onnx::NodeProto* mean = m.Node("ReduceMean", {"z"}, {"mean"});
+    Model::Int(mean, "keepdims", 0);
+    onnx::AttributeProto* axes = mean->add_attribute();
+    axes->set_name("axes");
+    axes->set_type(onnx::AttributeProto::INTS);
+    axes->add_ints(0);
+    axes->add_ints(2);
+    m.Node("Mul", {"mean", "mean"}, {"var"});
+  } else {
+    m.Floats("mean", {kC}, std::vector<float>(kC, 0.0f));
+    m.Floats("var", {kC}, std::vector<float>(kC, 1.0f));
+  }
   onnx::NodeProto* bn =
       m.Node("BatchNormalization", {"w", "scale", "bias", "mean", "var"}, {"normed"});
   Model::Int(bn, "training_mode", 1);
@@ -247,6 +264,12 @@ TEST(BatchNormTrainingTest, ConstantInputsFoldWithBatchStatistics) {
   }
 }
 
+TEST(BatchNormTrainingTest, ConstantInputsFoldWithBatchStatistics) {
+  CheckTrainingModeFolds(false);
+}
+
+TEST(BatchNormTrainingTest, ComputedRunningStatisticsAreIgnored) { CheckTrainingModeFolds(true); }
+
 TEST(BatchNormTrainingTest, ComputedInputIsUnimplemented) {
   Model m;
   m.Input("x", {2, 3, 4}, onnx::TensorProto::FLOAT);
@@ -258,6 +281,146 @@ TEST(BatchNormTrainingTest, ComputedInputIsUnimplemented) {
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
   EXPECT_THAT(s.message(), HasSubstr("training_mode=1"));
   EXPECT_THAT(s.message(), HasSubstr("input 0 is not"));
+}
+
+// A reduction of a constant folds at import (as the norm of an exported
+// weight-normalized conv's weights must, for the conv to see constant
+// weights): the folded model matches the CPU reference of the same model
+// with the constant fed as an input.
+class ReduceFoldTest : public ::testing::TestWithParam<const char*> {};
+
+std::string ReduceModel(const char* op, const std::vector<float>* w_const) {
+  constexpr int64_t kShape[] = {2, 3, 4};
+  Model m;
+  if (w_const != nullptr) {
+    m.Floats("w", {kShape[0], kShape[1], kShape[2]}, *w_const);
+  } else {
+    m.Input("w", {kShape[0], kShape[1], kShape[2]}, onnx::TensorProto::FLOAT);
+  }
+  m.Input("z", {1, kShape[1], 1}, onnx::TensorProto::FLOAT);
+  onnx::NodeProto* r = nullptr;
+  if (std::string(op) == "ReduceSum") {  // axes are an input from opset 13
+    m.Int64s("axes", {2}, {0, 2});
+    r = m.Node(op, {"w", "axes"}, {"r"});
+  } else {
+    r = m.Node(op, {"w"}, {"r"});
+    onnx::AttributeProto* axes = r->add_attribute();
+    axes->set_name("axes");
+    axes->set_type(onnx::AttributeProto::INTS);
+    axes->add_ints(0);
+    axes->add_ints(-1);
+  }
+  Model::Int(r, "keepdims", 1);
+  m.Node("Add", {"r", "z"}, {"y"});
+  m.Output("y");
+  return m.Bytes();
+}
+
+TEST_P(ReduceFoldTest, ConstantInputFoldsAndMatchesReference) {
+  std::mt19937 rng = FreshRng();
+  // Positive values, so that ReduceLogSum's sum is positive.
+  std::uniform_real_distribution<float> u(0.25f, 2.0f);
+  std::vector<float> w(24), z(3);
+  for (float& v : w) v = u(rng);
+  for (float& v : z) v = u(rng);
+  absl::StatusOr<Graph> folded = LoadOnnxFromBytes(ReduceModel(GetParam(), &w));
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  ASSERT_EQ(folded->nodes().size(), 1u);
+  EXPECT_EQ(folded->nodes()[0].op, OpType::kAdd);
+  absl::StatusOr<Graph> fed = LoadOnnxFromBytes(ReduceModel(GetParam(), nullptr));
+  ASSERT_TRUE(fed.ok()) << fed.status();
+  absl::flat_hash_map<std::string, reference::HostTensor> feeds;
+  feeds["w"] = reference::HostTensor{{2, 3, 4}, w};
+  feeds["z"] = reference::HostTensor{{1, 3, 1}, z};
+  auto want = reference::RunReference(*fed, feeds);
+  ASSERT_TRUE(want.ok()) << want.status();
+
+  absl::StatusOr<Engine> engine = Engine::Compile(testing::SharedContext(), *folded);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  const std::vector<float> got =
+      testing::RunRecorded(*engine, "z", reference::HostTensor{{1, 3, 1}, z}, "y");
+  const std::vector<float>& expected = want->at("y").data;
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], expected[i], 1e-5 + 1e-5 * std::abs(expected[i])) << "element " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, ReduceFoldTest,
+                         ::testing::Values("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
+                                           "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
+                                           "ReduceLogSum", "ReduceLogSumExp"));
+
+// Clip of integers, and Clip with a bound computed from the model's inputs,
+// import as Max and Min.
+TEST(ClipImportTest, Int64ClampsToConstantBounds) {
+  std::mt19937 rng = FreshRng();
+  std::uniform_int_distribution<int64_t> u(-100, 100);
+  std::vector<int64_t> x(12);
+  for (int64_t& v : x) v = u(rng);
+  const int64_t lo = -20, hi = 30;
+  Model m;
+  m.Input("x", {3, 4}, onnx::TensorProto::INT64);
+  m.Int64s("lo", {}, {lo});
+  m.Int64s("hi", {}, {hi});
+  m.Node("Clip", {"x", "lo", "hi"}, {"y"});
+  m.Output("y");
+  m.graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::INT64);
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<Engine> engine = Engine::Compile(testing::SharedContext(), *graph);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  absl::StatusOr<Tensor> xt =
+      Tensor::Allocate(testing::SharedContext(), {{3, 4}, DataType::kInt64});
+  absl::StatusOr<Tensor> yt =
+      Tensor::Allocate(testing::SharedContext(), {{3, 4}, DataType::kInt64});
+  ASSERT_TRUE(xt.ok() && yt.ok());
+  ASSERT_TRUE(xt->Upload(absl::MakeConstSpan(x)).ok());
+  ASSERT_TRUE(yt->Upload(absl::MakeConstSpan(std::vector<int64_t>(12, -777))).ok());  // poison
+  Bindings b;
+  b.Set("x", *xt);
+  b.Set("y", *yt);
+  absl::StatusOr<Recording> rec = engine->Record();
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  ASSERT_TRUE(rec->Run(b).ok());
+  absl::StatusOr<std::vector<uint8_t>> bytes = yt->DownloadBytes();
+  ASSERT_TRUE(bytes.ok() && bytes->size() == 12 * sizeof(int64_t));
+  std::vector<int64_t> got(12);
+  std::memcpy(got.data(), bytes->data(), bytes->size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(got[i], std::clamp(x[i], lo, hi)) << "element " << i;
+  }
+}
+
+TEST(ClipImportTest, FloatClampsToAComputedBound) {
+  std::mt19937 rng = FreshRng();
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<float> x(12);
+  for (float& v : x) v = u(rng);
+  const float hi = u(rng);
+  Model m;
+  m.Input("x", {3, 4}, onnx::TensorProto::FLOAT);
+  m.Input("hi", {}, onnx::TensorProto::FLOAT);
+  m.Node("Clip", {"x", "", "hi"}, {"y"});
+  m.Output("y");
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<Engine> engine = Engine::Compile(testing::SharedContext(), *graph);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  Tensor xt = testing::NewTensor({{3, 4}}, x);
+  Tensor ht = testing::NewTensor({{}}, {hi});
+  Tensor yt = testing::NewTensor({{3, 4}});
+  Bindings b;
+  b.Set("x", xt);
+  b.Set("hi", ht);
+  b.Set("y", yt);
+  absl::StatusOr<Recording> rec = engine->Record();
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  ASSERT_TRUE(rec->Run(b).ok());
+  const std::vector<float> got = testing::Download(yt);
+  ASSERT_EQ(got.size(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(got[i], std::min(x[i], hi)) << "element " << i;
 }
 
 class DataDependentTest : public ::testing::TestWithParam<const char*> {};
