@@ -401,7 +401,7 @@ TEST(ClipImportTest, FloatClampsToAComputedBound) {
   const float hi = u(rng);
   Model m;
   m.Input("x", {3, 4}, onnx::TensorProto::FLOAT);
-  m.Input("hi", {}, onnx::TensorProto::FLOAT);
+  m.Input("hi", {1}, onnx::TensorProto::FLOAT);
   m.Node("Clip", {"x", "", "hi"}, {"y"});
   m.Output("y");
   absl::StatusOr<Graph> graph = LoadOnnxFromBytes(m.Bytes());
@@ -409,7 +409,7 @@ TEST(ClipImportTest, FloatClampsToAComputedBound) {
   absl::StatusOr<Engine> engine = Engine::Compile(testing::SharedContext(), *graph);
   ASSERT_TRUE(engine.ok()) << engine.status();
   Tensor xt = testing::NewTensor({{3, 4}}, x);
-  Tensor ht = testing::NewTensor({{}}, {hi});
+  Tensor ht = testing::NewTensor({{1}}, {hi});
   Tensor yt = testing::NewTensor({{3, 4}});
   Bindings b;
   b.Set("x", xt);
