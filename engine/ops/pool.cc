@@ -10,6 +10,7 @@
 #include "engine/ops/onnx_emitter.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
+#include "engine/ops/typed.h"
 #include "engine/ops/window.h"
 #include "engine/status_macros.h"
 
@@ -114,6 +115,19 @@ absl::Status ImportWindowPool(OnnxNodeContext& n, OpType op) {
   }
   RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
   RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, n.Ints("kernel_shape"));
+  // MaxPool of int8 or uint8 (2-D): the float32 pool of the converted
+  // values, converted back (exact: every 8-bit value is a float32, and a
+  // max picks one of them).
+  const DataType in_type = n.desc(x).dtype;
+  const bool eight_bit = max && (in_type == DataType::kInt8 || in_type == DataType::kUInt8);
+  if (eight_bit) {
+    OnnxNodeEmitter* e = EmitterOf(n);
+    if (e == nullptr || n.desc(x).shape.size() != 4) {
+      return n.Unsupported(
+          absl::StrCat("MaxPool of ", n.desc(x).ToString(), " (8-bit inputs: 2-D pools only)"));
+    }
+    RECQ_ASSIGN_OR_RETURN(x, e->EmitValue(kCast, {x}, CastAttrs{DataType::kFloat32}, "float"));
+  }
   if (n.desc(x).shape.size() == 5) {
     PoolAttrs base;
     RECQ_ASSIGN_OR_RETURN(int64_t ceil_mode, n.Int("ceil_mode", 0));
@@ -151,6 +165,10 @@ absl::Status ImportWindowPool(OnnxNodeContext& n, OpType op) {
     attrs.count_include_pad = include != 0;
   }
   if (one_d) return EmitFrom2D(n, op, {x}, attrs);
+  if (eight_bit) {
+    RECQ_ASSIGN_OR_RETURN(ValueId y, EmitterOf(n)->EmitValue(op, {x}, attrs, "pooled"));
+    return n.Emit(kCast, {y}, CastAttrs{in_type});
+  }
   return n.Emit(op, {x}, attrs);
 }
 

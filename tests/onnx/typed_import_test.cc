@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -422,6 +423,72 @@ TEST(ClipImportTest, FloatClampsToAComputedBound) {
   ASSERT_EQ(got.size(), x.size());
   for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(got[i], std::min(x[i], hi)) << "element " << i;
 }
+
+// MaxPool of uint8 and int8 runs as the float32 pool of the converted
+// values: exact against a direct loop.
+class MaxPool8BitTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(MaxPool8BitTest, MatchesDirectLoop) {
+  const bool is_signed = GetParam();
+  constexpr int64_t kC = 3, kH = 5, kW = 6, kOh = 4, kOw = 3;  // 2x2 window, strides (1, 2)
+  std::mt19937 rng = FreshRng();
+  std::uniform_int_distribution<int> u(is_signed ? -128 : 0, is_signed ? 127 : 255);
+  std::vector<int> x(kC * kH * kW);
+  for (int& v : x) v = u(rng);
+  Model m;
+  const int32_t type = is_signed ? onnx::TensorProto::INT8 : onnx::TensorProto::UINT8;
+  m.Input("x", {1, kC, kH, kW}, type);
+  onnx::NodeProto* pool = m.Node("MaxPool", {"x"}, {"y"});
+  for (const auto& [name, v] :
+       {std::pair<const char*, std::vector<int64_t>>{"kernel_shape", {2, 2}},
+        {"strides", {1, 2}}}) {
+    onnx::AttributeProto* a = pool->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t i : v) a->add_ints(i);
+  }
+  m.Output("y");
+  m.graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(type);
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<Engine> engine = Engine::Compile(testing::SharedContext(), *graph);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  const DataType dt = is_signed ? DataType::kInt8 : DataType::kUInt8;
+  absl::StatusOr<Tensor> xt = Tensor::Allocate(testing::SharedContext(), {{1, kC, kH, kW}, dt});
+  absl::StatusOr<Tensor> yt = Tensor::Allocate(testing::SharedContext(), {{1, kC, kOh, kOw}, dt});
+  ASSERT_TRUE(xt.ok() && yt.ok());
+  std::vector<uint8_t> x_bytes(x.size());
+  for (size_t i = 0; i < x.size(); ++i) x_bytes[i] = static_cast<uint8_t>(x[i]);
+  ASSERT_TRUE(xt->UploadBytes(absl::MakeConstSpan(x_bytes)).ok());
+  ASSERT_TRUE(
+      yt->UploadBytes(absl::MakeConstSpan(std::vector<uint8_t>(kC * kOh * kOw, 0x5a))).ok());
+  Bindings b;
+  b.Set("x", *xt);
+  b.Set("y", *yt);
+  absl::StatusOr<Recording> rec = engine->Record();
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  ASSERT_TRUE(rec->Run(b).ok());
+  absl::StatusOr<std::vector<uint8_t>> got = yt->DownloadBytes();
+  ASSERT_TRUE(got.ok() && got->size() == size_t(kC * kOh * kOw));
+  for (int64_t c = 0; c < kC; ++c) {
+    for (int64_t oh = 0; oh < kOh; ++oh) {
+      for (int64_t ow = 0; ow < kOw; ++ow) {
+        int want = -1000;
+        for (int64_t i = 0; i < 2; ++i) {
+          for (int64_t j = 0; j < 2; ++j) {
+            want = std::max(want, x[(c * kH + oh + i) * kW + ow * 2 + j]);
+          }
+        }
+        const uint8_t raw = (*got)[(c * kOh + oh) * kOw + ow];
+        const int value = is_signed ? static_cast<int8_t>(raw) : raw;
+        EXPECT_EQ(value, want) << "channel " << c << " at " << oh << ", " << ow;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, MaxPool8BitTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Int8" : "UInt8"; });
 
 class DataDependentTest : public ::testing::TestWithParam<const char*> {};
 
