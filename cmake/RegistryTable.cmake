@@ -4,8 +4,9 @@
 #   absl::Status NAMESPACE::FUNCTION(SIGNATURE)
 # which calls every `absl::Status PREFIX<Name>(SIGNATURE)` (defined by the
 # macro inside NAMESPACE) in file-name order and stops at the first error. This is the one table of
-# built-in ops (engine/ops/), pattern passes and CPU references: adding a
-# file that uses the macro is all it takes to be registered.
+# built-in ops (engine/ops/), pattern passes, recording backends
+# (backends/*/) and CPU references: adding a file that uses the macro is all
+# it takes to be registered.
 function(recq_registry_table out_var name macro prefix signature call_args namespace function include)
   set(files ${ARGN})
   list(SORT files)

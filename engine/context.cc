@@ -10,7 +10,7 @@
 #include "backends/opencl/cl_error.h"
 #include "backends/opencl/device.h"
 #include "engine/context_state.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 
@@ -130,5 +130,9 @@ cl_platform_id Context::platform() const { return state_->platform; }
 const DeviceInfo& Context::device_info() const { return state_->info; }
 
 void Context::FlushBinaryCache() const { state_->programs.FlushPendingBinaries(); }
+
+std::string Context::cache_dir() const {
+  return state_->binary_cache ? state_->binary_cache->directory() : std::string();
+}
 
 }  // namespace recq

@@ -35,6 +35,12 @@ struct Slot {
   bool image = false;
 };
 
+// Where a slot is used: dispatch index and argument index.
+struct ArgUse {
+  uint32_t dispatch;
+  uint32_t arg;
+};
+
 struct DispatchList {
   std::vector<KernelRef> kernels;
   std::vector<Dispatch> dispatches;

@@ -1,15 +1,13 @@
 #include "recq/engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "backends/khr_command_buffer/khr_command_buffer_recording.h"
 #include "backends/opencl/cl_error.h"
-#include "backends/qcom/qcom_recording.h"
-#include "backends/replay/replay_recording.h"
-#include "backends/unrecorded/unrecorded_runner.h"
+#include "engine/backend_registry.h"
 #include "engine/engine_state.h"
 #include "engine/kernel_library.h"
 #include "engine/lowering.h"
@@ -17,9 +15,9 @@
 #include "engine/passes.h"
 #include "engine/precision.h"
 #include "engine/recording_impl.h"
-#include "engine/status_macros.h"
 #include "engine/tuner.h"
 #include "recq/log.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 
@@ -116,35 +114,6 @@ void IndexSlotUses(EngineState& state) {
     }
     (slot.is_input ? state.inputs : state.outputs).push_back(std::move(info));
   }
-}
-
-// ChooseAutoBackend picks what Backend::kAuto records with and says why in
-// `reason`: qcom when usable; khr_command_buffer only with mutable dispatch
-// (without it, on PoCL 3.1, command-buffer replay measured no faster than
-// the replay list, see DESIGN.md); else the replay list.
-absl::StatusOr<Backend> ChooseAutoBackend(const internal::ContextState& context,
-                                          std::string* reason) {
-  absl::Status qcom = internal::QcomAvailable(context);
-  if (qcom.ok()) {
-    *reason = "auto: device lists cl_qcom_recordable_queues";
-    return Backend::kQcom;
-  }
-  absl::StatusOr<internal::KhrCommandBufferSupport> khr = internal::QueryKhrCommandBuffer(context);
-  if (khr.ok() && khr->mutable_arguments) {
-    *reason = absl::StrCat("auto: device has cl_khr_command_buffer ", khr->VersionString(),
-                           " with mutable dispatch (qcom: ", qcom.message(), ")");
-    return Backend::kKhrCommandBuffer;
-  }
-  const std::string khr_why =
-      khr.ok() ? absl::StrCat("cl_khr_command_buffer ", khr->VersionString(),
-                              " lacks mutable "
-                              "dispatch (",
-                              khr->mutable_reason,
-                              ") and its binding-set cache measured no faster than the replay list")
-               : std::string(khr.status().message());
-  *reason =
-      absl::StrCat("auto: replay list; qcom: ", qcom.message(), "; khr_command_buffer: ", khr_why);
-  return Backend::kReplay;
 }
 
 // CheckTensorsFit fails with ResourceExhausted, before anything is
@@ -251,6 +220,53 @@ absl::Status WarmUp(const std::shared_ptr<EngineState>& state) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// ProfileDispatches runs every dispatch once on a new profiling queue of the
+// engine's context with `slot_mems` bound, waits, and returns each one's
+// device time (CL_PROFILING_COMMAND_END - START) in milliseconds.
+absl::StatusOr<std::vector<double>> ProfileDispatches(std::shared_ptr<const EngineState> engine,
+                                                      absl::Span<const SlotMemory> slot_mems) {
+  RECQ_ASSIGN_OR_RETURN(RecordingResources res, RecordingResources::Create(engine));
+  const ContextState& ctx = *engine->context;
+  cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+  cl_int err = CL_SUCCESS;
+  cl::UniqueQueue queue(
+      clCreateCommandQueueWithProperties(ctx.context.get(), ctx.device, props, &err));
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(err, "clCreateCommandQueueWithProperties(profiling)"));
+  const DispatchList& list = engine->list;
+  std::vector<cl::UniqueKernel> kernels;
+  std::vector<cl::UniqueEvent> events(list.dispatches.size());
+  absl::Status enqueued;
+  for (size_t d = 0; d < list.dispatches.size() && enqueued.ok(); ++d) {
+    absl::StatusOr<cl::UniqueKernel> kernel = res.CreateKernel(d, slot_mems);
+    enqueued = kernel.status();
+    if (!enqueued.ok()) break;
+    enqueued = EnqueueDispatch(queue.get(), list.dispatches[d], kernel->get(), {}, events[d].out());
+    kernels.push_back(*std::move(kernel));
+  }
+  // Waits for what was enqueued before returning, even after a failure: the
+  // dispatches use `res`'s memory and the caller's.
+  const absl::Status drained = cl::DrainQueue(queue.get());
+  RECQ_RETURN_IF_ERROR(enqueued);
+  RECQ_RETURN_IF_ERROR(drained);
+  std::vector<double> ms;
+  for (const cl::UniqueEvent& event : events) {
+    cl_ulong start = 0, end = 0;
+    RECQ_RETURN_IF_ERROR(
+        cl::CheckCl(clGetEventProfilingInfo(event.get(), CL_PROFILING_COMMAND_START, sizeof(start),
+                                            &start, nullptr),
+                    "clGetEventProfilingInfo"));
+    RECQ_RETURN_IF_ERROR(cl::CheckCl(
+        clGetEventProfilingInfo(event.get(), CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr),
+        "clGetEventProfilingInfo"));
+    ms.push_back(static_cast<double>(end - start) * 1e-6);
+  }
+  return ms;
+}
+
+}  // namespace
+
 absl::Status FinishEngineState(const std::shared_ptr<EngineState>& state, bool warm_up) {
   const auto upload_start = std::chrono::steady_clock::now();
   RECQ_RETURN_IF_ERROR(UploadConstants(*state));
@@ -271,20 +287,9 @@ absl::Status FinishEngineState(const std::shared_ptr<EngineState>& state, bool w
 }
 
 DeviceFacts LoweringFactsFor(const DeviceInfo& device, EngineOptions::KernelTarget kernel_target) {
-  DeviceFacts facts;
-  switch (kernel_target) {
-    case EngineOptions::KernelTarget::kAuto:
-      facts.gpu = (device.type & CL_DEVICE_TYPE_GPU) != 0;
-      break;
-    case EngineOptions::KernelTarget::kCpu:
-      facts.gpu = false;
-      break;
-    case EngineOptions::KernelTarget::kGpu:
-      facts.gpu = true;
-      break;
-  }
-  facts.max_work_group_size = device.max_work_group_size;
-  facts.compute_units = device.compute_units;
+  DeviceFacts facts = DeviceFactsFromInfo(device);
+  if (kernel_target == EngineOptions::KernelTarget::kCpu) facts.kernel_family = KernelFamily::kCpu;
+  if (kernel_target == EngineOptions::KernelTarget::kGpu) facts.kernel_family = KernelFamily::kGpu;
   return facts;
 }
 
@@ -356,7 +361,6 @@ absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(const Context& c
 
 }  // namespace internal
 
-using internal::ChooseAutoBackend;
 using internal::EngineState;
 
 std::string BindingInfo::Describe() const {
@@ -369,6 +373,29 @@ std::string BindingInfo::Describe() const {
                   what != nullptr ? "" : " frame", ", ",
                   memory == MemoryKind::kImage2D ? "image2d" : "buffer");
   return text;
+}
+
+std::vector<BindingInfo> DescribeInputs(const Graph& graph) {
+  std::vector<BindingInfo> infos;
+  for (ValueId id : graph.inputs()) {
+    BindingInfo info{graph.value(id).name, graph.value(id).desc};
+    for (const Node& node : graph.nodes()) {
+      const auto* pre = node.op == internal::kPreprocess
+                            ? node.attrs.get_if<internal::PreprocessAttrs>()
+                            : nullptr;
+      const auto at = std::find(node.inputs.begin(), node.inputs.end(), id);
+      if (pre == nullptr || at == node.inputs.end()) continue;
+      info.preprocessed = true;
+      info.color = pre->spec.color;
+      info.memory = pre->spec.kind;
+      if (info.color == ColorFormat::kNv12TwoPlane) {
+        info.plane =
+            at == node.inputs.begin() ? BindingInfo::Nv12Plane::kY : BindingInfo::Nv12Plane::kUV;
+      }
+    }
+    infos.push_back(std::move(info));
+  }
+  return infos;
 }
 
 const char* PrecisionName(EngineOptions::Precision precision) {
@@ -420,59 +447,12 @@ const Context& Engine::context() const { return state_->public_context; }
 const EngineOptions& Engine::options() const { return state_->options; }
 
 absl::StatusOr<Recording> Engine::Record(const RecordOptions& options) const {
-  std::unique_ptr<internal::RecordingBackend> impl;
-  Backend backend = options.backend;
-  std::string reason;
-  switch (backend) {
-    case Backend::kAuto: {
-      RECQ_ASSIGN_OR_RETURN(backend, ChooseAutoBackend(*state_->context, &reason));
-      if (backend == Backend::kQcom) {
-        RECQ_ASSIGN_OR_RETURN(impl, internal::CreateQcomRecording(state_));
-      } else if (backend == Backend::kKhrCommandBuffer) {
-        RECQ_ASSIGN_OR_RETURN(impl, internal::CreateKhrCommandBufferRecording(state_));
-      } else {
-        RECQ_ASSIGN_OR_RETURN(impl, internal::CreateReplayRecording(state_));
-      }
-      break;
-    }
-    case Backend::kReplay: {
-      RECQ_ASSIGN_OR_RETURN(impl, internal::CreateReplayRecording(state_));
-      reason = "requested";
-      break;
-    }
-    case Backend::kUnrecorded: {
-      RECQ_ASSIGN_OR_RETURN(impl, internal::CreateUnrecordedRunner(state_));
-      reason = "requested";
-      break;
-    }
-    case Backend::kKhrCommandBuffer: {
-      absl::StatusOr<internal::KhrCommandBufferSupport> support =
-          internal::QueryKhrCommandBuffer(*state_->context);
-      if (!support.ok()) {
-        return absl::UnavailableError(absl::StrCat("backend 'khr_command_buffer' is unavailable: ",
-                                                   support.status().message()));
-      }
-      RECQ_ASSIGN_OR_RETURN(impl, internal::CreateKhrCommandBufferRecording(state_));
-      reason = absl::StrCat("requested (cl_khr_command_buffer ", support->VersionString(), ", ",
-                            support->mutable_arguments
-                                ? "mutable dispatch"
-                                : absl::StrCat("binding-set cache: ", support->mutable_reason),
-                            ")");
-      break;
-    }
-    case Backend::kQcom: {
-      absl::Status available = internal::QcomAvailable(*state_->context);
-      if (!available.ok()) {
-        return absl::UnavailableError(
-            absl::StrCat("backend 'qcom' is unavailable: ", available.message()));
-      }
-      RECQ_ASSIGN_OR_RETURN(impl, internal::CreateQcomRecording(state_));
-      reason = "requested";
-      break;
-    }
-  }
-  return Recording(std::make_unique<internal::RecordingImpl>(state_, backend, std::move(reason),
-                                                             std::move(impl)));
+  RECQ_ASSIGN_OR_RETURN(internal::BackendChoice choice,
+                        internal::ChooseBackend(state_->public_context, options.backend));
+  RECQ_ASSIGN_OR_RETURN(std::unique_ptr<internal::RecordingBackend> impl,
+                        choice.entry->create(state_));
+  return Recording(std::make_unique<internal::RecordingImpl>(
+      state_, choice.entry->id, std::move(choice.reason), std::move(impl)));
 }
 
 std::vector<std::string> Engine::DispatchLabels() const {

@@ -24,12 +24,6 @@ inline double MsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-// Where a slot is used: dispatch index and argument index.
-struct ArgUse {
-  uint32_t dispatch;
-  uint32_t arg;
-};
-
 struct EngineState {
   explicit EngineState(Context ctx) : context(ctx.state()), public_context(std::move(ctx)) {}
 

@@ -6,8 +6,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/status_macros.h"
 #include "recq/op_registry.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 

@@ -7,9 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "engine/graph_edit.h"
 #include "engine/patterns/pattern_table.h"
-#include "engine/status_macros.h"
 #include "recq/engine.h"
 #include "recq/op_registry.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 

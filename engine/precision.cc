@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ops/preprocess.h"
 #include "engine/ops/typed.h"
+#include "recq/device_facts.h"
 #include "recq/op_registry.h"
 
 namespace recq::internal {
@@ -181,9 +182,7 @@ absl::StatusOr<Graph> ToHalfStorage(const Graph& graph) {
 
 absl::Status CheckPrecision(EngineOptions::Precision precision, const DeviceInfo& device) {
   if (precision != EngineOptions::Precision::kFp16Compute) return absl::OkStatus();
-  const bool has_fp16 = std::find(device.extensions.begin(), device.extensions.end(),
-                                  "cl_khr_fp16") != device.extensions.end();
-  if (!has_fp16) {
+  if (!DeviceFactsFromInfo(device).fp16) {
     return absl::FailedPreconditionError(
         absl::StrCat("precision fp16-compute needs cl_khr_fp16, which device '", device.name,
                      "' does not list; use fp16 storage (EngineOptions::Precision::kFp16Storage, ",

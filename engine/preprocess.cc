@@ -13,7 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "engine/ops/preprocess.h"
 #include "engine/ops/typed.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 

@@ -1,5 +1,9 @@
 #include "engine/program_cache.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <optional>
@@ -8,7 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "backends/opencl/cl_error.h"
-#include "engine/status_macros.h"
+#include "recq/log.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 
@@ -223,23 +228,68 @@ absl::Status ProgramCache::GetOrBuildAll(absl::Span<ProgramRequest> requests, un
   return absl::OkStatus();
 }
 
+void ProgramCache::StorePending(Entry& entry) {
+  std::lock_guard<std::mutex> lock(entry.mu);
+  if (!entry.pending_store.has_value() || entry.program == nullptr) return;
+  absl::StatusOr<std::vector<uint8_t>> binary = ProgramBinary(entry.program->get(), device_);
+  // A failed store is counted by the cache and otherwise ignored.
+  if (binary.ok()) disk_->Store(*entry.pending_store, *binary).IgnoreError();
+  entry.pending_store.reset();
+}
+
+void ProgramCache::WriterLoop() {
+#ifdef __linux__
+  // Linux gives each thread its own nice value: the writer yields the CPU to
+  // the threads that run inference. Failing only leaves it at normal priority.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+#endif
+  std::unique_lock<std::mutex> lock(writer_mu_);
+  while (true) {
+    writer_cv_.wait(lock, [&] { return stop_ || !to_write_.empty(); });
+    if (to_write_.empty()) return;  // stop_, nothing left
+    std::shared_ptr<Entry> entry = std::move(to_write_.front());
+    to_write_.pop_front();
+    lock.unlock();
+    StorePending(*entry);
+    lock.lock();
+  }
+}
+
 void ProgramCache::FlushPendingBinaries() {
   std::vector<std::shared_ptr<Entry>> pending;
   {
     std::lock_guard<std::mutex> lock(mu_);
     pending.swap(pending_);
   }
-  for (const std::shared_ptr<Entry>& entry : pending) {
-    std::lock_guard<std::mutex> lock(entry->mu);
-    if (!entry->pending_store.has_value() || entry->program == nullptr) continue;
-    absl::StatusOr<std::vector<uint8_t>> binary = ProgramBinary(entry->program->get(), device_);
-    // A failed store is counted by the cache and otherwise ignored.
-    if (binary.ok()) disk_->Store(*entry->pending_store, *binary).IgnoreError();
-    entry->pending_store.reset();
-  }
+  if (pending.empty()) return;
+  std::lock_guard<std::mutex> lock(writer_mu_);
+  to_write_.insert(to_write_.end(), pending.begin(), pending.end());
+  if (!writer_.joinable()) writer_ = std::thread([this] { WriterLoop(); });
+  writer_cv_.notify_all();
 }
 
-ProgramCache::~ProgramCache() { FlushPendingBinaries(); }
+ProgramCache::~ProgramCache() {
+  {
+    std::lock_guard<std::mutex> lock(writer_mu_);
+    stop_ = true;  // the writer finishes what it was handed, then returns
+    writer_cv_.notify_all();
+  }
+  if (writer_.joinable()) writer_.join();
+  std::vector<std::shared_ptr<Entry>> pending;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending.swap(pending_);
+  }
+  if (pending.empty()) return;
+  if (IsPocl()) {
+    Log(LogLevel::kInfo,
+        absl::StrCat("program binary cache: ", pending.size(),
+                     " programs built from source were not stored (no FlushBinaryCache); "
+                     "PoCL's kernel cache keeps them"));
+    return;
+  }
+  for (const std::shared_ptr<Entry>& entry : pending) StorePending(*entry);
+}
 
 size_t ProgramCache::size() const {
   // Entries are copied first: GetOrLoad takes an entry's mutex, then mu_.

@@ -1,17 +1,22 @@
 // ProgramCache: builds each (kernel source, build options) pair once per
 // context and device, and hands out shared references to the program. On a
-// miss it first tries the BinaryCache on disk (when there is one), and stores
-// the binary of every program it builds from source there.
+// miss it first tries the BinaryCache on disk (when there is one); the
+// binaries of programs it builds from source are stored there on a background
+// thread once the owner flushes (FlushPendingBinaries).
 #ifndef RECQ_ENGINE_PROGRAM_CACHE_H_
 #define RECQ_ENGINE_PROGRAM_CACHE_H_
 
 #include <CL/cl.h>
 
+#include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
+
 #include "absl/strings/string_view.h"
 
 #include "absl/container/flat_hash_map.h"
@@ -94,19 +99,28 @@ class ProgramCache {
   [[nodiscard]] absl::StatusOr<std::vector<uint8_t>> CurrentBinary(
       cl_program program, absl::string_view source, absl::Span<const std::string> options) const;
 
-  // FlushPendingBinaries stores in the disk cache the binaries of the
-  // programs built from source since the last flush. Context::FlushBinaryCache
-  // and the destructor call it, after the engines' warm-ups: a driver that
-  // adds code to a program lazily at the first enqueue (PoCL's work-group
-  // functions) includes it in the binary it serializes at the first binary
-  // query, and keeps that serialization. Compile does not: for PoCL the first
-  // binary query also compiles a generic work-group function per kernel.
+  // FlushPendingBinaries hands the binaries of the programs built from
+  // source since the last flush to a background writer thread, which stores
+  // them in the disk cache, and returns at once. Context::FlushBinaryCache
+  // calls it, after the engines' warm-ups: a driver that adds code to a
+  // program lazily at the first enqueue (PoCL's work-group functions)
+  // includes it in the binary it serializes at the first binary query, and
+  // keeps that serialization. Compile does not: for PoCL the first binary
+  // query also compiles a generic work-group function per kernel, seconds
+  // of CPU a program when cold. The writer runs at the lowest CPU priority
+  // (Linux: nice 19 for its thread); while it queries a program PoCL holds
+  // its compile lock, so a Compile in another thread waits for that program.
   // Disk errors are counted by the BinaryCache and otherwise ignored.
   void FlushPendingBinaries();
 
   ProgramCache(const ProgramCache&) = delete;
   ProgramCache& operator=(const ProgramCache&) = delete;
-  // Flushes the pending binaries.
+  // Waits for the binaries already handed to the writer (FlushPendingBinaries).
+  // Programs never flushed are stored now where serializing is cheap (not on
+  // PoCL) and dropped on PoCL, so that a process that exits after its result
+  // does not spend seconds compiling generic work-group functions for the
+  // next start: PoCL's own kernel cache (POCL_CACHE_DIR) still keeps those
+  // programs, and a later start builds them from source against it.
   ~ProgramCache();
 
   size_t size() const;
@@ -131,6 +145,17 @@ class ProgramCache {
   mutable std::mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Entry>> programs_;
   std::vector<std::shared_ptr<Entry>> pending_;  // entries with a pending_store
+
+  // StorePending stores `entry`'s binary if it is still pending.
+  void StorePending(Entry& entry);
+  void WriterLoop();
+  // The background writer. Lock order: writer_mu_ is never held while
+  // taking an Entry::mu or mu_.
+  std::mutex writer_mu_;
+  std::condition_variable writer_cv_;
+  std::deque<std::shared_ptr<Entry>> to_write_;  // handed over, not yet stored
+  bool stop_ = false;
+  std::thread writer_;  // started by the first FlushPendingBinaries
 };
 
 // ProgramBinary returns the binary of a built `program` for `device`

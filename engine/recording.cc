@@ -8,37 +8,47 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "backends/opencl/cl_error.h"
+#include "engine/backend_registry.h"
 #include "engine/image_binding.h"
 #include "engine/recording_impl.h"
-#include "engine/status_macros.h"
 #include "recq/log.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 
 const char* BackendName(Backend backend) {
-  switch (backend) {
-    case Backend::kAuto:
-      return "auto";
-    case Backend::kReplay:
-      return "replay";
-    case Backend::kKhrCommandBuffer:
-      return "khr_command_buffer";
-    case Backend::kQcom:
-      return "qcom";
-    case Backend::kUnrecorded:
-      return "unrecorded";
-  }
-  return "?";
+  if (backend == Backend::kAuto) return "auto";
+  const internal::BackendEntry* entry = internal::FindBackend(backend);
+  return entry != nullptr ? entry->name.c_str() : "?";
 }
 
 absl::StatusOr<Backend> ParseBackend(absl::string_view name) {
-  for (Backend b : {Backend::kAuto, Backend::kReplay, Backend::kKhrCommandBuffer, Backend::kQcom,
-                    Backend::kUnrecorded}) {
-    if (name == BackendName(b)) return b;
+  if (name == "auto") return Backend::kAuto;
+  if (const internal::BackendEntry* entry = internal::FindBackendByName(name)) return entry->id;
+  std::vector<std::string> names = {"auto"};
+  for (const internal::BackendEntry& entry : internal::BackendEntries()) {
+    names.push_back(entry.name);
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown backend '", name,
-                   "'; expected auto, replay, khr_command_buffer, qcom or unrecorded"));
+      absl::StrCat("unknown backend '", name, "'; expected ", absl::StrJoin(names, ", ")));
+}
+
+std::vector<Backend> RegisteredBackends() {
+  std::vector<Backend> backends;
+  for (const internal::BackendEntry& entry : internal::BackendEntries()) {
+    backends.push_back(entry.id);
+  }
+  return backends;
+}
+
+absl::Status BackendAvailable(const Context& context, Backend backend) {
+  if (backend == Backend::kAuto) return absl::OkStatus();
+  const internal::BackendEntry* entry = internal::FindBackend(backend);
+  if (entry == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("no backend is registered for value ", static_cast<int>(backend)));
+  }
+  return entry->probe(context).status();
 }
 
 namespace internal {

@@ -5,7 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/opencl/cl_error.h"
-#include "engine/status_macros.h"
+#include "engine/engine_state.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 
@@ -27,6 +28,15 @@ absl::StatusOr<RecordingResources> RecordingResources::Create(
                           CreateSlotMemory(res.engine_->context->context.get(), slot, true));
   }
   return res;
+}
+
+const Context& RecordingResources::context() const { return engine_->public_context; }
+const DispatchList& RecordingResources::list() const { return engine_->list; }
+absl::Span<const ArgUse> RecordingResources::slot_uses(size_t slot) const {
+  return engine_->slot_uses[slot];
+}
+cl_program RecordingResources::program(size_t kernel) const {
+  return engine_->programs[kernel]->get();
 }
 
 absl::StatusOr<cl::UniqueMem> CreateSlotMemory(cl_context context, const Slot& slot,
@@ -120,6 +130,36 @@ absl::StatusOr<cl::UniqueKernel> RecordingResources::CreateKernel(
     }
   }
   return kernel;
+}
+
+absl::Status EnqueueDispatch(cl_command_queue queue, const Dispatch& dispatch, cl_kernel kernel,
+                             absl::Span<const cl_event> wait_list, cl_event* event) {
+  cl_int err =
+      clEnqueueNDRangeKernel(queue, kernel, dispatch.work_dim, nullptr, dispatch.global.data(),
+                             dispatch.has_local() ? dispatch.local.data() : nullptr,
+                             static_cast<cl_uint>(wait_list.size()),
+                             wait_list.empty() ? nullptr : wait_list.data(), event);
+  if (err == CL_SUCCESS) return absl::OkStatus();
+  absl::Status status = cl::CheckCl(err, "clEnqueueNDRangeKernel");
+  return absl::Status(status.code(), absl::StrCat(dispatch.label, ": ", status.message()));
+}
+
+absl::Status EnqueueKernels(cl_command_queue queue, const DispatchList& list,
+                            absl::Span<const cl::UniqueKernel> kernels,
+                            absl::Span<const cl_event> wait_list, cl_event* done) {
+  const size_t count = kernels.size();
+  if (count == 0) {
+    return cl::CheckCl(
+        clEnqueueMarkerWithWaitList(queue, static_cast<cl_uint>(wait_list.size()),
+                                    wait_list.empty() ? nullptr : wait_list.data(), done),
+        "clEnqueueMarkerWithWaitList");
+  }
+  for (size_t d = 0; d < count; ++d) {
+    RECQ_RETURN_IF_ERROR(EnqueueDispatch(queue, list.dispatches[d], kernels[d].get(),
+                                         d == 0 ? wait_list : absl::Span<const cl_event>(),
+                                         d + 1 == count ? done : nullptr));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace recq::internal

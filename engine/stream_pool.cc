@@ -9,8 +9,8 @@
 #include "absl/strings/str_split.h"
 #include "backends/opencl/cl_error.h"
 #include "backends/opencl/cl_handle.h"
-#include "engine/status_macros.h"
 #include "recq/log.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 

@@ -5,8 +5,8 @@
 #include "backends/opencl/cl_error.h"
 #include "backends/opencl/cl_handle.h"
 #include "engine/context_state.h"
-#include "engine/status_macros.h"
 #include "recq/context.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 

@@ -13,10 +13,10 @@
 #include "engine/context_state.h"
 #include "engine/engine_state.h"
 #include "engine/kernel_library.h"
-#include "engine/status_macros.h"
 #include "engine/tuning_cache.h"
 #include "recq/bindings.h"
 #include "recq/log.h"
+#include "recq/status_macros.h"
 #include "recq/tensor.h"
 
 namespace recq {
@@ -101,12 +101,10 @@ absl::StatusOr<std::string> DeviceKey(const Context& context, const LoweringTarg
       new absl::StatusOr<std::string>(Sha256Hex(KernelLibraryText()));
   if (!library_hash->ok()) return library_hash->status();
   const DeviceInfo& d = context.device_info();
-  return absl::StrCat("v", kTuningCacheFormatVersion, " device=", d.name,
-                      " driver=", d.driver_version, " platform=", d.platform_name, " ",
-                      d.platform_version, " family=", target.gpu ? "gpu" : "cpu",
-                      " max_wg=", target.max_work_group_size, " cu=", target.compute_units,
-                      " kernels=", **library_hash,
-                      target.half_storage ? " precision=fp16-storage" : "");
+  return absl::StrCat(
+      "v", kTuningCacheFormatVersion, " device=", d.name, " driver=", d.driver_version,
+      " platform=", d.platform_name, " ", d.platform_version, " facts={", target.SelectionKey(),
+      "}", " kernels=", **library_hash, target.half_storage ? " precision=fp16-storage" : "");
 }
 
 // Pattern fills a timing input with small finite values.
@@ -280,6 +278,8 @@ absl::StatusOr<std::shared_ptr<const Tuner>> Tuner::Tune(const Context& context,
   };
   EngineStats& stats = tuner->stats_;
   stats.tuning_keys = order.size();
+  // Set when kFast finds the programs cold (see below): no more compiles.
+  std::string cold;
   for (const Pending* p : order) {
     const std::string full = absl::StrCat(tuner->device_key_, " | ", p->key);
     TuningChoice report;
@@ -314,7 +314,7 @@ absl::StatusOr<std::shared_ptr<const Tuner>> Tuner::Tune(const Context& context,
     // kFast counts the candidates' compiles in its budget: a key starts
     // only when two candidates (the fewest worth timing) fit by the
     // costliest candidate compile seen so far.
-    if (over_budget() || !fits(2)) {
+    if (!cold.empty() || over_budget() || !fits(2)) {
       ++stats.tuning_over_budget;
       continue;
     }
@@ -343,6 +343,18 @@ absl::StatusOr<std::shared_ptr<const Tuner>> Tuner::Tune(const Context& context,
         continue;
       }
       (*one)->candidate = i;
+      // Cold: the heuristic's programs had to be compiled from source (in
+      // neither this context nor the binary cache), and two more compiles
+      // that slow do not fit the budget: no key could be measured, so kFast
+      // stops here. The engine reuses this candidate's program.
+      if (!exhaustive && i == 0 && (*one)->engine.stats().kernels_built > 0 && !fits(2)) {
+        cold = absl::StrCat("programs are cold (the first candidate compiled from source in ",
+                            static_cast<int64_t>(candidate_ms), " ms of a ",
+                            static_cast<int64_t>(options.tuning_budget_s * 1e3),
+                            " ms budget), nothing measured; ");
+        prepared.clear();
+        break;
+      }
       prepared.push_back(*std::move(one));
     }
     // One candidate has nothing to be compared with: the key is left to
@@ -388,7 +400,7 @@ absl::StatusOr<std::shared_ptr<const Tuner>> Tuner::Tune(const Context& context,
   }
   stats.tuning_ms = MsSince(start);
   Log(LogLevel::kInfo,
-      absl::StrCat("tuning: ", stats.tuning_keys, " keys, ", stats.tuning_cache_hits,
+      absl::StrCat("tuning: ", cold, stats.tuning_keys, " keys, ", stats.tuning_cache_hits,
                    " from the cache, ", stats.tuning_measured, " measured, ",
                    stats.tuning_over_budget, " over budget, ", stats.tuning_ms, " ms"));
   return std::shared_ptr<const Tuner>(std::move(tuner));

@@ -8,6 +8,7 @@ packages=(
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libpng-dev libjpeg62-turbo-dev
+  pybind11-dev python3-dev python3-numpy python3-pytest
   clang-14 libclang-rt-14-dev
 )
 missing=()

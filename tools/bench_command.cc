@@ -19,12 +19,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "engine/status_macros.h"
+#include "recq/device_facts.h"
 #include "recq/log.h"
 #include "recq/onnx.h"
 #include "recq/recq.h"
+#include "recq/status_macros.h"
 #include "recq/stream_pool.h"
-#include "third_party/qcom/cl_qcom_recordable_queues.h"
 #include "tools/json_writer.h"
 #include "tools/latency_stats.h"
 #include "tools/onnx_commands.h"
@@ -228,13 +228,16 @@ void WriteStats(JsonWriter& j, const LatencyStats& s) {
   j.EndObject();
 }
 
+// CL_DEVICE_RECORDABLE_QUEUE_MAX_SIZE of cl_qcom_recordable_queues (a
+// cl_uint device query), as Qualcomm's header defines it.
+constexpr cl_device_info kRecordableQueueMaxSize = 0x41DE;
+
 // RecordingExtensions describes what a device offers for recording.
 std::string RecordingExtensions(const DeviceInfo& info, cl_device_id device) {
   std::vector<std::string> parts;
   if (info.HasExtension("cl_qcom_recordable_queues")) {
     cl_uint max_size = 0;
-    clGetDeviceInfo(device, CL_DEVICE_RECORDABLE_QUEUE_MAX_SIZE, sizeof(max_size), &max_size,
-                    nullptr);
+    clGetDeviceInfo(device, kRecordableQueueMaxSize, sizeof(max_size), &max_size, nullptr);
     parts.push_back(absl::StrCat("cl_qcom_recordable_queues (max ", max_size, " dispatches)"));
   }
   if (info.HasExtension("cl_khr_command_buffer")) {
@@ -579,6 +582,7 @@ absl::Status DevicesCommand() {
         "%.1f GiB), %s, driver %s\n",
         DeviceTypeName(info.type), info.compute_units, info.global_mem_bytes / 1073741824.0,
         info.max_alloc_bytes / 1073741824.0, info.version.c_str(), info.driver_version.c_str());
+    std::printf("                device: %s\n", DeviceFactsFromInfo(info).Describe().c_str());
     std::printf("                recording: %s\n", RecordingExtensions(info, d.device).c_str());
   }
   std::printf(

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "engine/status_macros.h"
 #include "recq/recq.h"
+#include "recq/status_macros.h"
 #include "tools/commands.h"
 #include "tools/models/mobilenet.h"
 
@@ -131,7 +131,9 @@ absl::Status RunDemo(const CommonOptions& common, const DemoOptions& options) {
           "binary cache)\n",
           Ms(Clock::now() - begin), stats.kernels_built > 0 ? "cold" : "warm", stats.kernels_built,
           stats.programs_from_disk);
-      context.FlushBinaryCache();  // for the next start, after the first result
+      // The binaries for the next start, written on the context's
+      // background writer while the demo goes on.
+      context.FlushBinaryCache();
     }
     bindings.Set("prob", unrecorded_output);
     RECQ_RETURN_IF_ERROR(unrecorded.Run(bindings));

@@ -1,13 +1,17 @@
 #include "tools/image_file.h"
 
-#include <png.h>
 #include <setjmp.h>
 
 // jpeglib.h needs FILE and size_t declared first.
 #include <cstdio>
 #include <cstring>
 
+#ifdef RECQ_HAVE_PNG
+#include <png.h>
+#endif
+#ifdef RECQ_HAVE_JPEG
 #include <jpeglib.h>
+#endif
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -25,6 +29,20 @@ bool IsPng(absl::string_view bytes) {
 
 bool IsJpeg(absl::string_view bytes) { return absl::StartsWith(bytes, "\xff\xd8\xff"); }
 
+#if !defined(RECQ_HAVE_PNG) || !defined(RECQ_HAVE_JPEG)
+// BuiltWithout is the error for a file whose decoder this build lacks
+// (CMakeLists.txt uses libpng and libjpeg when it finds them).
+absl::Status BuiltWithout(const std::string& path, const char* format, const char* library,
+                          const char* package) {
+  return absl::UnimplementedError(absl::StrCat("'", path, "' is a ", format,
+                                               " file, but this recq was built without ", library,
+                                               ": install ", package,
+                                               " and rebuild to decode it, or pass the input "
+                                               "as raw elements"));
+}
+#endif
+
+#ifdef RECQ_HAVE_PNG
 absl::StatusOr<DecodedImage> DecodePng(const std::string& path, const std::string& bytes) {
   png_image image;
   std::memset(&image, 0, sizeof(image));
@@ -49,7 +67,13 @@ absl::StatusOr<DecodedImage> DecodePng(const std::string& path, const std::strin
   png_image_free(&image);
   return out;
 }
+#else
+absl::StatusOr<DecodedImage> DecodePng(const std::string& path, const std::string&) {
+  return BuiltWithout(path, "PNG", "libpng", "libpng-dev");
+}
+#endif
 
+#ifdef RECQ_HAVE_JPEG
 // libjpeg reports errors through error_exit, which must not return: jump
 // back to DecodeJpeg with the message.
 struct JpegError {
@@ -103,6 +127,11 @@ absl::StatusOr<DecodedImage> DecodeJpeg(const std::string& path, const std::stri
   jpeg_destroy_decompress(&cinfo);
   return out;
 }
+#else
+absl::StatusOr<DecodedImage> DecodeJpeg(const std::string& path, const std::string&) {
+  return BuiltWithout(path, "JPEG", "libjpeg", "libjpeg-dev");
+}
+#endif
 
 }  // namespace
 

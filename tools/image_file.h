@@ -32,7 +32,8 @@ bool IsImageFileName(absl::string_view path);
 // DecodeImageFile decodes the PNG or JPEG file at `path` (told apart by its
 // signature, not its name). A file that is neither, truncated or corrupt is
 // InvalidArgument naming the file and what the decoder reported; a file that
-// cannot be read is NotFound / Unavailable.
+// cannot be read is NotFound / Unavailable. A build without libpng (or
+// libjpeg) returns Unimplemented for a PNG (or JPEG) file, saying so.
 [[nodiscard]] absl::StatusOr<DecodedImage> DecodeImageFile(const std::string& path);
 
 }  // namespace recq::tools

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/binary_cache.h"
 
 namespace recq::tools {
 namespace {
@@ -172,8 +171,8 @@ absl::StatusOr<Roofline> Measure(const Context& context) {
 
 absl::StatusOr<Roofline> DeviceRoofline(const Context& context) {
   std::string file;
-  if (std::optional<std::string> dir = internal::ResolveBinaryCacheDir("")) {
-    file = (std::filesystem::path(*dir) /
+  if (const std::string dir = context.cache_dir(); !dir.empty()) {
+    file = (std::filesystem::path(dir) /
             absl::StrCat("roofline-", DeviceKey(context.device_info()), ".txt"))
                .string();
     std::ifstream in(file);

@@ -2,7 +2,7 @@
 // (a kernel of independent float16 FMA chains) and global-memory bandwidth
 // (a float16 copy kernel), each the best of a few timed runs. Measured once
 // per device and driver, then cached as a small text file beside the
-// program binary cache (ResolveBinaryCacheDir). A missing, unreadable or
+// program binary cache (Context::cache_dir). A missing, unreadable or
 // corrupt file is measured again and rewritten; with caching off it is
 // measured every time.
 #ifndef RECQ_TOOLS_ROOFLINE_H_

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/khr_command_buffer/khr_entry_points.h"
 #include "backends/opencl/cl_error.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 
@@ -160,7 +160,7 @@ class KhrCommandBufferRecording final : public RecordingBackend {
 
   absl::StatusOr<CommandBufferEntry> Record(cl_command_queue queue,
                                             absl::Span<const SlotMemory> slot_mems) {
-    const DispatchList& list = res_.engine().list;
+    const DispatchList& list = res_.list();
     cl_command_queue_properties queue_props = 0;
     RECQ_RETURN_IF_ERROR(
         cl::CheckCl(clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof(queue_props),
@@ -220,16 +220,16 @@ class KhrCommandBufferRecording final : public RecordingBackend {
   // one clUpdateMutableCommandsKHR for the slots that changed. The entry
   // must not be pending.
   absl::Status UpdateArguments(CommandBufferEntry& entry, absl::Span<const SlotMemory> slot_mems) {
-    const EngineState& engine = res_.engine();
+    const DispatchList& list = res_.list();
     // Per dispatch, the argument changes; reserved up front so the pointers
     // in the configs stay valid.
     // SVM pointers go in the SVM list, their value itself as arg_value (as
     // clSetKernelArgSVMPointer takes it).
-    std::vector<std::vector<cl_mutable_dispatch_arg_khr>> args(engine.list.dispatches.size());
-    std::vector<std::vector<cl_mutable_dispatch_arg_khr>> svm_args(engine.list.dispatches.size());
+    std::vector<std::vector<cl_mutable_dispatch_arg_khr>> args(list.dispatches.size());
+    std::vector<std::vector<cl_mutable_dispatch_arg_khr>> svm_args(list.dispatches.size());
     for (size_t s = 0; s < slot_mems.size(); ++s) {
       if (entry.slots[s] == slot_mems[s]) continue;
-      for (const ArgUse& use : engine.slot_uses[s]) {
+      for (const ArgUse& use : res_.slot_uses(s)) {
         if (slot_mems[s].is_svm()) {
           svm_args[use.dispatch].push_back({use.arg, 0, slot_mems[s].svm});
         } else {
@@ -273,12 +273,12 @@ class KhrCommandBufferRecording final : public RecordingBackend {
 
 std::string KhrCommandBufferSupport::VersionString() const { return VersionText(version); }
 
-absl::StatusOr<KhrCommandBufferSupport> QueryKhrCommandBuffer(const ContextState& context) {
-  if (!context.info.HasExtension(CL_KHR_COMMAND_BUFFER_EXTENSION_NAME)) {
-    return absl::UnavailableError(
-        absl::StrCat("device '", context.info.name, "' does not list cl_khr_command_buffer"));
+absl::StatusOr<KhrCommandBufferSupport> QueryKhrCommandBuffer(const Context& context) {
+  if (!context.device_info().HasExtension(CL_KHR_COMMAND_BUFFER_EXTENSION_NAME)) {
+    return absl::UnavailableError(absl::StrCat("device '", context.device_info().name,
+                                               "' does not list cl_khr_command_buffer"));
   }
-  const cl_device_id device = context.device;
+  const cl_device_id device = context.device();
   size_t bytes = 0;
   cl_int err = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS_WITH_VERSION, 0, nullptr, &bytes);
   std::vector<cl_name_version> extensions(bytes / sizeof(cl_name_version));
@@ -316,7 +316,7 @@ absl::StatusOr<KhrCommandBufferSupport> QueryKhrCommandBuffer(const ContextState
         "cl_khr_command_buffer ", VersionText(support.version),
         ": recq is built against the 0.9.x entry points and does not call other revisions"));
   }
-  RECQ_ASSIGN_OR_RETURN(KhrEntryPoints entry, KhrEntryPoints::Load(context.platform));
+  RECQ_ASSIGN_OR_RETURN(KhrEntryPoints entry, KhrEntryPoints::Load(context.platform()));
   RECQ_RETURN_IF_ERROR(
       cl::CheckCl(clGetDeviceInfo(device, CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR,
                                   sizeof(support.capabilities), &support.capabilities, nullptr),
@@ -353,10 +353,39 @@ absl::StatusOr<KhrCommandBufferSupport> QueryKhrCommandBuffer(const ContextState
 
 absl::StatusOr<std::unique_ptr<RecordingBackend>> CreateKhrCommandBufferRecording(
     std::shared_ptr<const EngineState> engine) {
-  RECQ_ASSIGN_OR_RETURN(KhrCommandBufferSupport support, QueryKhrCommandBuffer(*engine->context));
-  RECQ_ASSIGN_OR_RETURN(KhrEntryPoints entry, KhrEntryPoints::Load(engine->context->platform));
   RECQ_ASSIGN_OR_RETURN(RecordingResources res, RecordingResources::Create(std::move(engine)));
+  RECQ_ASSIGN_OR_RETURN(KhrCommandBufferSupport support, QueryKhrCommandBuffer(res.context()));
+  RECQ_ASSIGN_OR_RETURN(KhrEntryPoints entry, KhrEntryPoints::Load(res.context().platform()));
   return std::make_unique<KhrCommandBufferRecording>(std::move(res), entry, std::move(support));
+}
+
+RECQ_REGISTER_BACKEND(KhrCommandBuffer) {
+  BackendEntry entry;
+  entry.id = Backend::kKhrCommandBuffer;
+  entry.name = "khr_command_buffer";
+  entry.probe = [](const Context& context) -> absl::StatusOr<BackendProbe> {
+    RECQ_ASSIGN_OR_RETURN(KhrCommandBufferSupport support, QueryKhrCommandBuffer(context));
+    BackendProbe probe;
+    if (support.mutable_arguments) {
+      probe.detail =
+          absl::StrCat("cl_khr_command_buffer ", support.VersionString(), " with mutable dispatch");
+    } else {
+      probe.detail = absl::StrCat("cl_khr_command_buffer ", support.VersionString(),
+                                  ", binding-set cache: ", support.mutable_reason);
+      // Without mutable dispatch each binding set is a command buffer of its
+      // own; on PoCL 3.1 (0.9.0) that measured no faster than the replay list
+      // (bench/replay_overhead_bench.cc, docs/backends.md).
+      probe.auto_eligible = false;
+      probe.auto_declined =
+          absl::StrCat("cl_khr_command_buffer ", support.VersionString(),
+                       " lacks mutable dispatch (", support.mutable_reason,
+                       ") and its binding-set cache measured no faster than the replay list");
+    }
+    return probe;
+  };
+  entry.create = CreateKhrCommandBufferRecording;
+  entry.auto_priority = 2;  // below qcom, above the replay list
+  return table.Add(std::move(entry));
 }
 
 }  // namespace recq::internal

@@ -36,8 +36,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "engine/context_state.h"
 #include "engine/recording_backend.h"
+#include "recq/context.h"
 
 namespace recq::internal {
 
@@ -64,11 +64,13 @@ struct KhrCommandBufferSupport {
 // QueryKhrCommandBuffer returns the device's support, or Unavailable naming
 // why the backend cannot run (extension not listed, a revision other than
 // 0.9.x, an entry point missing, a capability query failing).
-[[nodiscard]] absl::StatusOr<KhrCommandBufferSupport> QueryKhrCommandBuffer(
-    const ContextState& context);
+[[nodiscard]] absl::StatusOr<KhrCommandBufferSupport> QueryKhrCommandBuffer(const Context& context);
 
 // CreateKhrCommandBufferRecording makes the backend. Command buffers are
 // recorded lazily, at the first Enqueue of each (queue, binding set).
+// Registered as "khr_command_buffer": available wherever
+// QueryKhrCommandBuffer succeeds, chosen by `auto` only with mutable
+// dispatch.
 [[nodiscard]] absl::StatusOr<std::unique_ptr<RecordingBackend>> CreateKhrCommandBufferRecording(
     std::shared_ptr<const EngineState> engine);
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -14,7 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "backends/opencl/cl_error.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::cl {
 
@@ -295,6 +296,42 @@ absl::StatusOr<DeviceInfo> QueryDeviceInfo(cl_platform_id platform, cl_device_id
   info.svm_capabilities = svm.ok() ? static_cast<cl_device_svm_capabilities>(*svm) : 0;
   absl::StatusOr<cl_uint> align = DeviceScalar<cl_uint>(device, CL_DEVICE_MEM_BASE_ADDR_ALIGN);
   if (align.ok() && *align >= 8) info.mem_base_addr_align_bytes = *align / 8;
+  RECQ_ASSIGN_OR_RETURN(info.local_mem_bytes,
+                        DeviceScalar<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE));
+  RECQ_ASSIGN_OR_RETURN(info.local_mem_type,
+                        DeviceScalar<cl_uint>(device, CL_DEVICE_LOCAL_MEM_TYPE));
+  RECQ_ASSIGN_OR_RETURN(cl_uint images, DeviceScalar<cl_uint>(device, CL_DEVICE_IMAGE_SUPPORT));
+  info.image_support = images != CL_FALSE;
+  if (info.image_support) {
+    RECQ_ASSIGN_OR_RETURN(info.image2d_max_width,
+                          DeviceScalar<size_t>(device, CL_DEVICE_IMAGE2D_MAX_WIDTH));
+    RECQ_ASSIGN_OR_RETURN(info.image2d_max_height,
+                          DeviceScalar<size_t>(device, CL_DEVICE_IMAGE2D_MAX_HEIGHT));
+    // OpenCL 1.2 and later; an older device has no image buffers.
+    absl::StatusOr<size_t> buffer = DeviceScalar<size_t>(device, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE);
+    info.image_max_buffer_size = buffer.ok() ? *buffer : 0;
+  }
+  // Vendor queries: only where the extension is listed (others may fail or
+  // return garbage), and a failure leaves the fact unknown.
+  if (info.HasExtension("cl_intel_required_subgroup_size")) {
+    size_t size = 0;
+    if (clGetDeviceInfo(device, CL_DEVICE_SUB_GROUP_SIZES_INTEL, 0, nullptr, &size) == CL_SUCCESS &&
+        size >= sizeof(size_t)) {
+      std::vector<size_t> sizes(size / sizeof(size_t));
+      if (clGetDeviceInfo(device, CL_DEVICE_SUB_GROUP_SIZES_INTEL, sizes.size() * sizeof(size_t),
+                          sizes.data(), nullptr) == CL_SUCCESS) {
+        info.sub_group_sizes_intel = std::move(sizes);
+      }
+    }
+  }
+  if (info.HasExtension("cl_intel_device_attribute_query")) {
+    absl::StatusOr<cl_uint> ip = DeviceScalar<cl_uint>(device, CL_DEVICE_IP_VERSION_INTEL);
+    if (ip.ok()) info.ip_version_intel = *ip;
+  }
+  if (info.HasExtension("cl_amd_device_attribute_query")) {
+    absl::StatusOr<cl_uint> width = DeviceScalar<cl_uint>(device, CL_DEVICE_WAVEFRONT_WIDTH_AMD);
+    if (width.ok()) info.wavefront_width_amd = *width;
+  }
   return info;
 }
 

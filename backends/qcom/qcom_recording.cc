@@ -7,8 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/opencl/cl_error.h"
 #include "backends/qcom/qcom_entry_points.h"
-#include "backends/replay/replay_recording.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 
@@ -65,13 +64,13 @@ class QcomRecording final : public RecordingBackend {
       : res_(std::move(res)), entry_(entry) {}
 
   absl::Status Init() {
-    const EngineState& engine = res_.engine();
-    const ContextState& context = *engine.context;
-    const size_t count = engine.list.dispatches.size();
+    const DispatchList& list = res_.list();
+    const Context& context = res_.context();
+    const size_t count = list.dispatches.size();
 
     cl_uint max_size = 0;
     RECQ_RETURN_IF_ERROR(
-        cl::CheckCl(clGetDeviceInfo(context.device, CL_DEVICE_RECORDABLE_QUEUE_MAX_SIZE,
+        cl::CheckCl(clGetDeviceInfo(context.device(), CL_DEVICE_RECORDABLE_QUEUE_MAX_SIZE,
                                     sizeof(max_size), &max_size, nullptr),
                     "clGetDeviceInfo(CL_DEVICE_RECORDABLE_QUEUE_MAX_SIZE)"));
     // A device that reports 0 states no limit.
@@ -80,11 +79,11 @@ class QcomRecording final : public RecordingBackend {
     const cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_RECORDABLE_QCOM, 0};
     cl_int err = CL_SUCCESS;
     record_queue_.reset(
-        clCreateCommandQueueWithProperties(context.context.get(), context.device, props, &err));
+        clCreateCommandQueueWithProperties(context.context(), context.device(), props, &err));
     RECQ_RETURN_IF_ERROR(
         cl::CheckCl(err, "clCreateCommandQueueWithProperties(CL_QUEUE_RECORDABLE_QCOM)"));
 
-    slot_storage_.assign(engine.list.slots.size(), nullptr);
+    slot_storage_.assign(list.slots.size(), nullptr);
     for (size_t begin = 0; begin < count; begin += part_size) {
       QcomPart part;
       part.begin = begin;
@@ -93,8 +92,8 @@ class QcomRecording final : public RecordingBackend {
       parts_.push_back(std::move(part));
     }
     // Index every slot use by part, once.
-    for (size_t s = 0; s < engine.slot_uses.size(); ++s) {
-      for (const ArgUse& use : engine.slot_uses[s]) {
+    for (size_t s = 0; s < list.slots.size(); ++s) {
+      for (const ArgUse& use : res_.slot_uses(s)) {
         QcomPart& part = parts_[use.dispatch / part_size];
         part.args.push_back({static_cast<cl_uint>(use.dispatch - part.begin), use.arg,
                              sizeof(cl_mem), &slot_storage_[s]});
@@ -118,7 +117,7 @@ class QcomRecording final : public RecordingBackend {
                                   [](const SlotMemory& m) { return m.is_svm(); });
     if (svm != slot_mems.end() && entry_.enqueue_recording_svm == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "binding '", res_.engine().list.slots[svm - slot_mems.begin()].name,
+          "binding '", res_.list().slots[svm - slot_mems.begin()].name,
           "' is an SVM pointer, but the platform does not return clEnqueueRecordingSVMQCOM"));
     }
     for (size_t s = 0; s < slot_mems.size(); ++s) slot_storage_[s] = slot_mems[s].mem;
@@ -163,7 +162,7 @@ class QcomRecording final : public RecordingBackend {
 
  private:
   absl::Status RecordPart(QcomPart& part) {
-    const DispatchList& list = res_.engine().list;
+    const DispatchList& list = res_.list();
     for (size_t d = part.begin; d < part.end; ++d) {
       RECQ_ASSIGN_OR_RETURN(cl::UniqueKernel kernel, res_.CreateKernel(d, {}));
       part.kernels.push_back(std::move(kernel));
@@ -200,22 +199,35 @@ class QcomRecording final : public RecordingBackend {
 
 }  // namespace
 
-absl::Status QcomAvailable(const ContextState& context) {
-  if (!context.info.HasExtension(CL_QCOM_RECORDABLE_QUEUES_EXTENSION_NAME)) {
-    return absl::UnavailableError(
-        absl::StrCat("device '", context.info.name, "' does not list cl_qcom_recordable_queues"));
+absl::Status QcomAvailable(const Context& context) {
+  if (!context.device_info().HasExtension(CL_QCOM_RECORDABLE_QUEUES_EXTENSION_NAME)) {
+    return absl::UnavailableError(absl::StrCat("device '", context.device_info().name,
+                                               "' does not list cl_qcom_recordable_queues"));
   }
-  return QcomEntryPoints::Load(context.platform).status();
+  return QcomEntryPoints::Load(context.platform()).status();
 }
 
 absl::StatusOr<std::unique_ptr<RecordingBackend>> CreateQcomRecording(
     std::shared_ptr<const EngineState> engine) {
-  RECQ_RETURN_IF_ERROR(QcomAvailable(*engine->context));
-  RECQ_ASSIGN_OR_RETURN(QcomEntryPoints entry, QcomEntryPoints::Load(engine->context->platform));
   RECQ_ASSIGN_OR_RETURN(RecordingResources res, RecordingResources::Create(std::move(engine)));
+  RECQ_RETURN_IF_ERROR(QcomAvailable(res.context()));
+  RECQ_ASSIGN_OR_RETURN(QcomEntryPoints entry, QcomEntryPoints::Load(res.context().platform()));
   auto recording = std::make_unique<QcomRecording>(std::move(res), entry);
   RECQ_RETURN_IF_ERROR(recording->Init());
   return recording;
+}
+
+RECQ_REGISTER_BACKEND(Qcom) {
+  BackendEntry entry;
+  entry.id = Backend::kQcom;
+  entry.name = "qcom";
+  entry.probe = [](const Context& context) -> absl::StatusOr<BackendProbe> {
+    RECQ_RETURN_IF_ERROR(QcomAvailable(context));
+    return BackendProbe{"device lists cl_qcom_recordable_queues"};
+  };
+  entry.create = CreateQcomRecording;
+  entry.auto_priority = 3;  // the native recording where a device has it
+  return table.Add(std::move(entry));
 }
 
 }  // namespace recq::internal

@@ -25,15 +25,16 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "engine/context_state.h"
 #include "engine/recording_backend.h"
+#include "recq/context.h"
 
 namespace recq::internal {
 
 // QcomAvailable is OK when the context's device lists
 // cl_qcom_recordable_queues and every entry point resolves; otherwise an
-// Unavailable status that says which is missing.
-[[nodiscard]] absl::Status QcomAvailable(const ContextState& context);
+// Unavailable status that says which is missing. The backend's probe:
+// registered as "qcom", `auto`'s first choice where available.
+[[nodiscard]] absl::Status QcomAvailable(const Context& context);
 
 // CreateQcomRecording records the engine's dispatch list. Errors name the
 // failing OpenCL call (for example "clNewRecordingQCOM: CL_OUT_OF_RESOURCES").

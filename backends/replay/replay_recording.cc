@@ -2,39 +2,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/opencl/cl_error.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
-
-absl::Status EnqueueDispatch(cl_command_queue queue, const Dispatch& dispatch, cl_kernel kernel,
-                             absl::Span<const cl_event> wait_list, cl_event* event) {
-  cl_int err =
-      clEnqueueNDRangeKernel(queue, kernel, dispatch.work_dim, nullptr, dispatch.global.data(),
-                             dispatch.has_local() ? dispatch.local.data() : nullptr,
-                             static_cast<cl_uint>(wait_list.size()),
-                             wait_list.empty() ? nullptr : wait_list.data(), event);
-  if (err == CL_SUCCESS) return absl::OkStatus();
-  absl::Status status = cl::CheckCl(err, "clEnqueueNDRangeKernel");
-  return absl::Status(status.code(), absl::StrCat(dispatch.label, ": ", status.message()));
-}
-
-absl::Status EnqueueKernels(cl_command_queue queue, const DispatchList& list,
-                            absl::Span<const cl::UniqueKernel> kernels,
-                            absl::Span<const cl_event> wait_list, cl_event* done) {
-  const size_t count = kernels.size();
-  if (count == 0) {
-    return cl::CheckCl(
-        clEnqueueMarkerWithWaitList(queue, static_cast<cl_uint>(wait_list.size()),
-                                    wait_list.empty() ? nullptr : wait_list.data(), done),
-        "clEnqueueMarkerWithWaitList");
-  }
-  for (size_t d = 0; d < count; ++d) {
-    RECQ_RETURN_IF_ERROR(EnqueueDispatch(queue, list.dispatches[d], kernels[d].get(),
-                                         d == 0 ? wait_list : absl::Span<const cl_event>(),
-                                         d + 1 == count ? done : nullptr));
-  }
-  return absl::OkStatus();
-}
 
 namespace {
 
@@ -43,7 +13,7 @@ class ReplayRecording final : public RecordingBackend {
   explicit ReplayRecording(RecordingResources res) : res_(std::move(res)) {}
 
   absl::Status Init() {
-    const DispatchList& list = res_.engine().list;
+    const DispatchList& list = res_.list();
     kernels_.reserve(list.dispatches.size());
     for (size_t d = 0; d < list.dispatches.size(); ++d) {
       RECQ_ASSIGN_OR_RETURN(cl::UniqueKernel kernel, res_.CreateKernel(d, {}));
@@ -56,13 +26,13 @@ class ReplayRecording final : public RecordingBackend {
 
   absl::Status Enqueue(cl_command_queue queue, absl::Span<const SlotMemory> slot_mems,
                        absl::Span<const cl_event> wait_list, cl_event* done) override {
-    const EngineState& engine = res_.engine();
+    const DispatchList& list = res_.list();
     for (size_t s = 0; s < bound_.size(); ++s) {
       if (slot_mems[s] == bound_[s]) continue;
       const bool svm_to_mem = svm_held_[s] && !slot_mems[s].is_svm();
       bound_[s] = SlotMemory{};                              // stays unknown if a set below fails
       svm_held_[s] = svm_held_[s] || slot_mems[s].is_svm();  // either, likewise
-      for (const ArgUse& use : engine.slot_uses[s]) {
+      for (const ArgUse& use : res_.slot_uses(s)) {
         if (svm_to_mem) {
           // SVM back to cl_mem (recording_backend.h): a fresh kernel.
           RECQ_ASSIGN_OR_RETURN(kernels_[use.dispatch], res_.CreateKernel(use.dispatch, slot_mems));
@@ -72,14 +42,14 @@ class ReplayRecording final : public RecordingBackend {
         if (err != CL_SUCCESS) {
           return cl::CheckCl(err, absl::StrCat(slot_mems[s].is_svm() ? "clSetKernelArgSVMPointer("
                                                                      : "clSetKernelArg(",
-                                               engine.list.dispatches[use.dispatch].label,
-                                               ", binding '", engine.list.slots[s].name, "')"));
+                                               list.dispatches[use.dispatch].label, ", binding '",
+                                               list.slots[s].name, "')"));
         }
       }
       bound_[s] = slot_mems[s];
       svm_held_[s] = slot_mems[s].is_svm();
     }
-    return EnqueueKernels(queue, engine.list, kernels_, wait_list, done);
+    return EnqueueKernels(queue, list, kernels_, wait_list, done);
   }
 
  private:
@@ -97,6 +67,16 @@ absl::StatusOr<std::unique_ptr<RecordingBackend>> CreateReplayRecording(
   auto recording = std::make_unique<ReplayRecording>(std::move(res));
   RECQ_RETURN_IF_ERROR(recording->Init());
   return recording;
+}
+
+RECQ_REGISTER_BACKEND(Replay) {
+  BackendEntry entry;
+  entry.id = Backend::kReplay;
+  entry.name = "replay";
+  entry.probe = [](const Context&) -> absl::StatusOr<BackendProbe> { return BackendProbe{}; };
+  entry.create = CreateReplayRecording;
+  entry.auto_priority = 1;  // runs everywhere: what `auto` falls back to
+  return table.Add(std::move(entry));
 }
 
 }  // namespace recq::internal

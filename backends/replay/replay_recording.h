@@ -15,21 +15,10 @@
 
 namespace recq::internal {
 
+// CreateReplayRecording makes the replay list of `engine`. Registered as
+// "replay": available on every device, the `auto` choice of last resort.
 [[nodiscard]] absl::StatusOr<std::unique_ptr<RecordingBackend>> CreateReplayRecording(
     std::shared_ptr<const EngineState> engine);
-
-// EnqueueDispatch enqueues one dispatch's kernel with its sizes; the error
-// names the dispatch.
-[[nodiscard]] absl::Status EnqueueDispatch(cl_command_queue queue, const Dispatch& dispatch,
-                                           cl_kernel kernel, absl::Span<const cl_event> wait_list,
-                                           cl_event* event);
-
-// EnqueueKernels enqueues `kernels[i]` with dispatch i's sizes, the wait list
-// on the first and `done` from the last (a marker when there are none).
-// Shared by the backends that replay kernel objects.
-[[nodiscard]] absl::Status EnqueueKernels(cl_command_queue queue, const DispatchList& list,
-                                          absl::Span<const cl::UniqueKernel> kernels,
-                                          absl::Span<const cl_event> wait_list, cl_event* done);
 
 }  // namespace recq::internal
 

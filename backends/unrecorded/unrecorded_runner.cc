@@ -5,8 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/opencl/cl_error.h"
-#include "backends/replay/replay_recording.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 
@@ -17,12 +16,12 @@ class UnrecordedRunner final : public RecordingBackend {
   explicit UnrecordedRunner(RecordingResources res) : res_(std::move(res)) {}
 
   absl::Status Init() {
-    const DispatchList& list = res_.engine().list;
+    const DispatchList& list = res_.list();
     for (size_t d = 0; d < list.dispatches.size(); ++d) {
       cl_int err = CL_SUCCESS;
       const KernelRef& ref = list.kernels[list.dispatches[d].kernel];
-      cl::UniqueKernel kernel(clCreateKernel(
-          res_.engine().programs[list.dispatches[d].kernel]->get(), ref.name.c_str(), &err));
+      cl::UniqueKernel kernel(
+          clCreateKernel(res_.program(list.dispatches[d].kernel), ref.name.c_str(), &err));
       RECQ_RETURN_IF_ERROR(cl::CheckCl(err, absl::StrCat("clCreateKernel(", ref.name, ")")));
       kernels_.push_back(std::move(kernel));
     }
@@ -31,7 +30,7 @@ class UnrecordedRunner final : public RecordingBackend {
 
   absl::Status Enqueue(cl_command_queue queue, absl::Span<const SlotMemory> slot_mems,
                        absl::Span<const cl_event> wait_list, cl_event* done) override {
-    const DispatchList& list = res_.engine().list;
+    const DispatchList& list = res_.list();
     if (kernels_.empty()) return EnqueueKernels(queue, list, kernels_, wait_list, done);
     // Per slot: some argument may hold an SVM pointer (either kind while
     // this run sets them, in case a set fails).
@@ -85,44 +84,14 @@ absl::StatusOr<std::unique_ptr<RecordingBackend>> CreateUnrecordedRunner(
   return runner;
 }
 
-absl::StatusOr<std::vector<double>> ProfileDispatches(std::shared_ptr<const EngineState> engine,
-                                                      absl::Span<const SlotMemory> slot_mems) {
-  RECQ_ASSIGN_OR_RETURN(RecordingResources res, RecordingResources::Create(engine));
-  const ContextState& ctx = *engine->context;
-  cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
-  cl_int err = CL_SUCCESS;
-  cl::UniqueQueue queue(
-      clCreateCommandQueueWithProperties(ctx.context.get(), ctx.device, props, &err));
-  RECQ_RETURN_IF_ERROR(cl::CheckCl(err, "clCreateCommandQueueWithProperties(profiling)"));
-  const DispatchList& list = engine->list;
-  std::vector<cl::UniqueKernel> kernels;
-  std::vector<cl::UniqueEvent> events(list.dispatches.size());
-  absl::Status enqueued;
-  for (size_t d = 0; d < list.dispatches.size() && enqueued.ok(); ++d) {
-    absl::StatusOr<cl::UniqueKernel> kernel = res.CreateKernel(d, slot_mems);
-    enqueued = kernel.status();
-    if (!enqueued.ok()) break;
-    enqueued = EnqueueDispatch(queue.get(), list.dispatches[d], kernel->get(), {}, events[d].out());
-    kernels.push_back(*std::move(kernel));
-  }
-  // Waits for what was enqueued before returning, even after a failure: the
-  // dispatches use `res`'s memory and the caller's.
-  const absl::Status drained = cl::DrainQueue(queue.get());
-  RECQ_RETURN_IF_ERROR(enqueued);
-  RECQ_RETURN_IF_ERROR(drained);
-  std::vector<double> ms;
-  for (const cl::UniqueEvent& event : events) {
-    cl_ulong start = 0, end = 0;
-    RECQ_RETURN_IF_ERROR(
-        cl::CheckCl(clGetEventProfilingInfo(event.get(), CL_PROFILING_COMMAND_START, sizeof(start),
-                                            &start, nullptr),
-                    "clGetEventProfilingInfo"));
-    RECQ_RETURN_IF_ERROR(cl::CheckCl(
-        clGetEventProfilingInfo(event.get(), CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr),
-        "clGetEventProfilingInfo"));
-    ms.push_back(static_cast<double>(end - start) * 1e-6);
-  }
-  return ms;
+RECQ_REGISTER_BACKEND(Unrecorded) {
+  BackendEntry entry;
+  entry.id = Backend::kUnrecorded;
+  entry.name = "unrecorded";
+  entry.probe = [](const Context&) -> absl::StatusOr<BackendProbe> { return BackendProbe{}; };
+  entry.create = CreateUnrecordedRunner;
+  entry.auto_priority = 0;  // the baseline a recording improves on, never `auto`'s pick
+  return table.Add(std::move(entry));
 }
 
 }  // namespace recq::internal

@@ -11,14 +11,10 @@
 
 namespace recq::internal {
 
+// CreateUnrecordedRunner makes the unrecorded path for `engine`. Registered
+// as "unrecorded": available on every device, never chosen by `auto`.
 [[nodiscard]] absl::StatusOr<std::unique_ptr<RecordingBackend>> CreateUnrecordedRunner(
     std::shared_ptr<const EngineState> engine);
-
-// ProfileDispatches runs every dispatch once on a new profiling queue of the
-// engine's context with `slot_mems` bound, waits, and returns each one's
-// device time (CL_PROFILING_COMMAND_END - START) in milliseconds.
-[[nodiscard]] absl::StatusOr<std::vector<double>> ProfileDispatches(
-    std::shared_ptr<const EngineState> engine, absl::Span<const SlotMemory> slot_mems);
 
 }  // namespace recq::internal
 

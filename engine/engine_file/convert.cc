@@ -1,7 +1,7 @@
 #include "engine/engine_file/convert.h"
 
 #include "engine/engine_file/verifier.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {

@@ -21,10 +21,10 @@
 #include "engine/engine_file/stored_lowering.h"
 #include "engine/engine_file/verifier.h"
 #include "engine/engine_state.h"
-#include "engine/status_macros.h"
 #include "recq/engine_file.h"
 #include "recq/log.h"
 #include "recq/onnx.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 namespace {
@@ -36,10 +36,13 @@ namespace {
 
 // SameLowering: the stored lowering applies on a device whose lowering
 // facts (`here`) are those the file was lowered for.
+// The selection key holds every fact that kernel selection reads; files
+// written before it had the key compare the first three alone.
 bool SameLowering(const pb::Device& built, const DeviceFacts& here) {
-  return here.gpu == built.gpu_kernels() &&
+  return here.GpuKernels() == built.gpu_kernels() &&
          here.max_work_group_size == built.max_work_group_size() &&
-         here.compute_units == built.compute_units();
+         here.compute_units == built.compute_units() &&
+         (built.selection_key().empty() || built.selection_key() == here.SelectionKey());
 }
 
 bool SameDriver(const pb::Device& a, const DeviceInfo& b) {
@@ -56,7 +59,7 @@ std::string DescribeDevice(const pb::Device& d) {
 
 std::string DescribeDevice(const DeviceInfo& d, const DeviceFacts& facts) {
   return absl::StrCat("'", d.name, "' (", d.platform_name, ", driver ", d.driver_version, "; ",
-                      facts.gpu ? "GPU" : "CPU", " kernels, max work-group ",
+                      facts.GpuKernels() ? "GPU" : "CPU", " kernels, max work-group ",
                       facts.max_work_group_size, ", ", facts.compute_units, " compute units)");
 }
 

@@ -11,8 +11,8 @@
 #include "engine/engine_file/convert.h"
 #include "engine/passes.h"
 #include "engine/precision.h"
-#include "engine/status_macros.h"
 #include "recq/onnx.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {

@@ -6,8 +6,8 @@
 #include "engine/engine_file/convert.h"
 #include "engine/engine_file/verifier.h"
 #include "engine/ops/preprocess.h"
-#include "engine/status_macros.h"
 #include "recq/engine_file.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 namespace {

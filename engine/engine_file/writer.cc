@@ -13,8 +13,8 @@
 #include "engine/engine_file/convert.h"
 #include "engine/engine_file/pocl_binary.h"
 #include "engine/program_cache.h"
-#include "engine/status_macros.h"
 #include "recq/onnx.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 namespace internal {
@@ -34,7 +34,8 @@ absl::StatusOr<std::string> SerializeEngineState(const EngineState& state) {
   device->set_platform_name(info.platform_name);
   device->set_platform_version(info.platform_version);
   device->set_device_type(info.type);
-  device->set_gpu_kernels(state.lowered_for.gpu);
+  device->set_gpu_kernels(state.lowered_for.GpuKernels());
+  device->set_selection_key(state.lowered_for.SelectionKey());
   device->set_max_work_group_size(state.lowered_for.max_work_group_size);
   device->set_compute_units(state.lowered_for.compute_units);
   pb::Options* options = f.mutable_options();

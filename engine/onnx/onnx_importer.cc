@@ -29,10 +29,10 @@
 #include "absl/strings/str_split.h"
 #include "engine/onnx/onnx_node.h"
 #include "engine/onnx/onnx_tensor.h"
-#include "engine/status_macros.h"
 #include "onnx/onnx_pb.h"
 #include "recq/onnx.h"
 #include "recq/op_registry.h"
+#include "recq/status_macros.h"
 
 namespace recq {
 namespace {

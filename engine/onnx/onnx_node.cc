@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::onnx_import {
 

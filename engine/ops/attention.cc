@@ -12,17 +12,18 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {
 
 const OpType kAttention("Attention");
 
-// Local memory a GPU work-group may use. OpenCL guarantees 32 KiB on a GPU;
-// the H100 gives 48 KiB per work-group. Replace with the device's
-// CL_DEVICE_LOCAL_MEM_SIZE once DeviceFacts carries it.
-constexpr size_t kLocalMemBytes = 32 * 1024;
+// Local memory a GPU work-group may use: the device's
+// CL_DEVICE_LOCAL_MEM_SIZE, or OpenCL's guaranteed 32 KiB where unknown.
+uint64_t LocalMemBytes(const DeviceFacts& device) {
+  return device.local_mem_bytes != 0 ? device.local_mem_bytes : 32 * 1024;
+}
 
 // The largest element index a view reaches over [batch, heads, rows, cols].
 int64_t MaxOffset(const AttentionView& v, int64_t batch, int64_t heads, int64_t rows,
@@ -156,12 +157,12 @@ size_t GpuLocalBytes(const AttentionAttrs& a, int64_t bq, int64_t bk) {
 }
 
 // Whether (rows per group, keys per tile, items per row) can run: the group
-// within the device's limit and the tiles within kLocalMemBytes.
+// within the device's limit and the tiles within its local memory.
 bool GpuParamsFit(const AttentionAttrs& a, const DeviceFacts& device, int64_t bq, int64_t bk,
                   int64_t tpr) {
   const size_t wg = size_t(bq * tpr);
   if (device.max_work_group_size != 0 && wg > device.max_work_group_size) return false;
-  return wg <= 1024 && GpuLocalBytes(a, bq, bk) <= kLocalMemBytes;
+  return wg <= 1024 && GpuLocalBytes(a, bq, bk) <= LocalMemBytes(device);
 }
 
 KernelParams GpuHeuristic(const AttentionAttrs& a, const DeviceFacts& device) {
@@ -185,7 +186,7 @@ KernelParams GpuHeuristic(const AttentionAttrs& a, const DeviceFacts& device) {
 }
 
 bool GpuFits(const Node& node, const LoweringContext& ctx) {
-  if (!ctx.device().gpu) return false;
+  if (!ctx.device().GpuKernels()) return false;
   const auto& a = AttrsOr<AttentionAttrs>(node);
   const KernelParams h = GpuHeuristic(a, ctx.device());
   return GpuParamsFit(a, ctx.device(), h.at("rows"), h.at("key_tile"), h.at("row_items"));
@@ -204,7 +205,7 @@ absl::Status LowerGpu(LoweringContext& ctx, const Node& node) {
         absl::StrCat("node '", node.name, "': rows=", bq, ", key_tile=", bk, ", row_items=", tpr,
                      " need a group of ", bq * tpr, " items and ", GpuLocalBytes(a, bq, bk),
                      " bytes of local memory; the device allows ", ctx.device().max_work_group_size,
-                     " items and ", kLocalMemBytes, " bytes are assumed"));
+                     " items and ", LocalMemBytes(ctx.device()), " bytes"));
   }
   std::vector<std::string> options = CommonOptions(node, a);
   options.push_back("-DRECQ_AT_GPU=1");

@@ -15,12 +15,12 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ops/conv2d.h"
 #include "engine/ops/op_util.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {
 
-bool Cpu(const LoweringContext& ctx) { return !ctx.device().gpu; }
+bool Cpu(const LoweringContext& ctx) { return ctx.device().CpuKernels(); }
 
 // Dense 3x3 weights [OC][C][3][3] repacked as [ceil(OC/8)][C][3][3][8],
 // zero past OC.
@@ -49,7 +49,7 @@ absl::Status Finish(LoweringContext& ctx, Dispatch d, const Activation& act) {
 // channels per item, wg items per work-group.
 KernelParams PointwiseHeuristic(const Node& node, const LoweringContext& ctx) {
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
-  // float16 (PoCL's fastest width, DESIGN.md) unless HW is below 16; 8
+  // float16 (PoCL's fastest vector width) unless HW is below 16; 8
   // output channels per item measured as fast as 16 on PoCL 3.1; 16 items
   // per group measured best (vs 1, 4, 64).
   return {{"vw", out[2] * out[3] >= 16 ? 16 : 8}, {"ocb", 8}, {"wg", 16}};

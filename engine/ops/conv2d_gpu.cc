@@ -9,12 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ops/conv2d.h"
 #include "engine/ops/op_util.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {
 
-bool Gpu(const LoweringContext& ctx) { return ctx.device().gpu; }
+bool Gpu(const LoweringContext& ctx) { return ctx.device().GpuKernels(); }
 ValueId Bias(const Node& node) { return node.inputs.size() > 2 ? node.inputs[2] : kNoValue; }
 
 // How conv2d_pointwise_gpu splits one layer: output channels per work-item,

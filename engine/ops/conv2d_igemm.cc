@@ -61,8 +61,12 @@ IgemmShape ShapeFor(const IgemmTile& tile, const Node& node, const LoweringConte
 
 bool Fits(const IgemmTile& tile, const Node& node, const LoweringContext& ctx) {
   const DeviceFacts& device = ctx.device();
-  if (!device.gpu) return false;
+  if (device.CpuKernels()) return false;
   if (device.max_work_group_size != 0 && device.max_work_group_size < kIgemmItems) return false;
+  // The A and B slices staged in local memory (conv2d_igemm.cl); where that
+  // is global memory (Mali) the direct GPU variants do better.
+  const uint64_t local_bytes = uint64_t(kIgemmTk * (tile.tm + tile.tn)) * sizeof(float);
+  if (!device.LocalMemoryTilesPay() || !device.LocalMemoryFits(local_bytes)) return false;
   if (!ConvShapeOf(node, ctx).constant_weights) return false;
   const IgemmShape s = ShapeFor(tile, node, ctx);
   return s.ocg >= tile.min_ocg && s.columns >= tile.min_columns;

@@ -13,7 +13,7 @@
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "engine/ops/window.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {
@@ -67,7 +67,7 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
   d.work_dim = 3;
   const std::array<size_t, 3> global = {size_t(y[3]), size_t(y[2]), size_t(y[0] * y[1])};
   SetRange(d, global,
-           ctx.device().gpu ? std::array<size_t, 3>{16, 8, 1} : WorkGroupFor(global, 64));
+           ctx.device().GpuKernels() ? std::array<size_t, 3>{16, 8, 1} : WorkGroupFor(global, 64));
   Dispatch& e = ctx.Emit(std::move(d));
   e.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]),
             has_bias ? ctx.Arg(node.inputs[2]) : DispatchArg::Null(), ctx.Arg(node.outputs[0])};

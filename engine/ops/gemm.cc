@@ -7,7 +7,7 @@
 #include "engine/ops/matmul.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {
@@ -213,7 +213,7 @@ RECQ_REGISTER_OPS(Gemm) {
       {{"gemm_rowdot",
         [](const Node& node, const LoweringContext& ctx) {
           const auto& a = AttrsOr<GemmAttrs>(node);
-          return ctx.device().gpu && !a.trans_a && a.trans_b;
+          return ctx.device().GpuKernels() && !a.trans_a && a.trans_b;
         },
         LowerGemmRowdot, false, RowdotSpace},
        {"gemm", nullptr, LowerGemm, false, [](const Node&, const LoweringContext&) {

@@ -13,7 +13,7 @@
 
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {
@@ -116,13 +116,18 @@ size_t SplitKScratch(const LocalTile& tile, const MatMulShape& s, const DeviceFa
              : 0;
 }
 
-// LocalTilesRun: the device runs work-groups of 256 items of the GPU family.
-bool LocalTilesRun(const DeviceFacts& device) {
-  return device.gpu && (device.max_work_group_size == 0 || device.max_work_group_size >= 256);
+// LocalTilesRun: the device runs work-groups of 256 items of the GPU family,
+// its local memory holds the tile's A and B slices (matmul_local.cl), and
+// staging through local memory pays (not where it is global memory: Mali).
+bool LocalTilesRun(const LocalTile& tile, const DeviceFacts& device) {
+  const uint64_t local_bytes = uint64_t(kLocalTk * (tile.tm + 4 + tile.tn)) * sizeof(float);
+  return device.GpuKernels() &&
+         (device.max_work_group_size == 0 || device.max_work_group_size >= 256) &&
+         device.LocalMemoryTilesPay() && device.LocalMemoryFits(local_bytes);
 }
 
 bool LocalFits(const LocalTile& tile, const Node& node, const LoweringContext& ctx) {
-  if (!LocalTilesRun(ctx.device())) return false;
+  if (!LocalTilesRun(tile, ctx.device())) return false;
   const MatMulShape s = ShapeOfMatMul(ctx, node);
   return s.batch.size() <= 8 && s.m >= tile.min_m && s.n >= tile.min_n;
 }
@@ -247,7 +252,7 @@ absl::Status LowerLocal(const LocalTile& tile, LoweringContext& ctx, const Node&
 // fused activation are applied as the tiles are written. Fewer than 16 rows
 // go to gemm_rowdot, whose work-group per output fills the device better.
 bool GemmLocalFits(const LocalTile& tile, const Node& node, const LoweringContext& ctx) {
-  if (!LocalTilesRun(ctx.device())) return false;
+  if (!LocalTilesRun(tile, ctx.device())) return false;
   const auto& a = AttrsOr<GemmAttrs>(node);
   if (a.trans_a) return false;
   if (a.trans_b && !IsConstant(ctx, node.inputs[1])) return false;
@@ -287,7 +292,7 @@ struct PackedShape {
 };
 
 KernelParams PackedHeuristic(const PackedShape& s) {
-  // 16 columns (PoCL's fastest width, DESIGN.md) unless N is below 16; 8
+  // 16 columns (PoCL's fastest vector width) unless N is below 16; 8
   // rows unless M is below 8; 16 items per group (a group shares one panel
   // of B and walks 128 rows): on ViT-B/16's MLP product (197x768 by
   // 768x3072, `recq tune --exhaustive`) 9.7 ms against 15.1 ms with 4.
@@ -342,7 +347,7 @@ absl::Status EmitPacked(LoweringContext& ctx, const Node& node, const PackedShap
 
 // MatMul: B a constant matrix (batches of A are rows of one product).
 bool MatMulPackedFits(const Node& node, const LoweringContext& ctx) {
-  if (ctx.device().gpu || !IsConstant(ctx, node.inputs[1])) return false;
+  if (ctx.device().GpuKernels() || !IsConstant(ctx, node.inputs[1])) return false;
   const MatMulShape s = ShapeOfMatMul(ctx, node);
   return s.batch.size() <= 8 && Product(s.batch, 0, s.batch.size()) == 1 && s.n >= 8;
 }
@@ -363,7 +368,7 @@ absl::Status LowerMatMulPacked(LoweringContext& ctx, const Node& node) {
 
 bool GemmPackedFits(const Node& node, const LoweringContext& ctx) {
   const auto& a = AttrsOr<GemmAttrs>(node);
-  return !ctx.device().gpu && !a.trans_a && IsConstant(ctx, node.inputs[1]) &&
+  return ctx.device().CpuKernels() && !a.trans_a && IsConstant(ctx, node.inputs[1]) &&
          GemmShapeOf(ctx, node).n >= 8;
 }
 

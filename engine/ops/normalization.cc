@@ -11,8 +11,8 @@
 #include "engine/ops/onnx_emitter.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
-#include "engine/status_macros.h"
 #include "recq/math_op_attrs.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {
@@ -233,11 +233,12 @@ RECQ_REGISTER_OPS(Normalization) {
       return Infer(op, attrs, in);
     };
     def.variants = {
-        {"norm_rows", [](const Node&, const LoweringContext& ctx) { return ctx.device().gpu; },
+        {"norm_rows",
+         [](const Node&, const LoweringContext& ctx) { return ctx.device().GpuKernels(); },
          [](LoweringContext& ctx, const Node& node) { return Lower(ctx, node, true); }},
         {"norm_rows_vec",
          [](const Node& node, const LoweringContext& ctx) {
-           return !ctx.device().gpu && node.op == kLayerNorm;
+           return ctx.device().CpuKernels() && node.op == kLayerNorm;
          },
          LowerRowsVec},
         {"norm_plain", nullptr,

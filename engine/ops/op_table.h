@@ -9,7 +9,7 @@
 //
 // The build scans engine/ops/*.cc for RECQ_REGISTER_OPS(...) and generates
 // the one table that calls every such function before the registry is first
-// used (cmake/OpTable.cmake): adding an op file is all it takes.
+// used (cmake/RegistryTable.cmake): adding an op file is all it takes.
 #ifndef RECQ_ENGINE_OPS_OP_TABLE_H_
 #define RECQ_ENGINE_OPS_OP_TABLE_H_
 

@@ -12,7 +12,7 @@
 #include "engine/ops/op_util.h"
 #include "engine/ops/typed.h"
 #include "engine/ops/window.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {
@@ -260,10 +260,11 @@ RECQ_REGISTER_OPS(Pool) {
     if (op == OpType::kMaxPool) {
       def.variants = {{"max_pool_rows", nullptr, LowerWindowPool}};
     } else {
-      def.variants = {{"avg_pool_rows",
-                       [](const Node&, const LoweringContext& ctx) { return !ctx.device().gpu; },
-                       LowerAvgPoolRows},
-                      {"avg_pool", nullptr, LowerWindowPool}};
+      def.variants = {
+          {"avg_pool_rows",
+           [](const Node&, const LoweringContext& ctx) { return ctx.device().CpuKernels(); },
+           LowerAvgPoolRows},
+          {"avg_pool", nullptr, LowerWindowPool}};
     }
     def.absorbs_activation = true;
     RECQ_RETURN_IF_ERROR(table.Add(std::move(def)));
@@ -286,7 +287,8 @@ RECQ_REGISTER_OPS(Pool) {
   };
   gap.variants = {
       {"global_avg_pool_rows",
-       [](const Node&, const LoweringContext& ctx) { return ctx.device().gpu; }, LowerGapRows},
+       [](const Node&, const LoweringContext& ctx) { return ctx.device().GpuKernels(); },
+       LowerGapRows},
       {"global_avg_pool", nullptr, LowerGap}};
   gap.export_onnx = [](const Node&, const Graph&, OnnxNodeWriter& out) {
     out.SetOpType("GlobalAveragePool");

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 

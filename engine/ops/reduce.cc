@@ -16,8 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
-#include "engine/status_macros.h"
 #include "recq/math_op_attrs.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {
@@ -262,7 +262,7 @@ absl::Status LowerNoop(LoweringContext& ctx, const Node& node) {
 bool RowsFit(const Node& node, const LoweringContext& ctx) {
   if (IsNoop(node)) return false;
   const Layout l = LayoutOf(node, ctx);
-  return ctx.device().gpu && l.contiguous && l.inner == 1 && l.r >= 64;
+  return ctx.device().GpuKernels() && l.contiguous && l.inner == 1 && l.r >= 64;
 }
 
 absl::Status LowerRows(LoweringContext& ctx, const Node& node) {

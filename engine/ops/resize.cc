@@ -20,7 +20,7 @@
 #include "engine/ops/layout_attrs.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {
@@ -180,14 +180,15 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
     both->insert(both->end(), tx.table.begin(), tx.table.end());
     DispatchArg t2 = ctx.AddConstant(both);
     // CPUs: 16 outputs of a row per work-item; GPUs: one.
-    const int64_t per = ctx.device().gpu ? 1 : 16;
+    const int64_t per = ctx.device().GpuKernels() ? 1 : 16;
     Dispatch d = MakeDispatch(ctx, "resize.cl", "resize_2d", {1},
                               {absl::StrCat("-DKY=", ty.count), absl::StrCat("-DKX=", tx.count),
                                absl::StrCat("-DXPER=", per)});
     d.work_dim = 3;
     const std::array<size_t, 3> global = {CeilDiv(w, per), size_t(h), size_t(planes)};
-    SetRange(d, global,
-             ctx.device().gpu ? std::array<size_t, 3>{32, 4, 1} : WorkGroupFor(global, 64));
+    SetRange(
+        d, global,
+        ctx.device().GpuKernels() ? std::array<size_t, 3>{32, 4, 1} : WorkGroupFor(global, 64));
     Dispatch& e = ctx.Emit(std::move(d));
     e.args = {ctx.Arg(node.inputs[0]), t2, ctx.Arg(node.outputs[0])};
     AddInts(e, {h_in, w_in, h, w, planes, static_cast<int64_t>(ty.table.size())});

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {
@@ -102,12 +102,12 @@ RECQ_REGISTER_OPS(Softmax) {
     };
     def.variants = {{"softmax_rows",
                      [](const Node& node, const LoweringContext& ctx) {
-                       return ctx.device().gpu && RowsOf(node, ctx).inner == 1;
+                       return ctx.device().GpuKernels() && RowsOf(node, ctx).inner == 1;
                      },
                      LowerRows},
                     {"softmax_rows_vec",
                      [](const Node& node, const LoweringContext& ctx) {
-                       return !ctx.device().gpu && RowsOf(node, ctx).inner == 1;
+                       return ctx.device().CpuKernels() && RowsOf(node, ctx).inner == 1;
                      },
                      LowerRowsVec},
                     {"softmax", nullptr, LowerPlain}};

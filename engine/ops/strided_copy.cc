@@ -17,7 +17,7 @@
 #include "engine/ops/op_util.h"
 #include "engine/ops/strided_copy.h"
 #include "engine/ops/typed.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 
@@ -56,7 +56,7 @@ absl::Status EmitStridedCopy(LoweringContext& ctx, const Node& node, int64_t bas
   for (size_t i = 0; i < d3.size(); ++i) wrap |= m3[i] != d3[i];
   const std::vector<std::string> options = {absl::StrCat("-DRANK=", d3.size()),
                                             absl::StrCat("-DWRAP=", wrap ? 1 : 0)};
-  if (!ctx.device().gpu && !wrap && d3.back() >= 4) {
+  if (ctx.device().CpuKernels() && !wrap && d3.back() >= 4) {
     // CPUs: a row of the innermost dimension per item.
     const int64_t rows = total / d3.back();
     Dispatch d;

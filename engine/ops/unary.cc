@@ -9,8 +9,8 @@
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "engine/ops/unary.h"
-#include "engine/status_macros.h"
 #include "recq/math_op_attrs.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 

@@ -34,8 +34,8 @@
 #include "engine/ops/layout_attrs.h"
 #include "engine/patterns/match_util.h"
 #include "engine/patterns/pattern_table.h"
-#include "engine/status_macros.h"
 #include "recq/op_registry.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {

@@ -9,8 +9,8 @@
 #include "engine/graph_edit.h"
 #include "engine/patterns/match_util.h"
 #include "engine/patterns/pattern_table.h"
-#include "engine/status_macros.h"
 #include "recq/math_op_attrs.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {

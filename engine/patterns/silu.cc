@@ -6,7 +6,7 @@
 
 #include "engine/graph_edit.h"
 #include "engine/patterns/pattern_table.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {

@@ -63,6 +63,20 @@ struct DeviceInfo {
   // OpenCL 2.0) and CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes.
   cl_device_svm_capabilities svm_capabilities = 0;
   size_t mem_base_addr_align_bytes = 128;
+  cl_ulong local_mem_bytes = 0;                        // CL_DEVICE_LOCAL_MEM_SIZE
+  cl_device_local_mem_type local_mem_type = CL_LOCAL;  // CL_DEVICE_LOCAL_MEM_TYPE
+  bool image_support = false;                          // CL_DEVICE_IMAGE_SUPPORT
+  size_t image2d_max_width = 0;                        // CL_DEVICE_IMAGE2D_MAX_WIDTH
+  size_t image2d_max_height = 0;                       // CL_DEVICE_IMAGE2D_MAX_HEIGHT
+  size_t image_max_buffer_size = 0;                    // CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, pixels
+  // Vendor queries, empty or 0 where the extension is absent:
+  // CL_DEVICE_SUB_GROUP_SIZES_INTEL (cl_intel_required_subgroup_size),
+  // CL_DEVICE_IP_VERSION_INTEL (cl_intel_device_attribute_query, a
+  // CL_MAKE_VERSION value: 12.x for Xe) and CL_DEVICE_WAVEFRONT_WIDTH_AMD
+  // (cl_amd_device_attribute_query).
+  std::vector<size_t> sub_group_sizes_intel;
+  cl_uint ip_version_intel = 0;
+  cl_uint wavefront_width_amd = 0;
 
   bool HasExtension(const std::string& name) const;
 };
@@ -102,14 +116,23 @@ class Context {
   cl_platform_id platform() const;
   const DeviceInfo& device_info() const;
 
-  // FlushBinaryCache stores in the on-disk binary cache the binaries of the
-  // programs this context built from source since the last flush. Compile
-  // leaves that for later because asking PoCL for a binary compiles a
-  // generic work-group function for every kernel of the program (about as
-  // long again as the build and warm-up): call it once the first result is
-  // out, or leave it to the context's destruction, which flushes. Errors
-  // only mean a colder next start; they are counted, not returned.
+  // FlushBinaryCache has the binaries of the programs this context built
+  // from source since the last flush stored in the on-disk binary cache, on a
+  // background thread at the lowest CPU priority, and returns at once.
+  // Compile leaves that for later because asking PoCL for a binary compiles
+  // a generic work-group function for every kernel of the program (seconds
+  // of CPU when cold): a long-running process calls it once the first result
+  // is out. The context's destruction waits for the binaries already handed
+  // over, and stores the rest only where that is cheap (not on PoCL, whose own
+  // kernel cache keeps the programs): a one-shot command that does not call
+  // it exits right after its result. Errors only mean a colder next start;
+  // they are counted, not returned.
   void FlushBinaryCache() const;
+
+  // cache_dir is the directory of the on-disk binary cache this context
+  // uses (ContextOptions::cache_dir resolved), or empty when caching is off.
+  // Tools may keep per-device files of their own there.
+  std::string cache_dir() const;
 
   // Internal state shared with engines and recordings.
   const std::shared_ptr<internal::ContextState>& state() const { return state_; }

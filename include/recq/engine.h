@@ -144,6 +144,12 @@ struct BindingInfo {
   std::string Describe() const;
 };
 
+// DescribeInputs returns what each input of `graph` binds, in graph order,
+// as Engine::inputs() will describe it once compiled: an input that a
+// pre-processing step reads (ApplyPrePostProcessing) with its frame format
+// and memory kind, and each plane of a two-plane NV12 frame on its own.
+std::vector<BindingInfo> DescribeInputs(const Graph& graph);
+
 // One auto-tuner decision (EngineOptions::tuning).
 struct TuningChoice {
   std::string key;        // "<op> <input shapes> -> <output shape> <attributes>"

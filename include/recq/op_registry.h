@@ -25,7 +25,7 @@
 //   def.infer = [](const OpAttrs&, InferInputs in) { return *in[0]; };
 //   def.variants = {{"swish", nullptr, LowerSwish}};
 //   RECQ_CHECK_OK(recq::RegisterKernelSource("example_swish.cl", kSwishSource));
-//   RECQ_CHECK_OK(recq::RegisterOp(std::move(def)));
+//   RECQ_CHECK_OK(recq::RegisterOp(std::move(def)));  // recq/status_macros.h
 //
 // The registry is process-wide, as TensorRT's plugin registry and
 // onnxruntime's kernel registry are: graphs name ops by key, and a graph may
@@ -48,6 +48,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "recq/device_facts.h"
 #include "recq/dispatch.h"
 #include "recq/graph.h"
 
@@ -172,14 +173,7 @@ struct OnnxMapping {
 
 // --- lowering ---
 
-// DeviceFacts holds what kernel selection depends on.
-struct DeviceFacts {
-  // The GPU family of kernels (one or a few outputs per work-item, groups of
-  // 64-256) instead of the CPU family (vector work-items, small groups).
-  bool gpu = false;
-  size_t max_work_group_size = 0;  // CL_DEVICE_MAX_WORK_GROUP_SIZE; 0: unknown
-  uint32_t compute_units = 0;      // CL_DEVICE_MAX_COMPUTE_UNITS; 0: unknown
-};
+// DeviceFacts (recq/device_facts.h) holds what kernel selection depends on.
 
 class LoweringContext;
 

@@ -26,6 +26,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -33,6 +34,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "recq/bindings.h"
+#include "recq/context.h"
 
 namespace recq {
 
@@ -44,10 +46,22 @@ enum class Backend {
   kUnrecorded,        // no recording: every argument set and every op enqueued on every run
 };
 
-// BackendName returns "auto", "replay", "khr_command_buffer", "qcom" or "unrecorded".
+// BackendName returns "auto", "replay", "khr_command_buffer", "qcom" or
+// "unrecorded": the name its backend registered ("?" for a value none did).
 const char* BackendName(Backend backend);
-// ParseBackend is the inverse of BackendName.
+// ParseBackend is the inverse of BackendName; an unknown name is
+// InvalidArgument listing the registered ones.
 [[nodiscard]] absl::StatusOr<Backend> ParseBackend(absl::string_view name);
+
+// RegisteredBackends lists the backends built into this library, in enum
+// order (kAuto, a choice among them, is not one).
+std::vector<Backend> RegisteredBackends();
+
+// BackendAvailable is OK when `backend` can record engines of `context`'s
+// device (kAuto always can); otherwise Unavailable with the reason, the one
+// Engine::Record gives (for example "device 'X' does not list
+// cl_qcom_recordable_queues").
+[[nodiscard]] absl::Status BackendAvailable(const Context& context, Backend backend);
 
 struct RecordOptions {
   Backend backend = Backend::kAuto;

@@ -1,7 +1,9 @@
-// One conformance suite, run on every recording backend available at run
-// time: each backend's outputs must be bit-identical (memcmp) to the replay
-// list's on the same device. A backend the device cannot run is skipped with
-// the reason Engine::Record gives. Plus qcom-specific error paths, driven by
+// One conformance suite, instantiated over every registered recording
+// backend (RegisteredBackends(): whatever backends/*/ registers, no list
+// here): each backend's outputs must be bit-identical (memcmp) to the
+// replay list's on the same device. A backend the device cannot run is
+// skipped with the registry's reason (BackendAvailable, the one
+// Engine::Record gives). Plus qcom-specific error paths, driven by
 // the qcom emulation layer's fault hook (only under OPENCL_LAYERS).
 #include <dlfcn.h>
 
@@ -108,7 +110,13 @@ std::vector<float> RunOnce(Recording& rec, const Io& io, const Tensor& in, Tenso
 
 class BackendConformanceTest : public ::testing::TestWithParam<Backend> {
  protected:
-  // Record records `engine` with the backend under test; Unavailable skips.
+  void SetUp() override {
+    absl::Status available = BackendAvailable(SharedContext(), GetParam());
+    if (!available.ok()) GTEST_SKIP() << available.message();
+  }
+
+  // Record records `engine` with the backend under test (available: SetUp
+  // skipped the test otherwise).
   absl::StatusOr<Recording> Record(const Engine& engine) {
     absl::StatusOr<Recording> rec = engine.Record({GetParam()});
     if (rec.ok()) {
@@ -128,7 +136,6 @@ class BackendConformanceTest : public ::testing::TestWithParam<Backend> {
   // backend under test and with the replay list and compares bits.
   void ExpectMatchesReplay(const Engine& engine, std::initializer_list<uint64_t> seeds) {
     absl::StatusOr<Recording> rec = Record(engine);
-    if (absl::IsUnavailable(rec.status())) GTEST_SKIP() << rec.status().message();
     ASSERT_TRUE(rec.ok()) << rec.status();
     RECQ_ASSERT_OK_AND_ASSIGN(Recording replay, engine.Record({Backend::kReplay}));
     const Io io = IoOf(engine);
@@ -173,7 +180,6 @@ TEST_P(BackendConformanceTest, LongDispatchList) {
 TEST_P(BackendConformanceTest, SubstitutionSequences) {
   RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), RandomChain(42)));
   absl::StatusOr<Recording> rec = Record(engine);
-  if (absl::IsUnavailable(rec.status())) GTEST_SKIP() << rec.status().message();
   ASSERT_TRUE(rec.ok()) << rec.status();
   RECQ_ASSERT_OK_AND_ASSIGN(Recording replay, engine.Record({Backend::kReplay}));
   const Io io = IoOf(engine);
@@ -210,7 +216,6 @@ TEST_P(BackendConformanceTest, TwoRecordingsOnTwoQueuesFromTwoThreads) {
   RECQ_ASSERT_OK_AND_ASSIGN(Graph graph, models::BuildMobileNetV1(options));
   RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), graph));
   absl::StatusOr<Recording> rec1 = Record(engine);
-  if (absl::IsUnavailable(rec1.status())) GTEST_SKIP() << rec1.status().message();
   ASSERT_TRUE(rec1.ok()) << rec1.status();
   RECQ_ASSERT_OK_AND_ASSIGN(Recording rec2, Record(engine));
   RECQ_ASSERT_OK_AND_ASSIGN(Recording replay, engine.Record({Backend::kReplay}));
@@ -262,7 +267,6 @@ TEST_P(BackendConformanceTest, TwoRecordingsOnTwoQueuesFromTwoThreads) {
 TEST_P(BackendConformanceTest, EventsInAndOut) {
   RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), RandomChain(77)));
   absl::StatusOr<Recording> rec = Record(engine);
-  if (absl::IsUnavailable(rec.status())) GTEST_SKIP() << rec.status().message();
   ASSERT_TRUE(rec.ok()) << rec.status();
   RECQ_ASSERT_OK_AND_ASSIGN(Recording replay, engine.Record({Backend::kReplay}));
   const Io io = IoOf(engine);
@@ -302,9 +306,7 @@ std::string BackendParamName(const ::testing::TestParamInfo<Backend>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllBackends, BackendConformanceTest,
-                         ::testing::Values(Backend::kReplay, Backend::kUnrecorded,
-                                           Backend::kKhrCommandBuffer, Backend::kQcom),
-                         BackendParamName);
+                         ::testing::ValuesIn(RegisteredBackends()), BackendParamName);
 
 // --- qcom error paths through the emulation layer's fault hook ---
 

@@ -241,7 +241,15 @@ void RunSvmSequence(Recording& rec, Recording& replay, const std::vector<Frame>&
   }
 }
 
-class BindingKindConformanceTest : public ::testing::TestWithParam<std::tuple<Backend, Kind>> {};
+// Instantiated over every registered backend; one the device cannot run is
+// skipped with the registry's reason.
+class BindingKindConformanceTest : public ::testing::TestWithParam<std::tuple<Backend, Kind>> {
+ protected:
+  void SetUp() override {
+    absl::Status available = BackendAvailable(SharedContext(), std::get<0>(GetParam()));
+    if (!available.ok()) GTEST_SKIP() << available.message();
+  }
+};
 
 TEST_P(BindingKindConformanceTest, SubstitutesEveryRunBitIdenticalToReplay) {
   const auto& [backend, kind] = GetParam();
@@ -268,7 +276,6 @@ TEST_P(BindingKindConformanceTest, SubstitutesEveryRunBitIdenticalToReplay) {
   const internal::PreprocessAttrs attrs = *PreprocessOf(g);
   RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
   absl::StatusOr<Recording> rec = engine.Record({backend});
-  if (absl::IsUnavailable(rec.status())) GTEST_SKIP() << rec.status().message();
   ASSERT_TRUE(rec.ok()) << rec.status();
   EXPECT_EQ(rec->backend(), backend);
   RECQ_ASSERT_OK_AND_ASSIGN(Recording replay, engine.Record({Backend::kReplay}));
@@ -312,14 +319,13 @@ TEST_P(BindingKindConformanceTest, SubstitutesEveryRunBitIdenticalToReplay) {
   EXPECT_FALSE(SameBits(Download(out_a), Download(out_b)));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllBackends, BindingKindConformanceTest,
-    ::testing::Combine(::testing::Values(Backend::kReplay, Backend::kUnrecorded,
-                                         Backend::kKhrCommandBuffer, Backend::kQcom),
-                       ::testing::ValuesIn(Kinds())),
-    [](const auto& info) {
-      return std::string(BackendName(std::get<0>(info.param))) + "_" + std::get<1>(info.param).name;
-    });
+INSTANTIATE_TEST_SUITE_P(AllBackends, BindingKindConformanceTest,
+                         ::testing::Combine(::testing::ValuesIn(RegisteredBackends()),
+                                            ::testing::ValuesIn(Kinds())),
+                         [](const auto& info) {
+                           return std::string(BackendName(std::get<0>(info.param))) + "_" +
+                                  std::get<1>(info.param).name;
+                         });
 
 // An engine of one [1, 4, 16, 16] float input "x" and a Relu output "y".
 Engine ReluEngine(const Context& ctx) {
@@ -331,6 +337,8 @@ Engine ReluEngine(const Context& ctx) {
 class SvmBindingErrorTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
+    absl::Status available = BackendAvailable(SharedContext(), GetParam());
+    if (!available.ok()) GTEST_SKIP() << available.message();
     if ((SvmOf(SharedContext()) & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) == 0) {
       GTEST_SKIP() << "the device has no SVM";
     }
@@ -361,7 +369,6 @@ TEST_P(SvmBindingErrorTest, BadSvmBindingsAreInvalidArgumentAndNothingRuns) {
   const Context& ctx = SharedContext();
   Engine engine = ReluEngine(ctx);
   absl::StatusOr<Recording> rec = engine.Record({GetParam()});
-  if (absl::IsUnavailable(rec.status())) GTEST_SKIP() << rec.status().message();
   ASSERT_TRUE(rec.ok()) << rec.status();
   const size_t bytes = engine.inputs()[0].desc.ByteSize();
   const size_t align = ctx.device_info().mem_base_addr_align_bytes;
@@ -449,7 +456,6 @@ TEST_P(SvmBindingErrorTest, SvmForAnImageBindingIsInvalidArgument) {
   RECQ_ASSERT_OK(ApplyPrePostProcessing(g, ppp));
   RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(ctx, g));
   absl::StatusOr<Recording> rec = engine.Record({GetParam()});
-  if (absl::IsUnavailable(rec.status())) GTEST_SKIP() << rec.status().message();
   ASSERT_TRUE(rec.ok()) << rec.status();
   out_ = NewTensor(engine.outputs()[0].desc);
   SvmAllocation svm(ctx.context(), 8 * 8 * 4);
@@ -459,8 +465,7 @@ TEST_P(SvmBindingErrorTest, SvmForAnImageBindingIsInvalidArgument) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllBackends, SvmBindingErrorTest,
-                         ::testing::Values(Backend::kReplay, Backend::kUnrecorded,
-                                           Backend::kKhrCommandBuffer, Backend::kQcom),
+                         ::testing::ValuesIn(RegisteredBackends()),
                          [](const auto& info) { return std::string(BackendName(info.param)); });
 
 // Under the qcom layer with RECQ_QCOM_LAYER_NO_SVM=1 (ctest

@@ -81,8 +81,9 @@ struct RunResult {
 };
 
 // CompileAndRun creates a Context with `cache_dir`, compiles the model,
-// runs it once on Input() into a NaN-poisoned output and downloads it.
-absl::StatusOr<RunResult> CompileAndRun(const std::string& cache_dir) {
+// runs it once on Input() into a NaN-poisoned output and downloads it; then
+// flushes the binary cache unless `flush` is false.
+absl::StatusOr<RunResult> CompileAndRun(const std::string& cache_dir, bool flush = true) {
   ContextOptions options;
   options.cache_dir = cache_dir;
   absl::StatusOr<Context> context = Context::Create(options);
@@ -103,6 +104,9 @@ absl::StatusOr<RunResult> CompileAndRun(const std::string& cache_dir) {
   if (absl::Status s = recording->Run(bindings); !s.ok()) return s;
   absl::StatusOr<std::vector<float>> values = out->Download();
   if (!values.ok()) return values.status();
+  // The binaries are stored once flushed: the context's destruction waits
+  // for the flushed ones and, on PoCL, drops the rest.
+  if (flush) context->FlushBinaryCache();
   return RunResult{engine->stats(), *std::move(values)};
 }
 
@@ -205,6 +209,27 @@ TEST_F(BinaryCacheTest, WarmContextLoadsEveryProgramAndMatchesBitForBit) {
   ASSERT_FALSE(HasFatalFailure());
   ExpectWarmRun(/*from_disk=*/programs_, /*built=*/0);
   ExpectOnlyValidEntries(programs_);
+}
+
+TEST_F(BinaryCacheTest, ContextDestroyedWithoutAFlushStoresOnlyWhereCheap) {
+  RECQ_ASSERT_OK_AND_ASSIGN(RunResult first, CompileAndRun(dir_, /*flush=*/false));
+  ASSERT_GT(first.stats.kernels_built, 0u);
+  auto cmp = reference::Compare(first.output, Expected(), kAtol, kRtol);
+  ASSERT_TRUE(cmp.ok()) << cmp.ToString();
+  RECQ_ASSERT_OK_AND_ASSIGN(Context context, Context::Create());
+  if (context.device_info().platform_name.find("Portable Computing Language") ==
+      std::string::npos) {
+    // Serializing is cheap: the destruction stored every program.
+    ExpectOnlyValidEntries(first.stats.kernels_built);
+    return;
+  }
+  // PoCL: a binary query would compile a generic work-group function per
+  // kernel, so nothing is stored; the next context builds from source.
+  EXPECT_TRUE(Entries().empty());
+  RECQ_ASSERT_OK_AND_ASSIGN(RunResult second, CompileAndRun(dir_, /*flush=*/false));
+  EXPECT_EQ(second.stats.programs_from_disk, 0u);
+  EXPECT_EQ(second.stats.kernels_built, first.stats.kernels_built);
+  EXPECT_TRUE(BitIdentical(second.output, first.output));
 }
 
 enum class Damage { kTruncated, kRandomBytes, kFlippedPayloadByte, kOtherKeysEntry, kBadBinary };
@@ -434,6 +459,18 @@ TEST_F(BinaryCacheTest, OffDisablesTheCache) {
   EXPECT_GT(r.stats.kernels_built, 0u);
   EXPECT_EQ(r.stats.programs_from_disk, 0u);
   EXPECT_FALSE(internal::ResolveBinaryCacheDir("off").has_value());
+}
+
+// Context::cache_dir names the directory the context's cache uses, the one
+// entries are written to, and is empty with caching off.
+TEST_F(BinaryCacheTest, ContextCacheDirIsTheDirectoryInUse) {
+  ContextOptions options;
+  options.cache_dir = dir_;
+  RECQ_ASSERT_OK_AND_ASSIGN(Context context, Context::Create(options));
+  EXPECT_EQ(context.cache_dir(), dir_);
+  options.cache_dir = "off";
+  RECQ_ASSERT_OK_AND_ASSIGN(Context off, Context::Create(options));
+  EXPECT_EQ(off.cache_dir(), "");
 }
 
 TEST_F(BinaryCacheTest, ConcurrentContextsLeaveOnlyValidEntries) {

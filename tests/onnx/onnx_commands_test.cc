@@ -3,7 +3,6 @@
 // test writes its images itself with libpng and libjpeg.
 #include "tools/onnx_commands.h"
 
-#include <png.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,7 +13,10 @@
 #include <random>
 #include <string>
 
+#if defined(RECQ_HAVE_PNG) && defined(RECQ_HAVE_JPEG)
 #include <jpeglib.h>
+#include <png.h>
+#endif
 
 #include "testing/test_env.h"
 #include "tools/image_file.h"
@@ -25,6 +27,17 @@ namespace {
 
 class OnnxCommandsTest : public ::testing::Test {
  protected:
+  // The commands compile with EngineOptions' default tuning, which reads
+  // $RECQ_TUNING (fast when unset; this binary does not link
+  // testing/test_env.cc, whose initializer turns it off). A test that
+  // compares two compiles bit for bit needs both to pick the same kernels;
+  // with the tuner on they need not: a key over the tuner's time budget
+  // runs the heuristic kernel in one compile and, in the next, whatever
+  // another test process wrote for it into the shared tuning cache
+  // meanwhile. These tests check the commands, not the tuner
+  // (tuner_test does): off, whatever the environment says.
+  static void SetUpTestSuite() { setenv("RECQ_TUNING", "off", /*overwrite=*/1); }
+
   void SetUp() override {
     models::MobileNetOptions options;
     options.resolution = 32;
@@ -51,6 +64,7 @@ class OnnxCommandsTest : public ::testing::Test {
   const std::string output2_ = dir_ + "prob2.f32";
 };
 
+#if defined(RECQ_HAVE_PNG) && defined(RECQ_HAVE_JPEG)
 // Random RGB pixels, height x width x 3.
 std::vector<uint8_t> RandomPixels(int64_t height, int64_t width, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -100,6 +114,7 @@ std::string FileBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
+#endif  // RECQ_HAVE_PNG && RECQ_HAVE_JPEG
 
 TEST_F(OnnxCommandsTest, InfoPrintsModel) { RECQ_ASSERT_OK(tools::InfoModelCommand(model_)); }
 
@@ -133,6 +148,7 @@ TEST_F(OnnxCommandsTest, RunRejectsWrongInputSize) {
   EXPECT_THAT(s.message(), ::testing::HasSubstr("has 3 bytes"));
 }
 
+#if defined(RECQ_HAVE_PNG) && defined(RECQ_HAVE_JPEG)
 TEST_F(OnnxCommandsTest, DecodesPngAndJpeg) {
   const std::vector<uint8_t> rgb = RandomPixels(10, 14, 7);
   ASSERT_TRUE(WritePng(image_, 10, 14, PNG_FORMAT_RGB, rgb));
@@ -251,6 +267,32 @@ TEST_F(OnnxCommandsTest, RunRejectsCorruptAndMismatchedImages) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(s.message(), ::testing::HasSubstr("of 48x40"));
 }
+#endif  // RECQ_HAVE_PNG && RECQ_HAVE_JPEG
+
+#if !defined(RECQ_HAVE_PNG) || !defined(RECQ_HAVE_JPEG)
+// A build without libpng or libjpeg refuses a file it cannot decode with an
+// error that names the missing library.
+TEST_F(OnnxCommandsTest, RunOnAnImageSaysWhichDecoderTheBuildLacks) {
+  tools::RunModelOptions options;
+  options.model_path = model_;
+  options.runs = 1;
+  absl::Status s;
+#ifndef RECQ_HAVE_PNG
+  std::ofstream(image_, std::ios::binary) << std::string("\x89PNG\r\n\x1a\n", 8) << "pixels";
+  options.inputs = {"input=" + image_};
+  s = tools::RunModelCommand(options);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("built without libpng"));
+#endif
+#ifndef RECQ_HAVE_JPEG
+  std::ofstream(jpeg_, std::ios::binary) << std::string("\xff\xd8\xff\xe0", 4) << "pixels";
+  options.inputs = {"input=" + jpeg_};
+  s = tools::RunModelCommand(options);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("built without libjpeg"));
+#endif
+}
+#endif
 
 }  // namespace
 }  // namespace recq

@@ -11,10 +11,13 @@
 #include <functional>
 #include <memory>
 #include <ostream>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "ops/op_test_util.h"
 #include "recq/engine.h"
@@ -67,6 +70,16 @@ std::function<absl::StatusOr<OpGraph>()> FcGraph(int64_t m, int64_t n, int64_t k
     OpGraphBuilder b;
     TensorRef x = b.Input("x", {m, k});
     TensorRef y = b.graph().FullyConnected(x, b.Constant("w", {n, k}), b.Constant("b", {n}));
+    return std::move(b).Build(y);
+  };
+}
+
+// MatMul of an [m, k] input by constant [k, n] weights.
+std::function<absl::StatusOr<OpGraph>()> MatMulGraph(int64_t m, int64_t n, int64_t k) {
+  return [=]() {
+    OpGraphBuilder b;
+    TensorRef x = b.Input("x", {m, k});
+    TensorRef y = b.graph().AddNode(OpType::kMatMul, {x, b.Constant("w", {k, n})});
     return std::move(b).Build(y);
   };
 }
@@ -151,6 +164,9 @@ std::vector<SpaceCase> Cases() {
        ConvGraph({1, 12, 5, 7}, 20, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0})), 9},
       {"depthwise3x3_w19", "conv2d_depthwise3x3", cpu,
        ConvGraph({1, 5, 9, 19}, 5, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}, 5), kRelu)},
+      // 5x5 depthwise, stride 2, 19 columns: strips past both widths.
+      {"depthwise5x5_s2_w19", "conv2d_depthwise_kxk", cpu,
+       ConvGraph({1, 5, 11, 19}, 5, {5, 5}, ConvAttrs({2, 2}, {2, 2, 2, 2}, 5), kRelu)},
       {"dense3x3_s2", "conv2d_dense3x3", cpu,
        ConvGraph({1, 6, 10, 37}, 10, {3, 3}, ConvAttrs({2, 2}, {1, 1, 1, 1}))},
       {"gemm_fc", "gemm", cpu, FcGraph(3, 17, 40)},
@@ -158,6 +174,10 @@ std::vector<SpaceCase> Cases() {
       {"gemm_packed_fc_part1", "gemm_packed", cpu, FcGraph(11, 21, 42), 0, 6},
       {"gemm_packed_fc_part2", "gemm_packed", cpu, FcGraph(11, 21, 42), 6, 12},
       {"gemm_packed_fc_part3", "gemm_packed", cpu, FcGraph(11, 21, 42), 12},
+      // The same tails through MatMul with constant weights.
+      {"matmul_packed_part1", "matmul_packed", cpu, MatMulGraph(11, 21, 42), 0, 6},
+      {"matmul_packed_part2", "matmul_packed", cpu, MatMulGraph(11, 21, 42), 6, 12},
+      {"matmul_packed_part3", "matmul_packed", cpu, MatMulGraph(11, 21, 42), 12},
       // 40 input channels: slices of 1-32 with a short last slice.
       {"pointwise_gpu_c40", "conv2d_pointwise_gpu", gpu,
        ConvGraph({1, 40, 5, 6}, 12, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0}))},
@@ -173,6 +193,47 @@ INSTANTIATE_TEST_SUITE_P(Variants, KernelParamsTest, ::testing::ValuesIn(Cases()
                          [](const ::testing::TestParamInfo<SpaceCase>& info) {
                            return info.param.name;
                          });
+
+// The case list above against the registry, read at run time: every
+// registered variant with a param_space (of any op, built in or added later)
+// has a case, and every case names a variant of an op in its graph.
+TEST(KernelParamsCoverageTest, EveryVariantWithAParamSpaceHasACase) {
+  // (op, variant) of each case: the op of the graph's node that has a
+  // variant of the case's name.
+  std::set<std::pair<std::string, std::string>> cased;
+  for (const SpaceCase& c : Cases()) {
+    absl::StatusOr<OpGraph> graph = c.build();
+    ASSERT_TRUE(graph.ok()) << c.name << ": " << graph.status();
+    bool found = false;
+    for (const Node& node : graph->graph.nodes()) {
+      const OpDef* def = FindOp(node.op);
+      if (def == nullptr) continue;
+      for (const KernelVariant& v : def->variants) {
+        if (v.name != c.variant) continue;
+        EXPECT_TRUE(v.param_space) << c.name << ": variant '" << c.variant << "' of op '"
+                                   << node.op.name() << "' has no param_space to sweep";
+        cased.insert({node.op.name(), v.name});
+        found = true;
+      }
+    }
+    EXPECT_TRUE(found) << c.name << ": no op of its graph has a variant '" << c.variant << "'";
+  }
+  std::vector<std::string> missing;
+  for (const OpDef* def : RegisteredOps()) {
+    for (const KernelVariant& v : def->variants) {
+      if (v.param_space && cased.count({def->type.name(), v.name}) == 0) {
+        missing.push_back(absl::StrCat("op '", def->type.name(), "' variant '", v.name, "'"));
+      }
+    }
+  }
+  EXPECT_TRUE(missing.empty())
+      << missing.size() << " variant(s) with a param_space (the auto-tuner's search space) have "
+      << "no case in tests/ops/kernel_params_test.cc:\n  " << absl::StrJoin(missing, "\n  ")
+      << "\nAdd a SpaceCase to Cases() for each: {name, \"<variant>\", the kernel family "
+         "whose fits() accepts it (cpu or gpu), a builder of a small one-node graph whose node "
+         "the variant fits, with shapes that leave partial tiles at the edges}; split a space "
+         "of more than ~8 sets into parts [begin, end) (see the conv2d_tiled cases).";
+}
 
 }  // namespace
 }  // namespace recq::optest

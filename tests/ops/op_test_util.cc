@@ -1,10 +1,17 @@
 #include "ops/op_test_util.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <system_error>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -55,6 +62,62 @@ std::string CurrentTestName() {
   if (info == nullptr) return "";
   return absl::StrCat(info->test_suite_name(), ".", info->name());
 }
+
+// The variant runs of this process (VariantRunsOfThisProcess).
+struct VariantRunLog {
+  std::mutex mu;
+  std::set<VariantRun> runs;
+};
+
+VariantRunLog& RunLog() {
+  static VariantRunLog* const log = new VariantRunLog();
+  return *log;
+}
+
+// Notes, for the compile that calls it, which variant lowers `node`;
+// CheckAgainstReference adds them to RunLog() once the engine's runs pass.
+void NoteVariant(std::vector<VariantRun>& lowered, const Node& node, const LoweringContext& ctx,
+                 size_t variant) {
+  const OpDef* def = FindOp(node.op);
+  if (def == nullptr || variant >= def->variants.size()) return;
+  lowered.push_back(
+      {node.op.name(), def->variants[variant].name, ctx.device().GpuKernels() ? "gpu" : "cpu"});
+}
+
+// WriteVariantCoverage writes this process's runs to
+// $RECQ_OP_COVERAGE_DIR/VariantCoverageFileName() (through a temporary file
+// and a rename, so a reader never sees half a file). Nothing is written
+// without the variable or without runs (a process that ran only the
+// coverage check must not replace a shard's records).
+void WriteVariantCoverage() {
+  const char* dir = std::getenv("RECQ_OP_COVERAGE_DIR");
+  if (dir == nullptr || *dir == '\0') return;
+  const std::vector<VariantRun> runs = VariantRunsOfThisProcess();
+  if (runs.empty()) return;
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  const std::filesystem::path path = std::filesystem::path(dir) / VariantCoverageFileName();
+  const std::filesystem::path temp = path.string() + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    for (const VariantRun& r : runs) out << r.op << '\t' << r.variant << '\t' << r.family << '\n';
+    out.close();
+    if (!out) {
+      ADD_FAILURE() << "variant coverage: cannot write " << temp;
+      return;
+    }
+  }
+  std::filesystem::rename(temp, path, error);
+  if (error) ADD_FAILURE() << "variant coverage: rename " << temp << ": " << error.message();
+}
+
+// Writes the runs once every test of the process has finished.
+class VariantCoverageWriter : public ::testing::Environment {
+ public:
+  void TearDown() override { WriteVariantCoverage(); }
+};
+[[maybe_unused]] ::testing::Environment* const kVariantCoverageWriter =
+    ::testing::AddGlobalTestEnvironment(new VariantCoverageWriter());
 
 // Annotate prefixes a status message with `what`, keeping the code.
 absl::Status Annotate(const absl::Status& status, absl::string_view what) {
@@ -235,6 +298,19 @@ CheckOptions Exact() {
   return options;
 }
 
+std::vector<VariantRun> VariantRunsOfThisProcess() {
+  VariantRunLog& log = RunLog();
+  std::lock_guard<std::mutex> lock(log.mu);
+  return std::vector<VariantRun>(log.runs.begin(), log.runs.end());
+}
+
+std::string VariantCoverageFileName() {
+  const char* index = std::getenv("GTEST_SHARD_INDEX");
+  const char* total = std::getenv("GTEST_TOTAL_SHARDS");
+  if (index == nullptr || total == nullptr) return "0of1.txt";
+  return absl::StrCat(index, "of", total, ".txt");
+}
+
 const char* KernelTargetName(EngineOptions::KernelTarget target) {
   switch (target) {
     case EngineOptions::KernelTarget::kAuto:
@@ -258,8 +334,27 @@ absl::Status CheckAgainstReference(const OpGraph& op, const CheckOptions& option
         EngineOptions engine_options;
         engine_options.optimize = optimize;
         engine_options.kernel_target = target;
-        engine_options.choose_variant = options.choose_variant;
-        engine_options.choose_kernel = options.choose_kernel;
+        // The requested chooser (or the engine's default, the first variant
+        // that fits), noting which variant lowers each node.
+        auto lowered = std::make_shared<std::vector<VariantRun>>();
+        if (options.choose_variant) {
+          engine_options.choose_variant = [chooser = options.choose_variant, lowered](
+                                              const Node& node, const LoweringContext& ctx,
+                                              absl::Span<const size_t> fitting) {
+            const size_t pick = chooser(node, ctx, fitting);
+            NoteVariant(*lowered, node, ctx, pick);
+            return pick;
+          };
+        } else {
+          engine_options.choose_kernel = [chooser = options.choose_kernel, lowered](
+                                             const Node& node, const LoweringContext& ctx,
+                                             absl::Span<const size_t> fitting) {
+            KernelChoice choice =
+                chooser ? chooser(node, ctx, fitting) : KernelChoice{fitting[0], {}};
+            NoteVariant(*lowered, node, ctx, choice.variant);
+            return choice;
+          };
+        }
         engine_options.tuning = EngineOptions::Tuning::kOff;
         engine_options.precision = precision;
         const std::string compiled = absl::StrCat("kernels=", KernelTargetName(target),
@@ -298,6 +393,9 @@ absl::Status CheckAgainstReference(const OpGraph& op, const CheckOptions& option
             }
           }
         }
+        VariantRunLog& log = RunLog();
+        std::lock_guard<std::mutex> lock(log.mu);
+        log.runs.insert(lowered->begin(), lowered->end());
       }
     }
   }

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -138,6 +139,35 @@ VariantChooser ForceVariant(OpType op, const std::string& name, std::shared_ptr<
 
 // KernelTargetName returns "auto", "cpu" or "gpu".
 const char* KernelTargetName(EngineOptions::KernelTarget target);
+
+// --- variant coverage ---
+//
+// CheckAgainstReference notes every (op, kernel variant, kernel family) it
+// lowered in an engine whose runs all completed, in a process-wide set
+// (thread-safe). When $RECQ_OP_COVERAGE_DIR is set, the set is written at
+// the end of the process to "<dir>/<shard>.txt" (GTEST_SHARD_INDEX and
+// GTEST_TOTAL_SHARDS name the shard; "0of1" unsharded), one
+// "<op>\t<variant>\t<family>" line each, replacing that shard's earlier
+// file. variant_coverage_test.cc reads them back and fails for any
+// registered variant that no test ran.
+struct VariantRun {
+  std::string op;
+  std::string variant;
+  std::string family;  // "cpu" or "gpu" (DeviceFacts::gpu of the compile)
+  bool operator<(const VariantRun& o) const {
+    return std::tie(op, variant, family) < std::tie(o.op, o.variant, o.family);
+  }
+  bool operator==(const VariantRun& o) const {
+    return op == o.op && variant == o.variant && family == o.family;
+  }
+};
+
+// VariantRunsOfThisProcess returns the runs noted so far in this process.
+std::vector<VariantRun> VariantRunsOfThisProcess();
+
+// VariantCoverageFileName returns "<GTEST_SHARD_INDEX>of<GTEST_TOTAL_SHARDS>.txt"
+// ("0of1.txt" without sharding).
+std::string VariantCoverageFileName();
 
 // CheckAgainstReference compiles `op.graph` in the shared context with each
 // requested kernel target and optimize setting and runs it through the recorded path

@@ -28,7 +28,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "engine/status_macros.h"
+#include "recq/status_macros.h"
 #include "testing/fault_layer_client.h"
 #include "testing/test_env.h"
 #include "tools/models/mobilenet.h"

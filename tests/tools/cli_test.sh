@@ -22,6 +22,8 @@ if grep -E '/(build|work|home|tmp)/' "$tmp/help.txt"; then fail "--help shows an
 "$recq" devices >"$tmp/devices.txt"
 grep -Eq '^  0:0 +(cpu|gpu|accelerator):0 ' "$tmp/devices.txt" || fail "recq devices: no 0:0 line"
 grep -q 'recording: ' "$tmp/devices.txt" || fail "recq devices: no recording extensions line"
+grep -Eq 'device: .+, vendor [a-z]+, (cpu|gpu) kernels, [0-9]+ KiB local memory' "$tmp/devices.txt" ||
+  fail "recq devices: no parsed device facts line"
 
 "$recq" export-mobilenet --model=v2 --resolution=32 "$tmp/m.onnx" >/dev/null
 "$recq" bench "$tmp/m.onnx" --devices=0,0 --streams=2 --warmup=0.1 --iterations=16 \
