@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "engine/graph_edit.h"
 #include "engine/patterns/pattern_table.h"
@@ -108,13 +109,16 @@ absl::StatusOr<Graph> FoldConstants(const Graph& graph, const Context& context) 
       all_constant &= in == kNoValue || g.values[in].kind == Value::Kind::kConstant;
     }
     if (!all_constant) continue;
-    // A one-node graph over copies of the constants, run once unoptimized.
+    // A one-node graph over copies of the constants (one copy of a
+    // constant read twice, as Mul(d, d) does), run once unoptimized.
     std::vector<Value> values;
+    absl::flat_hash_map<ValueId, ValueId> copies;
     Node single = node;
     for (ValueId& in : single.inputs) {
       if (in == kNoValue) continue;
-      values.push_back(g.values[in]);
-      in = static_cast<ValueId>(values.size() - 1);
+      auto [copy, fresh] = copies.try_emplace(in, static_cast<ValueId>(values.size()));
+      if (fresh) values.push_back(g.values[in]);
+      in = copy->second;
     }
     Value out = g.values[node.outputs[0]];
     out.producer_node = -1;

@@ -2,11 +2,14 @@
 // HardSwish and Silu (ActivationAttrs). Each is also an epilogue that FuseActivations
 // moves into the op before it (RECQ_ACT_* in kernels/common/common.cl).
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/ops/onnx_emitter.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
+#include "engine/ops/typed.h"
 #include "recq/status_macros.h"
 
 namespace recq::internal {
@@ -49,9 +52,40 @@ absl::Status ImportHardSigmoid(OnnxNodeContext& n) {
   return n.Emit(OpType::kHardSigmoid, {x}, ActivationAttrs{alpha, beta});
 }
 
-// Clip: bounds are attributes before opset 11 and constant inputs after.
+// Clip of integers, or with a bound computed from the model's inputs:
+// y = Min(Max(x, min), max) with the element-wise ops of x's type (the
+// integer twins for integers), each bound broadcast.
+absl::Status ImportClipAsMinMax(OnnxNodeContext& n, ValueId x) {
+  const bool ints = IsIntegral(n.desc(x).dtype);
+  std::vector<std::pair<OpType, ValueId>> steps;
+  RECQ_ASSIGN_OR_RETURN(ValueId lo, n.Input(1, /*optional=*/true));
+  RECQ_ASSIGN_OR_RETURN(ValueId hi, n.Input(2, /*optional=*/true));
+  if (lo != kNoValue) steps.push_back({ints ? kIntMax : OpType("Max"), lo});
+  if (hi != kNoValue) steps.push_back({ints ? kIntMin : OpType("Min"), hi});
+  if (steps.empty()) return n.Emit(OpType::kIdentity, {x}, {});
+  if (steps.size() == 2) {
+    OnnxNodeEmitter* e = EmitterOf(n);
+    if (e == nullptr) return n.Unsupported("a Clip of integers or of computed bounds");
+    RECQ_ASSIGN_OR_RETURN(x, e->EmitValue(steps[0].first, {x, steps[0].second}, {}, "min"));
+  }
+  return n.Emit(steps.back().first, {x, steps.back().second}, {});
+}
+
+// Clip: bounds are attributes before opset 11 and constant inputs after
+// (or computed ones, and integers, as Max and Min).
 absl::Status ImportClip(OnnxNodeContext& n) {
   RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  if (n.opset() >= 11) {
+    bool as_min_max = IsIntegral(n.desc(x).dtype);
+    for (int i = 1; i < 3 && !as_min_max; ++i) {
+      absl::StatusOr<const OnnxConstant*> c = n.ConstantInput(i);
+      as_min_max = !c.ok();  // a computed bound
+    }
+    if (as_min_max) {
+      RECQ_RETURN_IF_ERROR(n.CheckAttrs({}));
+      return ImportClipAsMinMax(n, x);
+    }
+  }
   float lo = -std::numeric_limits<float>::infinity();
   float hi = std::numeric_limits<float>::infinity();
   if (n.opset() < 11) {

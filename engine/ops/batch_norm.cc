@@ -42,13 +42,15 @@ absl::Status FoldTrainingMode(OnnxNodeContext& n) {
                                         "', updated running statistics) read is not supported"));
     }
   }
-  std::vector<const OnnxConstant*> c(5, nullptr);
-  for (int i = 0; i < 5; ++i) {
+  // Inputs 3 and 4 (the running mean and variance) feed only outputs 1
+  // and 2, which are unused: they may be computed values.
+  std::vector<const OnnxConstant*> c(3, nullptr);
+  for (int i = 0; i < 3; ++i) {
     absl::StatusOr<const OnnxConstant*> ci = n.ConstantInput(i);
     if (!ci.ok() || *ci == nullptr || !(*ci)->is_float) {
       return n.Unsupported(absl::StrCat(
-          "training_mode=1 (normalizing with batch statistics) is supported only when every "
-          "input is a float constant known when the model is loaded; input ",
+          "training_mode=1 (normalizing with batch statistics) is supported only when x, scale "
+          "and B are float constants known when the model is loaded; input ",
           i, " is not"));
     }
     c[i] = *ci;
@@ -60,7 +62,7 @@ absl::Status FoldTrainingMode(OnnxNodeContext& n) {
   int64_t inner = 1;
   for (size_t d = 2; d < x.dims.size(); ++d) inner *= x.dims[d];
   const int64_t batch = x.dims[0];
-  for (int i = 1; i < 5; ++i) {
+  for (int i = 1; i < 3; ++i) {
     if (c[i]->size() != channels) {
       return n.Invalid(absl::StrCat("input ", i, " has ", c[i]->size(), " elements for ", channels,
                                     " channels"));

@@ -237,6 +237,40 @@ absl::Status EmitInteger(OnnxNodeContext& n, OpType op, const std::vector<ValueI
   return n.Emit(twin, {acc, inputs.back()}, {});
 }
 
+// ONNX Pow's base and exponent may have different element types; y has
+// the base's. A float base takes an integer exponent converted to its
+// type; an integer base with an integer exponent runs IntPow (exact, in the
+// base's type); an integer base with a float exponent is computed in
+// float32 and truncated back to the base's type (onnxruntime's
+// static_cast of std::pow).
+absl::Status ImportPow(OnnxNodeContext& n, ValueId x, ValueId e) {
+  const DataType xt = n.desc(x).dtype;
+  const DataType et = n.desc(e).dtype;
+  if (xt == DataType::kBool || et == DataType::kBool) {
+    return n.Invalid(absl::StrCat("Pow of ", n.desc(x).ToString(), " and ", n.desc(e).ToString(),
+                                  "; expected numeric inputs"));
+  }
+  if (xt == et && !IsIntegral(xt)) return n.Emit(kPow, {x, e}, {});
+  OnnxNodeEmitter* em = EmitterOf(n);
+  if (em == nullptr) return n.Unsupported("a Pow whose inputs need converting");
+  auto cast = [&](ValueId v, DataType to, absl::string_view suffix) -> absl::StatusOr<ValueId> {
+    if (n.desc(v).dtype == to) return v;
+    return em->EmitValue(kCast, {v}, CastAttrs{to}, suffix);
+  };
+  if (!IsIntegral(xt)) {
+    RECQ_ASSIGN_OR_RETURN(ValueId ex, cast(e, xt, "exponent"));
+    return n.Emit(kPow, {x, ex}, {});
+  }
+  if (IsIntegral(et)) {
+    RECQ_ASSIGN_OR_RETURN(ValueId ex, cast(e, xt, "exponent"));
+    return n.Emit(kIntPow, {x, ex}, {});
+  }
+  RECQ_ASSIGN_OR_RETURN(ValueId xf, cast(x, DataType::kFloat32, "base"));
+  RECQ_ASSIGN_OR_RETURN(ValueId ef, cast(e, DataType::kFloat32, "exponent"));
+  RECQ_ASSIGN_OR_RETURN(ValueId yf, em->EmitValue(kPow, {xf, ef}, {}, "float"));
+  return n.Emit(kCast, {yf}, CastAttrs{xt});
+}
+
 }  // namespace
 
 RECQ_REGISTER_OPS(Binary) {
@@ -266,6 +300,7 @@ RECQ_REGISTER_OPS(Binary) {
            }
            RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
            RECQ_ASSIGN_OR_RETURN(ValueId y, n.Input(1));
+           if (b.type == kPow) return ImportPow(n, x, y);
            if (IsIntegral(n.desc(x).dtype)) return EmitInteger(n, b.type, {x, y});
            return n.Emit(b.type, {x, y}, {});
          }}};

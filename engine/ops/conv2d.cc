@@ -8,6 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/ops/layout_attrs.h"
+#include "engine/ops/onnx_emitter.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "engine/ops/window.h"
@@ -45,10 +47,124 @@ absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
   return TensorDesc{out};
 }
 
+// A 3-D conv, x (N, C, D, H, W) and constant w [OC, C/g, KD, KH, KW], runs
+// as one 2-D conv over the depth taps stacked as channels: with xp = x
+// padded along D, S_a = xp[:, :, a*dd : ... : sd] (N, C, D', H, W) is tap
+// a's input for every output depth; the S_a, moved to (N, D', C, H, W),
+// are concatenated per group as channels (a, c) and viewed as
+// (N*D', C*KD, H, W); the weights are reordered to [OC, KD*C/g, KH, KW]
+// to match, and the result (N*D', OC, H', W') is moved back to
+// (N, OC, D', H', W').
+absl::Status ImportConv3D(OnnxNodeContext& n, ValueId x) {
+  OnnxNodeEmitter* e = EmitterOf(n);
+  if (e == nullptr)
+    return n.Unsupported("a 3-D conv needs an importer that can emit several nodes");
+  RECQ_ASSIGN_OR_RETURN(const OnnxConstant* wc, n.ConstantInput(1));
+  if (wc == nullptr || !wc->is_float || wc->dims.size() != 5) {
+    return n.Invalid("a 3-D conv needs float weights [OC, C/group, KD, KH, KW]");
+  }
+  RECQ_ASSIGN_OR_RETURN(ValueId b, n.Input(2, /*optional=*/true));
+  const Shape xs = n.desc(x).shape;
+  const std::vector<int64_t>& wd = wc->dims;
+  RECQ_ASSIGN_OR_RETURN(int64_t group, n.Int("group", 1));
+  if (group <= 0 || xs[1] % group != 0 || wd[1] * group != xs[1] || wd[0] % group != 0) {
+    return n.Invalid(
+        absl::StrCat("weights ", S(wd), " and group ", group, " do not fit input ", S(xs)));
+  }
+  const int64_t kernel[3] = {wd[2], wd[3], wd[4]};
+  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> strides, n.Ints("strides"));
+  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, n.Ints("dilations"));
+  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> pads, n.Ints("pads"));
+  RECQ_ASSIGN_OR_RETURN(std::string auto_pad, n.String("auto_pad", "NOTSET"));
+  if (strides.empty()) strides.assign(3, 1);
+  if (dilations.empty()) dilations.assign(3, 1);
+  if (pads.empty() || auto_pad != "NOTSET") pads.assign(6, 0);
+  if (strides.size() != 3 || dilations.size() != 3 || pads.size() != 6) {
+    return n.Invalid("strides and dilations must have 3 values and pads 6 for a 3-D input");
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (strides[i] <= 0 || dilations[i] <= 0) {
+      return n.Invalid("strides and dilations must be positive");
+    }
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t in = xs[2 + i];
+      const int64_t out = (in + strides[i] - 1) / strides[i];
+      const int64_t span = (kernel[i] - 1) * dilations[i] + 1;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + span - in);
+      pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[3 + i] = total - pads[i];
+    } else if (auto_pad != "NOTSET" && auto_pad != "VALID") {
+      return n.Unsupported(absl::StrCat("auto_pad '", auto_pad, "' is not supported"));
+    }
+  }
+  const int64_t kd = kernel[0], sd = strides[0], dd = dilations[0];
+  const int64_t padded = xs[2] + pads[0] + pads[3];
+  const int64_t span = (kd - 1) * dd + 1;
+  if (padded < span) return n.Invalid("the depth window is larger than the padded input");
+  const int64_t d_out = (padded - span) / sd + 1;
+  const int64_t N = xs[0], C = xs[1], H = xs[3], W = xs[4], cg = C / group;
+
+  ValueId xp = x;
+  if (pads[0] > 0 || pads[3] > 0) {
+    PadAttrs pad;
+    pad.pads = {0, 0, pads[0], 0, 0, 0, 0, pads[3], 0, 0};
+    RECQ_ASSIGN_OR_RETURN(xp, e->EmitValue(OpType("Pad"), {x}, pad, "depth_padded"));
+  }
+  std::vector<ValueId> taps;
+  for (int64_t a = 0; a < kd; ++a) {
+    const int64_t start = a * dd;
+    RECQ_ASSIGN_OR_RETURN(
+        ValueId s, e->EmitValue(OpType("Slice"), {xp},
+                                SliceAttrs{{start}, {start + (d_out - 1) * sd + 1}, {2}, {sd}},
+                                absl::StrCat("tap", a)));
+    RECQ_ASSIGN_OR_RETURN(s, e->EmitValue(OpType::kTranspose, {s}, TransposeAttrs{{0, 2, 1, 3, 4}},
+                                          absl::StrCat("tap", a, "_moved")));
+    RECQ_ASSIGN_OR_RETURN(
+        s, e->EmitValue(OpType::kReshape, {s}, ReshapeAttrs{{N, d_out, group, cg, H * W}},
+                        absl::StrCat("tap", a, "_groups")));
+    taps.push_back(s);
+  }
+  ValueId stacked = taps[0];
+  if (kd > 1) {
+    RECQ_ASSIGN_OR_RETURN(stacked,
+                          e->EmitValue(OpType::kConcat, std::move(taps), ConcatAttrs{3}, "taps"));
+  }
+  RECQ_ASSIGN_OR_RETURN(
+      ValueId planes,
+      e->EmitValue(OpType::kReshape, {stacked}, ReshapeAttrs{{N * d_out, C * kd, H, W}}, "planes"));
+  // w2[oc, a * cg + c, :, :] = w[oc, c, a, :, :].
+  OnnxConstant w2 = *wc;
+  w2.dims = {wd[0], kd * cg, wd[3], wd[4]};
+  const int64_t hw = wd[3] * wd[4];
+  for (int64_t oc = 0; oc < wd[0]; ++oc) {
+    for (int64_t c = 0; c < cg; ++c) {
+      for (int64_t a = 0; a < kd; ++a) {
+        for (int64_t k = 0; k < hw; ++k) {
+          w2.floats[((oc * kd + a) * cg + c) * hw + k] =
+              wc->floats[((oc * cg + c) * kd + a) * hw + k];
+        }
+      }
+    }
+  }
+  RECQ_ASSIGN_OR_RETURN(ValueId w, e->AddConstantValue(std::move(w2), "weights_2d"));
+  Conv2DAttrs attrs;
+  attrs.strides = {strides[1], strides[2]};
+  attrs.dilations = {dilations[1], dilations[2]};
+  attrs.pads = {pads[1], pads[2], pads[4], pads[5]};
+  attrs.groups = group;
+  RECQ_ASSIGN_OR_RETURN(ValueId y2, e->EmitValue(kOp, {planes, w, b}, attrs, "2d"));
+  const Shape ys = n.desc(y2).shape;
+  RECQ_ASSIGN_OR_RETURN(ValueId y5,
+                        e->EmitValue(OpType::kReshape, {y2},
+                                     ReshapeAttrs{{N, d_out, ys[1], ys[2], ys[3]}}, "by_depth"));
+  return n.Emit(OpType::kTranspose, {y5}, TransposeAttrs{{0, 2, 1, 3, 4}});
+}
+
 absl::Status ImportConv(OnnxNodeContext& n) {
   RECQ_RETURN_IF_ERROR(
       n.CheckAttrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}));
   RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  if (n.desc(x).shape.size() == 5) return ImportConv3D(n, x);
   // A 1-D conv (N, C, L) runs as the 2-D one on (N, C, 1, L).
   const bool one_d = n.desc(x).shape.size() == 3;
   ValueId w = kNoValue;
@@ -62,8 +178,9 @@ absl::Status ImportConv(OnnxNodeContext& n) {
   const TensorDesc& xd = n.desc(x);
   const TensorDesc& wd = n.desc(w);
   if (xd.shape.size() != 4) {
-    return n.Unsupported(absl::StrCat("input is ", xd.ToString(),
-                                      "; only 1-D (N, C, L) and 2-D (NCHW) are supported"));
+    return n.Unsupported(
+        absl::StrCat("input is ", xd.ToString(),
+                     "; only 1-D (N, C, L), 2-D (NCHW) and 3-D (NCDHW) are supported"));
   }
   if (wd.shape.size() != 4) {
     return n.Invalid(absl::StrCat("weight '", n.value_name(w), "' is ", wd.ToString(),

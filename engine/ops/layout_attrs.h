@@ -65,6 +65,7 @@ enum class ResizeCoordinates {
   kPytorchHalfPixel,
   kAlignCorners,
   kAsymmetric,
+  kTfHalfPixelForNn,  // (o + 0.5) / scale
 };
 enum class ResizeNearest {
   kRoundPreferFloor,

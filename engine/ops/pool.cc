@@ -1,11 +1,16 @@
-// Pooling: MaxPool and AveragePool over 2-D windows (PoolAttrs), and
+// Pooling: MaxPool and AveragePool over 2-D windows (PoolAttrs; 1-D and
+// 3-D ones import as 2-D pools on views), and
 // GlobalAveragePool over every spatial position. Their kernels apply a fused
 // activation.
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/ops/onnx_emitter.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
+#include "engine/ops/typed.h"
 #include "engine/ops/window.h"
 #include "recq/status_macros.h"
 
@@ -29,6 +34,69 @@ absl::StatusOr<TensorDesc> InferWindowPool(OpType op, const OpAttrs& attrs, Infe
   return TensorDesc{out};
 }
 
+// A 3-D pool (N, C, D, H, W) runs as two 2-D pools: the (H, W) window on
+// the (N, C*D, H, W) view, then the D window, kernel (kd, 1), on the
+// (N, C, D, H'*W') view of its result. Max and average separate exactly:
+// each axis keeps its own stride, dilation, pads and ceil_mode, and the
+// valid taps of a window (AveragePool's divisor) are a box, whose count is
+// the product of the per-axis counts.
+absl::Status ImportPool3D(OnnxNodeContext& n, OpType op, ValueId x,
+                          const std::vector<int64_t>& kernel, const PoolAttrs& base) {
+  OnnxNodeEmitter* e = EmitterOf(n);
+  if (e == nullptr)
+    return n.Unsupported("a 3-D pool needs an importer that can emit several nodes");
+  const Shape s = n.desc(x).shape;
+  if (kernel.size() != 3) return n.Invalid("kernel_shape must have 3 values for a 3-D input");
+  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> strides, n.Ints("strides"));
+  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, n.Ints("dilations"));
+  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> pads, n.Ints("pads"));
+  RECQ_ASSIGN_OR_RETURN(std::string auto_pad, n.String("auto_pad", "NOTSET"));
+  if (strides.empty()) strides.assign(3, 1);
+  if (dilations.empty()) dilations.assign(3, 1);
+  if (pads.empty() || auto_pad != "NOTSET") pads.assign(6, 0);
+  if (strides.size() != 3 || dilations.size() != 3 || pads.size() != 6) {
+    return n.Invalid("strides and dilations must have 3 values and pads 6 for a 3-D input");
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (strides[i] <= 0 || dilations[i] <= 0 || kernel[i] <= 0) {
+      return n.Invalid("kernel, strides and dilations must be positive");
+    }
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t in = s[2 + i];
+      const int64_t out = (in + strides[i] - 1) / strides[i];
+      const int64_t span = (kernel[i] - 1) * dilations[i] + 1;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + span - in);
+      pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[3 + i] = total - pads[i];
+    } else if (auto_pad != "NOTSET" && auto_pad != "VALID") {
+      return n.Unsupported(absl::StrCat("auto_pad '", auto_pad, "' is not supported"));
+    }
+  }
+  PoolAttrs hw = base;
+  hw.kernel = {kernel[1], kernel[2]};
+  hw.strides = {strides[1], strides[2]};
+  hw.dilations = {dilations[1], dilations[2]};
+  hw.pads = {pads[1], pads[2], pads[4], pads[5]};
+  RECQ_ASSIGN_OR_RETURN(
+      ValueId planes,
+      e->EmitValue(OpType::kReshape, {x}, ReshapeAttrs{{s[0], s[1] * s[2], s[3], s[4]}}, "planes"));
+  RECQ_ASSIGN_OR_RETURN(ValueId y_hw, e->EmitValue(op, {planes}, hw, "hw"));
+  const Shape hw_out = n.desc(y_hw).shape;
+  RECQ_ASSIGN_OR_RETURN(
+      ValueId columns,
+      e->EmitValue(OpType::kReshape, {y_hw},
+                   ReshapeAttrs{{s[0], s[1], s[2], hw_out[2] * hw_out[3]}}, "depth"));
+  PoolAttrs d = base;
+  d.kernel = {kernel[0], 1};
+  d.strides = {strides[0], 1};
+  d.dilations = {dilations[0], 1};
+  d.pads = {pads[0], 0, pads[3], 0};
+  RECQ_ASSIGN_OR_RETURN(ValueId y_d, e->EmitValue(op, {columns}, d, "d"));
+  const int64_t depth_out = n.desc(y_d).shape[2];
+  return n.Emit(OpType::kReshape, {y_d},
+                ReshapeAttrs{{s[0], s[1], depth_out, hw_out[2], hw_out[3]}});
+}
+
 absl::Status ImportWindowPool(OnnxNodeContext& n, OpType op) {
   const bool max = op == OpType::kMaxPool;
   if (max) {
@@ -47,6 +115,29 @@ absl::Status ImportWindowPool(OnnxNodeContext& n, OpType op) {
   }
   RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
   RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, n.Ints("kernel_shape"));
+  // MaxPool of int8 or uint8 (2-D): the float32 pool of the converted
+  // values, converted back (exact: every 8-bit value is a float32, and a
+  // max picks one of them).
+  const DataType in_type = n.desc(x).dtype;
+  const bool eight_bit = max && (in_type == DataType::kInt8 || in_type == DataType::kUInt8);
+  if (eight_bit) {
+    OnnxNodeEmitter* e = EmitterOf(n);
+    if (e == nullptr || n.desc(x).shape.size() != 4) {
+      return n.Unsupported(
+          absl::StrCat("MaxPool of ", n.desc(x).ToString(), " (8-bit inputs: 2-D pools only)"));
+    }
+    RECQ_ASSIGN_OR_RETURN(x, e->EmitValue(kCast, {x}, CastAttrs{DataType::kFloat32}, "float"));
+  }
+  if (n.desc(x).shape.size() == 5) {
+    PoolAttrs base;
+    RECQ_ASSIGN_OR_RETURN(int64_t ceil_mode, n.Int("ceil_mode", 0));
+    base.ceil_mode = ceil_mode != 0;
+    if (!max) {
+      RECQ_ASSIGN_OR_RETURN(int64_t include, n.Int("count_include_pad", 0));
+      base.count_include_pad = include != 0;
+    }
+    return ImportPool3D(n, op, x, kernel, base);
+  }
   // A 1-D pool (N, C, L) runs as the 2-D one on (N, C, 1, L).
   const bool one_d = n.desc(x).shape.size() == 3;
   if (one_d) {
@@ -57,7 +148,8 @@ absl::Status ImportWindowPool(OnnxNodeContext& n, OpType op) {
   const TensorDesc& xd = n.desc(x);
   if (xd.shape.size() != 4) {
     return n.Unsupported(absl::StrCat("input is ", xd.ToString(),
-                                      "; only 1-D (N, C, L) and 2-D (NCHW) are supported"));
+                                      "; only 1-D (N, C, L), 2-D (NCHW) and 3-D (NCDHW) are "
+                                      "supported"));
   }
   if (kernel.size() != 2) return n.Invalid("kernel_shape must have 2 values for a 2-D input");
   RECQ_ASSIGN_OR_RETURN(int64_t ceil_mode, n.Int("ceil_mode", 0));
@@ -73,6 +165,10 @@ absl::Status ImportWindowPool(OnnxNodeContext& n, OpType op) {
     attrs.count_include_pad = include != 0;
   }
   if (one_d) return EmitFrom2D(n, op, {x}, attrs);
+  if (eight_bit) {
+    RECQ_ASSIGN_OR_RETURN(ValueId y, EmitterOf(n)->EmitValue(op, {x}, attrs, "pooled"));
+    return n.Emit(kCast, {y}, CastAttrs{in_type});
+  }
   return n.Emit(op, {x}, attrs);
 }
 

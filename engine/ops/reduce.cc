@@ -9,6 +9,7 @@
 // last axes, a global average over a feature map), one work-group reduces a
 // row (reduce_rows). Other axis sets take reduce_generic.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,101 @@ absl::StatusOr<TensorDesc> Infer(OpType op, const OpAttrs& attrs, InferInputs in
   return desc;
 }
 
+// The reduction of constant `c`, computed in double as reduce.cl's codes
+// define it. Integer constants (exact codes only: sum, max, min, prod) stay
+// integers.
+absl::StatusOr<OnnxConstant> Fold(OnnxNodeContext& n, const ReduceOp& op, const ReduceAttrs& a,
+                                  const OnnxConstant& c) {
+  const int64_t rank = static_cast<int64_t>(c.dims.size());
+  absl::StatusOr<std::vector<bool>> reduced = ReducedAxes(OpType(op.name), a, rank);
+  if (!reduced.ok()) return n.Invalid(reduced.status().message());
+  OnnxConstant y;
+  y.name = c.name;
+  y.is_float = c.is_float;
+  y.dtype = c.dtype;
+  // Each input element's output index: the row-major index over the kept
+  // dimensions.
+  std::vector<int64_t> out_dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!(*reduced)[d]) {
+      out_dims.push_back(c.dims[d]);
+      y.dims.push_back(c.dims[d]);
+    } else if (a.keepdims) {
+      y.dims.push_back(1);
+    }
+  }
+  int64_t outputs = 1;
+  for (int64_t d : out_dims) outputs *= d;
+  const int64_t total = c.size();
+  const int64_t count = outputs > 0 ? total / outputs : 0;
+  const bool noop = a.axes.empty() && a.noop_with_empty_axes;
+  auto at = [&](int64_t i) { return c.is_float ? double(c.floats[i]) : double(c.ints[i]); };
+  std::vector<double> acc(outputs, 0.0), peak(outputs, -HUGE_VAL);
+  std::vector<int64_t> out_index(total, 0);
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t rest = i, o = 0, scale = 1;
+    for (int64_t d = rank; d-- > 0;) {
+      const int64_t k = rest % c.dims[d];
+      rest /= c.dims[d];
+      if (!(*reduced)[d]) {
+        o += k * scale;
+        scale *= c.dims[d];
+      }
+    }
+    out_index[i] = o;
+    peak[o] = std::max(peak[o], at(i));
+  }
+  if (op.code == 3 || op.code == 4) std::fill(acc.begin(), acc.end(), op.code == 3 ? HUGE_VAL : 1);
+  for (int64_t i = 0; i < total; ++i) {
+    const double v = at(i);
+    double& r = acc[out_index[i]];
+    switch (op.code) {
+      case 2:
+        r = peak[out_index[i]];
+        break;
+      case 3:
+        r = std::min(r, v);
+        break;
+      case 4:
+        r *= v;
+        break;
+      case 5:
+        r += std::abs(v);
+        break;
+      case 6:
+      case 7:
+        r += v * v;
+        break;
+      case 9:
+        r += std::exp(v - peak[out_index[i]]);
+        break;
+      default:  // sum, mean, log-sum
+        r += v;
+        break;
+    }
+  }
+  for (int64_t o = 0; o < outputs; ++o) {
+    double& r = acc[o];
+    if (op.code == 1) r /= static_cast<double>(count);
+    if (op.code == 6) r = std::sqrt(r);
+    if (op.code == 8) r = std::log(r);
+    if (op.code == 9) r = std::log(r) + peak[o];
+  }
+  if (noop) {
+    y.floats = c.floats;
+    y.ints = c.ints;
+    return y;
+  }
+  for (double r : acc) {
+    if (c.is_float) {
+      y.floats.push_back(static_cast<float>(r));
+    } else {
+      y.ints.push_back(static_cast<int64_t>(r));
+    }
+  }
+  return y;
+}
+
 absl::Status Import(OnnxNodeContext& n, const ReduceOp& op) {
   ReduceAttrs a;
   RECQ_ASSIGN_OR_RETURN(int64_t keepdims, n.Int("keepdims", 1));
@@ -91,6 +187,15 @@ absl::Status Import(OnnxNodeContext& n, const ReduceOp& op) {
         if (axes->is_float) return n.Invalid("axes must be an int64 tensor");
         a.axes = axes->ints;
       }
+    }
+  }
+  // A reduction of a constant (the norm of weight-normalized conv weights,
+  // the statistics of standardized weights) folds, so that the weights it
+  // feeds stay constant.
+  if (absl::StatusOr<const OnnxConstant*> c = n.ConstantInput(0); c.ok() && *c != nullptr) {
+    if ((*c)->is_float || op.code == 0 || op.code == 2 || op.code == 3 || op.code == 4) {
+      RECQ_ASSIGN_OR_RETURN(OnnxConstant folded, Fold(n, op, a, **c));
+      return n.DefineConstant(std::move(folded));
     }
   }
   RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));

@@ -1,7 +1,7 @@
 // Resize (ResizeAttrs): nearest (every nearest_mode), linear and cubic
 // interpolation of any axes, with the coordinate transformation modes
-// half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners and
-// asymmetric; scales or sizes from constant inputs. ONNX Resize opsets
+// half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners,
+// asymmetric and tf_half_pixel_for_nn; scales or sizes from constant inputs. ONNX Resize opsets
 // 10-21 and Upsample 7-9 (asymmetric coordinates).
 //
 // Separable: for every axis the taps (source index, weight) of each output
@@ -71,6 +71,8 @@ double SourceCoordinate(const ResizeAttrs& a, int64_t o, int64_t in, int64_t out
       return out == 1 ? 0.0 : o * double(in - 1) / (in * scale - 1);
     case ResizeCoordinates::kAsymmetric:
       return o / scale;
+    case ResizeCoordinates::kTfHalfPixelForNn:
+      return (o + 0.5) / scale;
   }
   return 0.0;
 }
@@ -322,7 +324,9 @@ absl::Status ImportResize(OnnxNodeContext& n) {
     a.coordinates = ResizeCoordinates::kAlignCorners;
   } else if (coordinates == "asymmetric") {
     a.coordinates = ResizeCoordinates::kAsymmetric;
-  } else if (coordinates == "tf_crop_and_resize" || coordinates == "tf_half_pixel_for_nn") {
+  } else if (coordinates == "tf_half_pixel_for_nn") {
+    a.coordinates = ResizeCoordinates::kTfHalfPixelForNn;
+  } else if (coordinates == "tf_crop_and_resize") {
     return n.Unsupported(absl::StrCat("coordinate_transformation_mode '", coordinates, "'"));
   } else {
     return n.Invalid(absl::StrCat("coordinate_transformation_mode '", coordinates,

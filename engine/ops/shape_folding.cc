@@ -361,10 +361,24 @@ absl::Status ImportSlice(OnnxNodeContext& n) {
 
 // ONNX TensorProto data types recq folds to.
 
+absl::Status ImportCastTo(OnnxNodeContext& n, const absl::StatusOr<DataType>& to);
+
 absl::Status ImportCast(OnnxNodeContext& n) {
   RECQ_RETURN_IF_ERROR(n.CheckAttrs({"to", "saturate"}));
   RECQ_ASSIGN_OR_RETURN(int64_t to_onnx, n.Int("to", 0));
-  absl::StatusOr<DataType> to = DataTypeFromOnnx(static_cast<int32_t>(to_onnx));
+  return ImportCastTo(n, DataTypeFromOnnx(static_cast<int32_t>(to_onnx)));
+}
+
+// CastLike (opset 15): Cast to the element type of input 1.
+absl::Status ImportCastLike(OnnxNodeContext& n) {
+  RECQ_RETURN_IF_ERROR(n.CheckAttrs({"saturate"}));
+  absl::StatusOr<const OnnxConstant*> like = n.ConstantInput(1);
+  if (like.ok() && *like != nullptr) return ImportCastTo(n, (*like)->type());
+  RECQ_ASSIGN_OR_RETURN(ValueId target, n.Input(1));
+  return ImportCastTo(n, n.desc(target).dtype);
+}
+
+absl::Status ImportCastTo(OnnxNodeContext& n, const absl::StatusOr<DataType>& to) {
   if (!to.ok()) return n.Unsupported(absl::StrCat("Cast to ", to.status().message()));
   absl::StatusOr<const OnnxConstant*> c = n.ConstantInput(0);
   if (c.ok() && *c != nullptr) {
@@ -446,6 +460,7 @@ RECQ_REGISTER_OPS(ShapeFolding) {
       {"Gather", 1, ImportGather},
       {"Slice", 1, ImportSlice},
       {"Cast", 6, ImportCast},
+      {"CastLike", 15, ImportCastLike},
       {"Where", 9, ImportWhere},
   };
   for (const auto& m : mappings) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/ops/onnx_emitter.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "recq/status_macros.h"
@@ -105,11 +106,14 @@ absl::Status ImportIdentity(OnnxNodeContext& n) {
   return n.Emit(OpType::kIdentity, {x}, {});
 }
 
-// Dropout in inference is the identity; a training-mode input must be a
+// Dropout in inference is the identity, and its mask (output 1, from
+// opset 10 on a bool tensor) all true; a training-mode input must be a
 // constant false.
 absl::Status ImportDropout(OnnxNodeContext& n) {
   RECQ_RETURN_IF_ERROR(n.CheckAttrs({"ratio", "seed", "is_test"}));
-  RECQ_RETURN_IF_ERROR(n.CheckOnlyFirstOutputUsed());
+  const bool mask = n.num_outputs() > 1 && n.OutputUsed(1);
+  if (mask && n.opset() < 10) return n.Unsupported("the float mask of Dropout before opset 10");
+  if (n.num_outputs() > 2 && n.OutputUsed(2)) return n.CheckOnlyFirstOutputUsed();
   if (n.num_inputs() > 2) {
     RECQ_ASSIGN_OR_RETURN(const OnnxConstant* training, n.ConstantInput(2));
     if (training != nullptr) {
@@ -119,6 +123,17 @@ absl::Status ImportDropout(OnnxNodeContext& n) {
     }
   }
   RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  if (mask) {
+    OnnxNodeEmitter* e = EmitterOf(n);
+    if (e == nullptr) return n.Unsupported("Dropout's mask output");
+    OnnxConstant ones;
+    ones.dims = n.desc(x).shape;
+    ones.is_float = false;
+    ones.dtype = DataType::kBool;
+    ones.ints.assign(static_cast<size_t>(n.desc(x).NumElements()), 1);
+    RECQ_ASSIGN_OR_RETURN(ValueId all_true, e->AddConstantValue(std::move(ones), "mask"));
+    RECQ_RETURN_IF_ERROR(n.EmitOutput(1, OpType::kIdentity, {all_true}, {}));
+  }
   return n.Emit(OpType::kIdentity, {x}, {});
 }
 

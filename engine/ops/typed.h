@@ -87,6 +87,10 @@ inline constexpr OpType kIntMul("IntMul");
 inline constexpr OpType kIntDiv("IntDiv");
 inline constexpr OpType kIntMin("IntMin");
 inline constexpr OpType kIntMax("IntMax");
+// IntPow (ONNX Pow of an integer base): y = a ^ b exactly, by repeated
+// squaring in a's type (wrapping on overflow). A negative exponent gives
+// the truncated 1 / a^-b: 1 for a = 1, +-1 for a = -1, otherwise 0.
+inline constexpr OpType kIntPow("IntPow");
 // IntegerOpFor returns the integer twin of Add, Sub, Mul, Div, Min or Max,
 // or `op` itself for any other op.
 OpType IntegerOpFor(OpType op);

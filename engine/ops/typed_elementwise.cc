@@ -83,6 +83,7 @@ const ElementOp kOps[] = {
     {kIntDiv, 13, 2, Family::kInteger, nullptr, 0},
     {kIntMin, 14, 2, Family::kInteger, nullptr, 0},
     {kIntMax, 15, 2, Family::kInteger, nullptr, 0},
+    {kIntPow, 16, 2, Family::kInteger, nullptr, 0},
     {kNot, 20, 1, Family::kLogic, "Not", 1},
     {kIsNaN, 21, 1, Family::kIsFloat, "IsNaN", 9},
     {kIsInf, 22, 1, Family::kIsFloat, "IsInf", 10},

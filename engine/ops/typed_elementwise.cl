@@ -65,6 +65,20 @@ __kernel void typed_binary(__global const T* restrict a, __global const T* restr
   STORE(min(x, m), y, i);
 #elif OP == 15
   STORE(max(x, m), y, i);
+#elif OP == 16
+  // x ^ m by squaring, wrapping like repeated multiplication; a negative
+  // exponent truncates 1 / x^-m (1, -1 or 0).
+  T r = 1;
+  if (m < 0) {
+    r = x == (T)1 ? (T)1 : (x == (T)-1 ? ((m & 1) ? (T)-1 : (T)1) : (T)0);
+  } else {
+    T base = x;
+    for (T e = m; e > 0; e >>= 1) {
+      if (e & 1) r = (T)(r * base);
+      base = (T)(base * base);
+    }
+  }
+  STORE(r, y, i);
 #endif
 }
 #endif

@@ -1,5 +1,7 @@
 // Graph passes: each changes the graph as intended and keeps its outputs.
 #include <cmath>
+#include <random>
+#include <string>
 
 #include "engine/passes.h"
 #include "gtest/gtest.h"
@@ -120,6 +122,27 @@ TEST(PassesTest, FoldConstantsEvaluatesConstantSubgraphs) {
   ASSERT_EQ(folded.nodes().size(), 2u);
   EXPECT_EQ(folded.nodes()[0].op, OpType::kMatMul);
   EXPECT_EQ(folded.nodes()[1].op, OpType::kAdd);
+  auto cmp = reference::Compare(RunRef(folded, in), expected, 1e-6f, 1e-6f);
+  EXPECT_TRUE(cmp.ok()) << cmp.ToString();
+}
+
+TEST(PassesTest, FoldConstantsReadsAConstantTwice) {
+  // Mul(d, d) of one constant d (a variance of constant weights, as
+  // exported weight standardization computes it) folds too.
+  const uint64_t seed = std::random_device{}();
+  ::testing::Test::RecordProperty("seed", std::to_string(seed));
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {4, 6});
+  TensorRef d = b.AddNode(OpType::kSub, {Const(b, "w", {6}, seed), Const(b, "m", {1}, seed + 1)});
+  TensorRef sq = b.AddNode(OpType::kMul, {d, d});
+  b.Output(b.Add(x, sq), "y");
+  Graph g = *std::move(b).Build();
+  auto in = reference::RandomTensor({4, 6}, seed + 2);
+  std::vector<float> expected = RunRef(g, in);
+
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph folded, FoldConstants(g, testing::SharedContext()));
+  ASSERT_EQ(folded.nodes().size(), 1u);
+  EXPECT_EQ(folded.nodes()[0].op, OpType::kAdd);
   auto cmp = reference::Compare(RunRef(folded, in), expected, 1e-6f, 1e-6f);
   EXPECT_TRUE(cmp.ok()) << cmp.ToString();
 }

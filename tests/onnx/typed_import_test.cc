@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "onnx/onnx_pb.h"
 #include "recq/onnx.h"
 #include "testing/test_env.h"
@@ -196,7 +199,11 @@ TEST(IntegerVariadicTest, MaxOfThreeInt64Inputs) {
   }
 }
 
-TEST(BatchNormTrainingTest, ConstantInputsFoldWithBatchStatistics) {
+// A BatchNormalization with training_mode=1 of a constant w, added to the
+// input z. With `computed_running_stats` its running mean and variance
+// (inputs 3 and 4, which feed only the unused outputs 1 and 2) are computed
+// from z, as a TorchScript export of weight standardization computes them.
+void CheckTrainingModeFolds(bool computed_running_stats) {
   constexpr int64_t kN = 2, kC = 3, kL = 5;
   std::mt19937 rng = FreshRng();
   std::uniform_real_distribution<float> u(-2.0f, 2.0f);
@@ -210,8 +217,19 @@ TEST(BatchNormTrainingTest, ConstantInputsFoldWithBatchStatistics) {
   m.Floats("w", {kN, kC, kL}, w);
   m.Floats("scale", {kC}, scale);
   m.Floats("bias", {kC}, bias);
-  m.Floats("mean", {kC}, std::vector<float>(kC, 0.0f));
-  m.Floats("var", {kC}, std::vector<float>(kC, 1.0f));
+  if (computed_running_stats) {
+    onnx::NodeProto* mean = m.Node("ReduceMean", {"z"}, {"mean"});
+    Model::Int(mean, "keepdims", 0);
+    onnx::AttributeProto* axes = mean->add_attribute();
+    axes->set_name("axes");
+    axes->set_type(onnx::AttributeProto::INTS);
+    axes->add_ints(0);
+    axes->add_ints(2);
+    m.Node("Mul", {"mean", "mean"}, {"var"});
+  } else {
+    m.Floats("mean", {kC}, std::vector<float>(kC, 0.0f));
+    m.Floats("var", {kC}, std::vector<float>(kC, 1.0f));
+  }
   onnx::NodeProto* bn =
       m.Node("BatchNormalization", {"w", "scale", "bias", "mean", "var"}, {"normed"});
   Model::Int(bn, "training_mode", 1);
@@ -247,6 +265,12 @@ TEST(BatchNormTrainingTest, ConstantInputsFoldWithBatchStatistics) {
   }
 }
 
+TEST(BatchNormTrainingTest, ConstantInputsFoldWithBatchStatistics) {
+  CheckTrainingModeFolds(false);
+}
+
+TEST(BatchNormTrainingTest, ComputedRunningStatisticsAreIgnored) { CheckTrainingModeFolds(true); }
+
 TEST(BatchNormTrainingTest, ComputedInputIsUnimplemented) {
   Model m;
   m.Input("x", {2, 3, 4}, onnx::TensorProto::FLOAT);
@@ -259,6 +283,212 @@ TEST(BatchNormTrainingTest, ComputedInputIsUnimplemented) {
   EXPECT_THAT(s.message(), HasSubstr("training_mode=1"));
   EXPECT_THAT(s.message(), HasSubstr("input 0 is not"));
 }
+
+// A reduction of a constant folds at import (as the norm of an exported
+// weight-normalized conv's weights must, for the conv to see constant
+// weights): the folded model matches the CPU reference of the same model
+// with the constant fed as an input.
+class ReduceFoldTest : public ::testing::TestWithParam<const char*> {};
+
+std::string ReduceModel(const char* op, const std::vector<float>* w_const) {
+  constexpr int64_t kShape[] = {2, 3, 4};
+  Model m;
+  if (w_const != nullptr) {
+    m.Floats("w", {kShape[0], kShape[1], kShape[2]}, *w_const);
+  } else {
+    m.Input("w", {kShape[0], kShape[1], kShape[2]}, onnx::TensorProto::FLOAT);
+  }
+  m.Input("z", {1, kShape[1], 1}, onnx::TensorProto::FLOAT);
+  onnx::NodeProto* r = nullptr;
+  if (std::string(op) == "ReduceSum") {  // axes are an input from opset 13
+    m.Int64s("axes", {2}, {0, 2});
+    r = m.Node(op, {"w", "axes"}, {"r"});
+  } else {
+    r = m.Node(op, {"w"}, {"r"});
+    onnx::AttributeProto* axes = r->add_attribute();
+    axes->set_name("axes");
+    axes->set_type(onnx::AttributeProto::INTS);
+    axes->add_ints(0);
+    axes->add_ints(-1);
+  }
+  Model::Int(r, "keepdims", 1);
+  m.Node("Add", {"r", "z"}, {"y"});
+  m.Output("y");
+  return m.Bytes();
+}
+
+TEST_P(ReduceFoldTest, ConstantInputFoldsAndMatchesReference) {
+  std::mt19937 rng = FreshRng();
+  // Positive values, so that ReduceLogSum's sum is positive.
+  std::uniform_real_distribution<float> u(0.25f, 2.0f);
+  std::vector<float> w(24), z(3);
+  for (float& v : w) v = u(rng);
+  for (float& v : z) v = u(rng);
+  absl::StatusOr<Graph> folded = LoadOnnxFromBytes(ReduceModel(GetParam(), &w));
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  ASSERT_EQ(folded->nodes().size(), 1u);
+  EXPECT_EQ(folded->nodes()[0].op, OpType::kAdd);
+  absl::StatusOr<Graph> fed = LoadOnnxFromBytes(ReduceModel(GetParam(), nullptr));
+  ASSERT_TRUE(fed.ok()) << fed.status();
+  absl::flat_hash_map<std::string, reference::HostTensor> feeds;
+  feeds["w"] = reference::HostTensor{{2, 3, 4}, w};
+  feeds["z"] = reference::HostTensor{{1, 3, 1}, z};
+  auto want = reference::RunReference(*fed, feeds);
+  ASSERT_TRUE(want.ok()) << want.status();
+
+  absl::StatusOr<Engine> engine = Engine::Compile(testing::SharedContext(), *folded);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  const std::vector<float> got =
+      testing::RunRecorded(*engine, "z", reference::HostTensor{{1, 3, 1}, z}, "y");
+  const std::vector<float>& expected = want->at("y").data;
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], expected[i], 1e-5 + 1e-5 * std::abs(expected[i])) << "element " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, ReduceFoldTest,
+                         ::testing::Values("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
+                                           "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
+                                           "ReduceLogSum", "ReduceLogSumExp"));
+
+// Clip of integers, and Clip with a bound computed from the model's inputs,
+// import as Max and Min.
+TEST(ClipImportTest, Int64ClampsToConstantBounds) {
+  std::mt19937 rng = FreshRng();
+  std::uniform_int_distribution<int64_t> u(-100, 100);
+  std::vector<int64_t> x(12);
+  for (int64_t& v : x) v = u(rng);
+  const int64_t lo = -20, hi = 30;
+  Model m;
+  m.Input("x", {3, 4}, onnx::TensorProto::INT64);
+  m.Int64s("lo", {}, {lo});
+  m.Int64s("hi", {}, {hi});
+  m.Node("Clip", {"x", "lo", "hi"}, {"y"});
+  m.Output("y");
+  m.graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::INT64);
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<Engine> engine = Engine::Compile(testing::SharedContext(), *graph);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  absl::StatusOr<Tensor> xt =
+      Tensor::Allocate(testing::SharedContext(), {{3, 4}, DataType::kInt64});
+  absl::StatusOr<Tensor> yt =
+      Tensor::Allocate(testing::SharedContext(), {{3, 4}, DataType::kInt64});
+  ASSERT_TRUE(xt.ok() && yt.ok());
+  ASSERT_TRUE(xt->Upload(absl::MakeConstSpan(x)).ok());
+  ASSERT_TRUE(yt->Upload(absl::MakeConstSpan(std::vector<int64_t>(12, -777))).ok());  // poison
+  Bindings b;
+  b.Set("x", *xt);
+  b.Set("y", *yt);
+  absl::StatusOr<Recording> rec = engine->Record();
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  ASSERT_TRUE(rec->Run(b).ok());
+  absl::StatusOr<std::vector<uint8_t>> bytes = yt->DownloadBytes();
+  ASSERT_TRUE(bytes.ok() && bytes->size() == 12 * sizeof(int64_t));
+  std::vector<int64_t> got(12);
+  std::memcpy(got.data(), bytes->data(), bytes->size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(got[i], std::clamp(x[i], lo, hi)) << "element " << i;
+  }
+}
+
+TEST(ClipImportTest, FloatClampsToAComputedBound) {
+  std::mt19937 rng = FreshRng();
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<float> x(12);
+  for (float& v : x) v = u(rng);
+  const float hi = u(rng);
+  Model m;
+  m.Input("x", {3, 4}, onnx::TensorProto::FLOAT);
+  m.Input("hi", {1}, onnx::TensorProto::FLOAT);
+  m.Node("Clip", {"x", "", "hi"}, {"y"});
+  m.Output("y");
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<Engine> engine = Engine::Compile(testing::SharedContext(), *graph);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  Tensor xt = testing::NewTensor({{3, 4}}, x);
+  Tensor ht = testing::NewTensor({{1}}, {hi});
+  Tensor yt = testing::NewTensor({{3, 4}});
+  Bindings b;
+  b.Set("x", xt);
+  b.Set("hi", ht);
+  b.Set("y", yt);
+  absl::StatusOr<Recording> rec = engine->Record();
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  ASSERT_TRUE(rec->Run(b).ok());
+  const std::vector<float> got = testing::Download(yt);
+  ASSERT_EQ(got.size(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(got[i], std::min(x[i], hi)) << "element " << i;
+}
+
+// MaxPool of uint8 and int8 runs as the float32 pool of the converted
+// values: exact against a direct loop.
+class MaxPool8BitTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(MaxPool8BitTest, MatchesDirectLoop) {
+  const bool is_signed = GetParam();
+  constexpr int64_t kC = 3, kH = 5, kW = 6, kOh = 4, kOw = 3;  // 2x2 window, strides (1, 2)
+  std::mt19937 rng = FreshRng();
+  std::uniform_int_distribution<int> u(is_signed ? -128 : 0, is_signed ? 127 : 255);
+  std::vector<int> x(kC * kH * kW);
+  for (int& v : x) v = u(rng);
+  Model m;
+  const int32_t type = is_signed ? onnx::TensorProto::INT8 : onnx::TensorProto::UINT8;
+  m.Input("x", {1, kC, kH, kW}, type);
+  onnx::NodeProto* pool = m.Node("MaxPool", {"x"}, {"y"});
+  for (const auto& [name, v] :
+       {std::pair<const char*, std::vector<int64_t>>{"kernel_shape", {2, 2}},
+        {"strides", {1, 2}}}) {
+    onnx::AttributeProto* a = pool->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t i : v) a->add_ints(i);
+  }
+  m.Output("y");
+  m.graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(type);
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<Engine> engine = Engine::Compile(testing::SharedContext(), *graph);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  const DataType dt = is_signed ? DataType::kInt8 : DataType::kUInt8;
+  absl::StatusOr<Tensor> xt = Tensor::Allocate(testing::SharedContext(), {{1, kC, kH, kW}, dt});
+  absl::StatusOr<Tensor> yt = Tensor::Allocate(testing::SharedContext(), {{1, kC, kOh, kOw}, dt});
+  ASSERT_TRUE(xt.ok() && yt.ok());
+  std::vector<uint8_t> x_bytes(x.size());
+  for (size_t i = 0; i < x.size(); ++i) x_bytes[i] = static_cast<uint8_t>(x[i]);
+  ASSERT_TRUE(xt->UploadBytes(absl::MakeConstSpan(x_bytes)).ok());
+  ASSERT_TRUE(
+      yt->UploadBytes(absl::MakeConstSpan(std::vector<uint8_t>(kC * kOh * kOw, 0x5a))).ok());
+  Bindings b;
+  b.Set("x", *xt);
+  b.Set("y", *yt);
+  absl::StatusOr<Recording> rec = engine->Record();
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  ASSERT_TRUE(rec->Run(b).ok());
+  absl::StatusOr<std::vector<uint8_t>> got = yt->DownloadBytes();
+  ASSERT_TRUE(got.ok() && got->size() == size_t(kC * kOh * kOw));
+  for (int64_t c = 0; c < kC; ++c) {
+    for (int64_t oh = 0; oh < kOh; ++oh) {
+      for (int64_t ow = 0; ow < kOw; ++ow) {
+        int want = -1000;
+        for (int64_t i = 0; i < 2; ++i) {
+          for (int64_t j = 0; j < 2; ++j) {
+            want = std::max(want, x[(c * kH + oh + i) * kW + ow * 2 + j]);
+          }
+        }
+        const uint8_t raw = (*got)[(c * kOh + oh) * kOw + ow];
+        const int value = is_signed ? static_cast<int8_t>(raw) : raw;
+        EXPECT_EQ(value, want) << "channel " << c << " at " << oh << ", " << ow;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, MaxPool8BitTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Int8" : "UInt8"; });
 
 class DataDependentTest : public ::testing::TestWithParam<const char*> {};
 

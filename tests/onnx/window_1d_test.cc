@@ -1,11 +1,16 @@
 // 1-D Conv, ConvTranspose, MaxPool and AveragePool on (N, C, L), imported
 // from small ONNX models as the 2-D ops on (N, C, 1, L) views, against a
-// direct 1-D CPU reference (tests/reference/window_1d.h) on fresh random
-// inputs and weights; outputs are poisoned with NaN before each run.
+// direct 1-D CPU reference (tests/reference/window_1d.h), and 3-D MaxPool
+// and AveragePool on (N, C, D, H, W), imported as two 2-D pools, and 3-D
+// Conv, imported as a 2-D conv over stacked depth taps, against direct 3-D
+// loops here; fresh random inputs and weights, outputs poisoned
+// with NaN before each run.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "onnx/onnx_pb.h"
@@ -210,6 +215,156 @@ TEST_P(Pool1DTest, MatchesDirectReference) {
 
 INSTANTIATE_TEST_SUITE_P(Kinds, Pool1DTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "Max" : "Average"; });
+
+// A 3-D pool computed directly: kernel k, strides st, dilations dl and
+// pads (begins, then ends) per axis D, H, W; `out` receives the output dims.
+std::vector<float> Pool3D(const std::vector<float>& x, const std::vector<int64_t>& shape,
+                          const int64_t k[3], const int64_t st[3], const int64_t dl[3],
+                          const int64_t pads[6], bool max, bool include_pad,
+                          std::vector<int64_t>* out) {
+  int64_t o[3];
+  for (int a = 0; a < 3; ++a) {
+    o[a] = (shape[2 + a] + pads[a] + pads[3 + a] - ((k[a] - 1) * dl[a] + 1)) / st[a] + 1;
+  }
+  *out = {shape[0], shape[1], o[0], o[1], o[2]};
+  std::vector<float> y;
+  for (int64_t nc = 0; nc < shape[0] * shape[1]; ++nc) {
+    for (int64_t od = 0; od < o[0]; ++od) {
+      for (int64_t oh = 0; oh < o[1]; ++oh) {
+        for (int64_t ow = 0; ow < o[2]; ++ow) {
+          double acc = max ? -INFINITY : 0.0;
+          int64_t count = 0;
+          for (int64_t a = 0; a < k[0]; ++a) {
+            for (int64_t b = 0; b < k[1]; ++b) {
+              for (int64_t c = 0; c < k[2]; ++c) {
+                const int64_t d = od * st[0] - pads[0] + a * dl[0];
+                const int64_t h = oh * st[1] - pads[1] + b * dl[1];
+                const int64_t w = ow * st[2] - pads[2] + c * dl[2];
+                if (d < 0 || d >= shape[2] || h < 0 || h >= shape[3] || w < 0 || w >= shape[4]) {
+                  continue;
+                }
+                const double v = x[((nc * shape[2] + d) * shape[3] + h) * shape[4] + w];
+                acc = max ? std::max(acc, v) : acc + v;
+                ++count;
+              }
+            }
+          }
+          if (!max) acc /= static_cast<double>(include_pad ? k[0] * k[1] * k[2] : count);
+          y.push_back(static_cast<float>(acc));
+        }
+      }
+    }
+  }
+  return y;
+}
+
+class Pool3DTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
+
+TEST_P(Pool3DTest, MatchesDirectReference) {
+  const auto [max, include_pad] = GetParam();
+  std::mt19937 rng = FreshRng();
+  const std::vector<int64_t> shape = {2, 3, 5, 6, 7};
+  const std::vector<float> x = Random(2 * 3 * 5 * 6 * 7, rng);
+  const int64_t k[3] = {2, 3, 2}, st[3] = {2, 1, 2}, dl[3] = {1, 2, 1};
+  const int64_t pads[6] = {1, 1, 0, 0, 1, 1};
+  Model m;
+  m.Input("x", shape);
+  onnx::NodeProto* node = m.Node(max ? "MaxPool" : "AveragePool", {"x"});
+  Model::Ints(node, "kernel_shape", {k[0], k[1], k[2]});
+  Model::Ints(node, "strides", {st[0], st[1], st[2]});
+  Model::Ints(node, "dilations", {dl[0], dl[1], dl[2]});
+  Model::Ints(node, "pads", {pads[0], pads[1], pads[2], pads[3], pads[4], pads[5]});
+  if (!max) Model::Int(node, "count_include_pad", include_pad ? 1 : 0);
+  std::vector<int64_t> y_shape;
+  const std::vector<float> want = Pool3D(x, shape, k, st, dl, pads, max, include_pad, &y_shape);
+  ExpectRunMatches(m, x, shape, want, y_shape);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, Pool3DTest,
+                         ::testing::Values(std::make_tuple(true, false),
+                                           std::make_tuple(false, false),
+                                           std::make_tuple(false, true)),
+                         [](const auto& info) {
+                           if (std::get<0>(info.param)) return std::string("Max");
+                           return std::string(std::get<1>(info.param) ? "AverageIncludePad"
+                                                                      : "Average");
+                         });
+
+// 3-D Conv, imported as one 2-D conv over the depth taps stacked as
+// channels, against a direct loop: groups, strides, dilations and pads on
+// every axis, with and without bias.
+struct Conv3DCase {
+  const char* name;
+  int64_t groups;
+  bool bias;
+};
+
+class Conv3DTest : public ::testing::TestWithParam<Conv3DCase> {};
+
+TEST_P(Conv3DTest, MatchesDirectLoop) {
+  const Conv3DCase& p = GetParam();
+  std::mt19937 rng = FreshRng();
+  const int64_t N = 2, C = 4, D = 5, H = 6, W = 5, OC = 8;
+  const int64_t k[3] = {3, 2, 3}, st[3] = {2, 1, 2}, dl[3] = {1, 2, 1};
+  const int64_t pads[6] = {1, 0, 1, 1, 1, 0};
+  const int64_t cg = C / p.groups, ocg = OC / p.groups;
+  const std::vector<float> x = Random(N * C * D * H * W, rng);
+  const std::vector<float> w = Random(OC * cg * k[0] * k[1] * k[2], rng);
+  const std::vector<float> bias = Random(OC, rng);
+  Model m;
+  m.Input("x", {N, C, D, H, W});
+  m.Initializer("w", {OC, cg, k[0], k[1], k[2]}, w);
+  std::vector<std::string> inputs = {"x", "w"};
+  if (p.bias) {
+    m.Initializer("b", {OC}, bias);
+    inputs.push_back("b");
+  }
+  onnx::NodeProto* node = m.Node("Conv", inputs);
+  Model::Ints(node, "strides", {st[0], st[1], st[2]});
+  Model::Ints(node, "dilations", {dl[0], dl[1], dl[2]});
+  Model::Ints(node, "pads", {pads[0], pads[1], pads[2], pads[3], pads[4], pads[5]});
+  Model::Int(node, "group", p.groups);
+  int64_t o[3];
+  const int64_t in[3] = {D, H, W};
+  for (int a = 0; a < 3; ++a) {
+    o[a] = (in[a] + pads[a] + pads[3 + a] - ((k[a] - 1) * dl[a] + 1)) / st[a] + 1;
+  }
+  std::vector<float> want;
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t oc = 0; oc < OC; ++oc) {
+      const int64_t g = oc / ocg;
+      for (int64_t od = 0; od < o[0]; ++od) {
+        for (int64_t oh = 0; oh < o[1]; ++oh) {
+          for (int64_t ow = 0; ow < o[2]; ++ow) {
+            double acc = p.bias ? bias[oc] : 0.0;
+            for (int64_t c = 0; c < cg; ++c) {
+              for (int64_t a = 0; a < k[0]; ++a) {
+                for (int64_t b = 0; b < k[1]; ++b) {
+                  for (int64_t e = 0; e < k[2]; ++e) {
+                    const int64_t d = od * st[0] - pads[0] + a * dl[0];
+                    const int64_t h = oh * st[1] - pads[1] + b * dl[1];
+                    const int64_t ww = ow * st[2] - pads[2] + e * dl[2];
+                    if (d < 0 || d >= D || h < 0 || h >= H || ww < 0 || ww >= W) continue;
+                    acc += double(x[(((n * C + g * cg + c) * D + d) * H + h) * W + ww]) *
+                           w[(((oc * cg + c) * k[0] + a) * k[1] + b) * k[2] + e];
+                  }
+                }
+              }
+            }
+            want.push_back(static_cast<float>(acc));
+          }
+        }
+      }
+    }
+  }
+  ExpectRunMatches(m, x, {N, C, D, H, W}, want, {N, OC, o[0], o[1], o[2]});
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, Conv3DTest,
+                         ::testing::Values(Conv3DCase{"dense_bias", 1, true},
+                                           Conv3DCase{"grouped", 2, false},
+                                           Conv3DCase{"depthwise", 4, true}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace recq

@@ -39,9 +39,9 @@ void ExpectResize(std::vector<int64_t> in, std::vector<int64_t> out, ResizeMode 
 }
 
 const ResizeCoordinates kAllCoordinates[] = {
-    ResizeCoordinates::kHalfPixel, ResizeCoordinates::kHalfPixelSymmetric,
+    ResizeCoordinates::kHalfPixel,        ResizeCoordinates::kHalfPixelSymmetric,
     ResizeCoordinates::kPytorchHalfPixel, ResizeCoordinates::kAlignCorners,
-    ResizeCoordinates::kAsymmetric};
+    ResizeCoordinates::kAsymmetric,       ResizeCoordinates::kTfHalfPixelForNn};
 
 TEST(ResizeTest, BilinearUpsampleOfSegmentationHeads) {
   for (ResizeCoordinates c : kAllCoordinates) {

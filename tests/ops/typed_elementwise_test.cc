@@ -132,6 +132,23 @@ INSTANTIATE_TEST_SUITE_P(OpsAndTypes, IntegerArithmeticTest,
                                   TypeName(std::get<1>(info.param));
                          });
 
+class IntPowTest : public ::testing::TestWithParam<DataType> {};
+
+TEST_P(IntPowTest, BroadcastsAndMatchesReference) {
+  const DataType t = GetParam();
+  OpGraphBuilder b;
+  // Bases whose powers wrap int8 and uint8; signed exponents include
+  // negative ones (1 / x^-m truncates to 0, 1 or -1).
+  const bool is_unsigned = t == DataType::kUInt8;
+  TensorRef x = b.Input("a", {3, 4, 5}, is_unsigned ? 0.0f : -9.0f, 9.0f, t);
+  TensorRef y = b.Input("b", {4, 1}, is_unsigned ? 0.0f : -3.0f, 7.0f, t);
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(b.graph().AddNode(internal::kIntPow, {x, y})),
+                                Exact());
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, IntPowTest, ::testing::ValuesIn(kIntegerTypes),
+                         [](const auto& info) { return TypeName(info.param); });
+
 TEST(IntegerArithmeticTest, FloatInputsAreRejected) {
   GraphBuilder b;
   TensorRef x = b.Input("a", {4});

@@ -33,6 +33,8 @@ double Original(const ResizeAttrs& a, double o, double in, double out, double sc
       return out == 1 ? 0 : o * (in - 1) / (in * scale - 1);  // in * scale: ONNX's length
     case ResizeCoordinates::kAsymmetric:
       return o / scale;
+    case ResizeCoordinates::kTfHalfPixelForNn:
+      return (o + 0.5) / scale;
   }
   return 0;
 }

@@ -39,6 +39,14 @@ double IntegerOp(OpType op, double a, double b) {
   if (op == internal::kIntMul) return static_cast<double>(x * m);
   if (op == internal::kIntDiv) return m == 0 ? 0.0 : static_cast<double>(x / m);
   if (op == internal::kIntMin) return static_cast<double>(x < m ? x : m);
+  if (op == internal::kIntPow) {
+    // ONNX Pow of integers: repeated multiplication (wrapped to the type by
+    // the caller); a negative exponent truncates 1 / x^-m.
+    if (m < 0) return x == 1 ? 1.0 : (x == -1 ? (m % 2 != 0 ? -1.0 : 1.0) : 0.0);
+    uint64_t r = 1;
+    for (int64_t k = 0; k < m; ++k) r *= static_cast<uint64_t>(x);
+    return static_cast<double>(static_cast<int64_t>(r));
+  }
   return static_cast<double>(x > m ? x : m);
 }
 
@@ -89,7 +97,7 @@ RECQ_REGISTER_REFERENCE(TypedElementwise) {
     if (absl::Status s = AddBinary(table, c.op, true, c.f); !s.ok()) return s;
   }
   for (OpType op : {internal::kIntAdd, internal::kIntSub, internal::kIntMul, internal::kIntDiv,
-                    internal::kIntMin, internal::kIntMax}) {
+                    internal::kIntMin, internal::kIntMax, internal::kIntPow}) {
     if (absl::Status s =
             AddBinary(table, op, false, [op](double a, double b) { return IntegerOp(op, a, b); });
         !s.ok()) {
