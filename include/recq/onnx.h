@@ -1,5 +1,5 @@
-// ONNX models in: LoadOnnx turns an ONNX model (opsets 7 to 21) into a recq
-// Graph.
+// ONNX models in: LoadOnnx turns an ONNX model (opsets 1 to 21, each op
+// within the opsets its mapping declares) into a recq Graph.
 //
 //   absl::StatusOr<Graph> g = LoadOnnx("mobilenetv2.onnx");
 //   Engine e = Engine::Compile(ctx, *g).value();   // bind by ONNX tensor names
