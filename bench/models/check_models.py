@@ -25,6 +25,9 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from export_models import rel_l2  # noqa: E402
+
 MAX_REL_L2 = 1e-4
 
 
@@ -38,15 +41,6 @@ def parse_args():
     p.add_argument("--timeout", type=float, default=900, help="seconds per model (900)")
     p.add_argument("--device", help="recq --device (default: recq's default)")
     return p.parse_args()
-
-
-def rel_l2(actual, expected):
-    import numpy as np
-    a = np.asarray(actual, dtype=np.float64).ravel()
-    e = np.asarray(expected, dtype=np.float64).ravel()
-    if a.shape != e.shape:
-        return float("inf")
-    return float(np.linalg.norm(a - e) / max(np.linalg.norm(e), 1e-30))
 
 
 def check(recq, models_dir, manifest, timeout, device):

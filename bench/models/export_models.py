@@ -179,9 +179,13 @@ def sha256(path):
 
 
 def rel_l2(actual, expected):
+    """||actual - expected|| / ||expected|| over the flattened elements;
+    infinite when the element counts differ."""
     import numpy as np
     a = np.asarray(actual, dtype=np.float64).ravel()
     e = np.asarray(expected, dtype=np.float64).ravel()
+    if a.shape != e.shape:
+        return float("inf")
     return float(np.linalg.norm(a - e) / max(np.linalg.norm(e), 1e-30))
 
 
