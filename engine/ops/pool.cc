@@ -47,31 +47,11 @@ absl::Status ImportPool3D(OnnxNodeContext& n, OpType op, ValueId x,
     return n.Unsupported("a 3-D pool needs an importer that can emit several nodes");
   const Shape s = n.desc(x).shape;
   if (kernel.size() != 3) return n.Invalid("kernel_shape must have 3 values for a 3-D input");
-  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> strides, n.Ints("strides"));
-  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, n.Ints("dilations"));
-  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> pads, n.Ints("pads"));
-  RECQ_ASSIGN_OR_RETURN(std::string auto_pad, n.String("auto_pad", "NOTSET"));
-  if (strides.empty()) strides.assign(3, 1);
-  if (dilations.empty()) dilations.assign(3, 1);
-  if (pads.empty() || auto_pad != "NOTSET") pads.assign(6, 0);
-  if (strides.size() != 3 || dilations.size() != 3 || pads.size() != 6) {
-    return n.Invalid("strides and dilations must have 3 values and pads 6 for a 3-D input");
-  }
-  for (int i = 0; i < 3; ++i) {
-    if (strides[i] <= 0 || dilations[i] <= 0 || kernel[i] <= 0) {
-      return n.Invalid("kernel, strides and dilations must be positive");
-    }
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t in = s[2 + i];
-      const int64_t out = (in + strides[i] - 1) / strides[i];
-      const int64_t span = (kernel[i] - 1) * dilations[i] + 1;
-      const int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + span - in);
-      pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pads[3 + i] = total - pads[i];
-    } else if (auto_pad != "NOTSET" && auto_pad != "VALID") {
-      return n.Unsupported(absl::StrCat("auto_pad '", auto_pad, "' is not supported"));
-    }
-  }
+  RECQ_ASSIGN_OR_RETURN(const Window3D win,
+                        ResolveWindow3D(n, s, {kernel[0], kernel[1], kernel[2]}));
+  const std::array<int64_t, 3>& strides = win.strides;
+  const std::array<int64_t, 3>& dilations = win.dilations;
+  const std::array<int64_t, 6>& pads = win.pads;
   PoolAttrs hw = base;
   hw.kernel = {kernel[1], kernel[2]};
   hw.strides = {strides[1], strides[2]};

@@ -25,6 +25,19 @@ struct Window {
                                                    std::array<int64_t, 2> kernel,
                                                    bool one_d = false);
 
+// The window of a 3-D (N, C, D, H, W) Conv or pool, each array in (D, H, W)
+// order; pads as ONNX orders them (the three begins, then the three ends).
+struct Window3D {
+  std::array<int64_t, 3> strides, dilations;
+  std::array<int64_t, 6> pads;
+};
+
+// ResolveWindow3D reads strides, dilations, pads and auto_pad for input
+// shape `x` (rank 5) and `kernel` (3 values), as ResolveWindow does for 2-D.
+[[nodiscard]] absl::StatusOr<Window3D> ResolveWindow3D(OnnxNodeContext& n,
+                                                       const std::vector<int64_t>& x,
+                                                       const std::array<int64_t, 3>& kernel);
+
 // 1-D window ops (Conv, MaxPool, AveragePool on (N, C, L), as Whisper's and
 // wav2vec2's front ends have) run as the 2-D ones on views with H = 1:
 // ViewAs2D gives x (N, C, L) as (N, C, 1, L) (a Reshape, no copy);
