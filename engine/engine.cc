@@ -279,10 +279,10 @@ absl::Status FinishEngineState(const std::shared_ptr<EngineState>& state, bool w
     Log(LogLevel::kInfo, absl::StrCat("warm-up: ", state->list.dispatches.size(), " dispatches"));
     RECQ_RETURN_IF_ERROR(WarmUp(state));
   }
-  // The binaries of programs built from source reach the disk cache later
-  // (Context::FlushBinaryCache, or the context's destruction): after the
-  // warm-up, so that they hold what the driver built lazily for it, and off
-  // the path to the first result.
+  // The binaries of programs built from source reach the disk cache later,
+  // through Context::FlushBinaryCache (or, on drivers other than PoCL, the
+  // context's destruction): after the warm-up, so that they hold what the
+  // driver built lazily for it, and off the path to the first result.
   return absl::OkStatus();
 }
 
