@@ -3,6 +3,7 @@
 #
 #   bash scripts/sanitize.sh asan [ctest -R regex]   # ASan + UBSan (LSan on)
 #   bash scripts/sanitize.sh tsan [ctest -R regex]   # TSan on the concurrency tests
+#                                                    # (GTEST_FILTER picks the cases)
 #
 # Build dirs: build-asan, build-tsan (override with RECQ_BUILD_DIR). Findings
 # fail the run (halt_on_error); PoCL's and LLVM's own leaks are suppressed by
@@ -33,7 +34,10 @@ case "$kind" in
   tsan)
     flags="thread"
     targets="stress_test backend_conformance_test replay_test recq_qcom_layer recq_fault_layer"
-    regex=${2:-Thread|Concurren|Stress}
+    # ctest runs each test binary as one entry: the entries of the three
+    # binaries, each running its thread, concurrency and stress cases.
+    regex=${2:-^(replay_test|stress_test|(layer\.)?backend_conformance_test)$}
+    export GTEST_FILTER=${GTEST_FILTER:-*Thread*:*Concurren*:*Stress*}
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
     ;;
   *)
