@@ -81,26 +81,110 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
 }
 
 // The GPU kernel in local-memory tiles (matmul_local.cl): TM x TN per
-// work-group of 256 items, RM x RN per item, consecutive (float4 local
-// reads) or strided.
+// work-group of 256 items, RM x RN per item, laid out as RECQ_ML_CONTIG
+// says (0 strided, 1 consecutive, 2 runs of four). Each tile's TK step
+// (tk, 8 or 16) and double buffering (db) are tunable parameters, as is the
+// layout (layout) of tiles whose register blocks are multiples of four.
 struct LocalTile {
   const char* name;
   int64_t tm, tn, rm, rn;
-  bool contiguous;
+  int64_t layout;
   int64_t min_m, min_n;  // below them the next tile wastes less
+  int64_t nvidia_db;     // the heuristic's double buffering on NVIDIA GPUs
 };
 constexpr int64_t kLocalTk = 16;
+// The fast tuner times the heuristics of the first two that fit: 128x64
+// against 128x128 on large products. Per-shape fractions of the fp32 roof
+// on an H100 (bench/gpu/gemm.sh, docs/performance.md): 128x128 wins where
+// the output has few rows per column tile or the product is large
+// (197x3072x768, 2048^3), 128x64 on 3072x768x768 and 197x768x3072.
 constexpr LocalTile kLocalTiles[] = {
-    {"matmul_local_128x64", 128, 64, 8, 4, true, 96, 48},
-    {"matmul_local_64x64", 64, 64, 4, 4, true, 48, 48},
-    {"matmul_local_32x32", 32, 32, 2, 2, false, 16, 16},
+    {"matmul_local_128x64", 128, 64, 8, 4, 1, 96, 48, 1},
+    {"matmul_local_128x128", 128, 128, 8, 8, 2, 96, 96, 0},
+    {"matmul_local_64x64", 64, 64, 4, 4, 1, 48, 48, 1},
+    {"matmul_local_32x32", 32, 32, 2, 2, 0, 16, 16, 1},
 };
+
+// A tile's parameters: its K step, double buffering and layout.
+struct LocalParams {
+  int64_t tk = kLocalTk;
+  int64_t db = 0;
+  int64_t layout = 1;
+};
+
+// LocalBytes: the local memory of `tile` with `p` (matmul_local.cl's as and
+// bs, both halves when double-buffered).
+uint64_t LocalBytes(const LocalTile& tile, const LocalParams& p) {
+  return uint64_t((p.db + 1) * p.tk * (tile.tm + 4 + tile.tn)) * sizeof(float);
+}
+
+// LocalHeuristic: the parameters an untuned compile takes on `device`: a K
+// step of 16 in the tile's layout, double-buffered on NVIDIA GPUs where an
+// H100 ran the tile fastest so (2048^3 with 128x64: 52 % of the roof
+// against 39 % single-buffered), single-buffered elsewhere.
+LocalParams LocalHeuristic(const LocalTile& tile, const DeviceFacts& device) {
+  LocalParams p;
+  p.layout = tile.layout;
+  if (device.family == DeviceFamily::kNvidiaGpu) p.db = tile.nvidia_db;
+  return p;
+}
+
+// LocalParamsValid: every item reads whole float4 runs of the tiles, the
+// layout fits the register block, and the local memory holds the tiles.
+bool LocalParamsValid(const LocalTile& tile, const LocalParams& p, const DeviceFacts& device) {
+  if (p.tk != 8 && p.tk != 16) return false;
+  if (p.db != 0 && p.db != 1) return false;
+  if (p.layout < 0 || p.layout > 2) return false;
+  if (p.layout == 2 && (tile.rm % 4 != 0 || tile.rn % 4 != 0)) return false;
+  if (p.layout == 1 && (tile.rm % 4 != 0 || tile.rn % 4 != 0)) return false;
+  return device.LocalMemoryFits(LocalBytes(tile, p));
+}
+
+absl::StatusOr<LocalParams> LocalParamsOf(const LocalTile& tile, const LoweringContext& ctx,
+                                          const Node& node) {
+  const LocalParams h = LocalHeuristic(tile, ctx.device());
+  LocalParams p;
+  p.tk = ctx.ParamOr("tk", h.tk);
+  p.db = ctx.ParamOr("db", h.db);
+  p.layout = ctx.ParamOr("layout", h.layout);
+  if (!LocalParamsValid(tile, p, ctx.device())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node '", node.name, "': ", tile.name, " parameters tk=", p.tk, ", db=", p.db,
+                     ", layout=", p.layout,
+                     " are not valid here (tk 8 or 16, db 0 or 1, layout 0-2 within the "
+                     "register block, local memory ",
+                     LocalBytes(tile, p), " bytes)"));
+  }
+  return p;
+}
+
+KernelParams ToKernelParams(const LocalParams& p) {
+  return {{"db", p.db}, {"layout", p.layout}, {"tk", p.tk}};
+}
+
+// LocalSpace: the heuristic's parameters first, then every valid set.
+std::vector<KernelParams> LocalSpace(const LocalTile& tile, const DeviceFacts& device) {
+  const LocalParams h = LocalHeuristic(tile, device);
+  std::vector<KernelParams> space = {ToKernelParams(h)};
+  for (int64_t tk : {8, 16}) {
+    for (int64_t db : {0, 1}) {
+      for (int64_t layout : {tile.layout, int64_t{2}}) {
+        const LocalParams p{tk, db, layout};
+        if (!LocalParamsValid(tile, p, device)) continue;
+        KernelParams kp = ToKernelParams(p);
+        if (std::find(space.begin(), space.end(), kp) == space.end()) space.push_back(kp);
+      }
+    }
+  }
+  return space;
+}
 
 // SplitKOf: the slices of K for `tile` over `s`: enough work-groups for
 // about two per compute unit, keeping at least four TK steps per slice and
 // at most 16 slices (each adds a pass over the output to the reduction).
 // ViT-B/16's MLP output (M 197, K 3072, N 768) has 48 tiles of 64x64 for
-// 132 compute units.
+// 132 compute units. The heuristic's K step decides it, so that every
+// parameter set of a node splits K alike.
 int64_t SplitKOf(const LocalTile& tile, const MatMulShape& s, const DeviceFacts& device) {
   const int64_t tiles = static_cast<int64_t>(CeilDiv(s.m, tile.tm) * CeilDiv(s.n, tile.tn)) *
                         Product(s.batch, 0, s.batch.size());
@@ -117,13 +201,14 @@ size_t SplitKScratch(const LocalTile& tile, const MatMulShape& s, const DeviceFa
 }
 
 // LocalTilesRun: the device runs work-groups of 256 items of the GPU family,
-// its local memory holds the tile's A and B slices (matmul_local.cl), and
-// staging through local memory pays (not where it is global memory: Mali).
+// its local memory holds the tile's A and B slices with the heuristic's
+// parameters (matmul_local.cl), and staging through local memory pays (not
+// where it is global memory: Mali).
 bool LocalTilesRun(const LocalTile& tile, const DeviceFacts& device) {
-  const uint64_t local_bytes = uint64_t(kLocalTk * (tile.tm + 4 + tile.tn)) * sizeof(float);
   return device.GpuKernels() &&
          (device.max_work_group_size == 0 || device.max_work_group_size >= 256) &&
-         device.LocalMemoryTilesPay() && device.LocalMemoryFits(local_bytes);
+         device.LocalMemoryTilesPay() &&
+         LocalParamsValid(tile, LocalHeuristic(tile, device), device);
 }
 
 bool LocalFits(const LocalTile& tile, const Node& node, const LoweringContext& ctx) {
@@ -187,22 +272,22 @@ bool IsConstant(const LoweringContext& ctx, ValueId v) {
 
 // EmitLocal emits matmul_local's dispatch for `s` over A and B into Y, and
 // with K split the reduction after it.
-void EmitLocal(const LocalTile& tile, LoweringContext& ctx, std::string label, const MatMulShape& s,
-               DispatchArg a, DispatchArg b, DispatchArg y, const ProductEpilogue& epilogue) {
+void EmitLocal(const LocalTile& tile, const LocalParams& p, LoweringContext& ctx, std::string label,
+               const MatMulShape& s, DispatchArg a, DispatchArg b, DispatchArg y,
+               const ProductEpilogue& epilogue) {
   const int64_t batch = Product(s.batch, 0, s.batch.size());
   const int64_t sk = SplitKOf(tile, s, ctx.device());
   const bool vec = s.k % 4 == 0 && s.n % 4 == 0;
   const size_t lx = size_t(tile.tn / tile.rn), ly = size_t(tile.tm / tile.rm);
   Dispatch d;
   d.label = sk > 1 ? absl::StrCat(label, "_sk") : std::move(label);
-  d.kernel =
-      ctx.Kernel("matmul_local.cl", "matmul_local",
-                 {absl::StrCat("-DRECQ_ML_TM=", tile.tm), absl::StrCat("-DRECQ_ML_TN=", tile.tn),
-                  absl::StrCat("-DRECQ_ML_TK=", kLocalTk), absl::StrCat("-DRECQ_ML_RM=", tile.rm),
-                  absl::StrCat("-DRECQ_ML_RN=", tile.rn),
-                  absl::StrCat("-DRECQ_ML_CONTIG=", tile.contiguous ? 1 : 0),
-                  absl::StrCat("-DRECQ_ML_EPILOGUE=", epilogue.mode),
-                  absl::StrCat("-DRECQ_ML_VEC=", vec ? 1 : 0), absl::StrCat("-DRECQ_ML_SK=", sk)});
+  d.kernel = ctx.Kernel(
+      "matmul_local.cl", "matmul_local",
+      {absl::StrCat("-DRECQ_ML_TM=", tile.tm), absl::StrCat("-DRECQ_ML_TN=", tile.tn),
+       absl::StrCat("-DRECQ_ML_TK=", p.tk), absl::StrCat("-DRECQ_ML_RM=", tile.rm),
+       absl::StrCat("-DRECQ_ML_RN=", tile.rn), absl::StrCat("-DRECQ_ML_CONTIG=", p.layout),
+       absl::StrCat("-DRECQ_ML_DB=", p.db), absl::StrCat("-DRECQ_ML_EPILOGUE=", epilogue.mode),
+       absl::StrCat("-DRECQ_ML_VEC=", vec ? 1 : 0), absl::StrCat("-DRECQ_ML_SK=", sk)});
   d.work_dim = 3;
   d.global = {CeilDiv(s.n, tile.tn) * lx, CeilDiv(s.m, tile.tm) * ly, size_t(batch * sk)};
   d.local = {lx, ly, 1};
@@ -241,9 +326,10 @@ void EmitLocal(const LocalTile& tile, LoweringContext& ctx, std::string label, c
 // residual of the output's shape) and that Add's activation.
 absl::Status LowerLocal(const LocalTile& tile, LoweringContext& ctx, const Node& node) {
   const MatMulShape s = ShapeOfMatMul(ctx, node);
+  RECQ_ASSIGN_OR_RETURN(const LocalParams p, LocalParamsOf(tile, ctx, node));
   const auto [y, residual, act] = ctx.OutputOf(node);
-  EmitLocal(tile, ctx, tile.name, s, ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(y),
-            AddEpilogue(ctx, node, residual, act, s.n));
+  EmitLocal(tile, p, ctx, tile.name, s, ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]),
+            ctx.Arg(y), AddEpilogue(ctx, node, residual, act, s.n));
   return absl::OkStatus();
 }
 
@@ -263,6 +349,7 @@ bool GemmLocalFits(const LocalTile& tile, const Node& node, const LoweringContex
 absl::Status LowerGemmLocal(const LocalTile& tile, LoweringContext& ctx, const Node& node) {
   const auto& a = AttrsOr<GemmAttrs>(node);
   const GemmShape g = GemmShapeOf(ctx, node);
+  RECQ_ASSIGN_OR_RETURN(const LocalParams p, LocalParamsOf(tile, ctx, node));
   DispatchArg b = ctx.Arg(node.inputs[1]);
   if (a.trans_b) {
     absl::Span<const float> w = ctx.graph().value(node.inputs[1]).floats();
@@ -277,7 +364,7 @@ absl::Status LowerGemmLocal(const LocalTile& tile, LoweringContext& ctx, const N
   s.n = g.n;
   s.k = g.k;
   s.sa = s.sb = BroadcastStrides({}, {});
-  EmitLocal(tile, ctx, absl::StrCat("gemm_local_", tile.tm, "x", tile.tn), s,
+  EmitLocal(tile, p, ctx, absl::StrCat("gemm_local_", tile.tm, "x", tile.tn), s,
             ctx.Arg(node.inputs[0]), b, ctx.Arg(node.outputs[0]), GemmEpilogue(ctx, node));
   return absl::OkStatus();
 }
@@ -409,6 +496,9 @@ std::vector<KernelVariant> GemmLocalGpuVariants() {
       return GemmLocalFits(tile, n, ctx);
     };
     v.lower = [&tile](LoweringContext& ctx, const Node& n) { return LowerGemmLocal(tile, ctx, n); };
+    v.param_space = [&tile](const Node&, const LoweringContext& ctx) {
+      return LocalSpace(tile, ctx.device());
+    };
     v.scratch_bytes = [&tile](const Node& n, const LoweringContext& ctx) {
       const GemmShape g = GemmShapeOf(ctx, n);
       MatMulShape s;
@@ -431,6 +521,9 @@ std::vector<KernelVariant> MatMulLocalGpuVariants() {
     v.name = tile.name;
     v.fits = [&tile](const Node& n, const LoweringContext& ctx) { return LocalFits(tile, n, ctx); };
     v.lower = [&tile](LoweringContext& ctx, const Node& n) { return LowerLocal(tile, ctx, n); };
+    v.param_space = [&tile](const Node&, const LoweringContext& ctx) {
+      return LocalSpace(tile, ctx.device());
+    };
     v.absorbs_residual_add = true;
     v.absorbs_bias_add = true;
     v.scratch_bytes = [&tile](const Node& n, const LoweringContext& ctx) {

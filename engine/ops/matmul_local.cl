@@ -8,10 +8,16 @@
 // Epilogue (Gemm's): Y = act(alpha * A*B + beta * C[m * c_sm + n * c_sn]),
 // C optional (NULL), C offset by batch * M * c_sm for each batch; MatMul
 // passes alpha 1 and, with a bias or residual Add absorbed, that operand.
-// Build options: -DRECQ_ML_TM, _TN, _TK, _RM, _RN, _CONTIG, _VEC, _SK. The
-// work-group has (TN/RN) x (TM/RM) items; TK*TM and TK*TN are multiples of
-// four times it. RECQ_ML_VEC (K and N multiples of 4): the tiles are read
-// from global memory as float4. RECQ_ML_SK > 1 splits K into SK slices of
+// Build options: -DRECQ_ML_TM, _TN, _TK, _RM, _RN, _CONTIG, _VEC, _SK, _DB.
+// The work-group has (TN/RN) x (TM/RM) items; TK*TM and TK*TN are multiples
+// of four times it. RECQ_ML_CONTIG: an item's RM rows (RN columns) are
+// consecutive (1), strided by TM/RM (0), or (2, RM and RN multiples of 4)
+// runs of four strided by 4*TM/RM, so that the float4 local reads of a
+// warp's consecutive items are consecutive (no bank conflicts).
+// RECQ_ML_DB=1 double-buffers the tiles: the next TK step is read from
+// global memory into registers while the current one is computed, then
+// stored to the other half of local memory (one barrier per step). RECQ_ML_VEC (K and N multiples
+// of 4): the tiles are read from global memory as float4. RECQ_ML_SK > 1 splits K into SK slices of
 // whole TK steps, for products with too few tiles to fill the device: slice
 // s of batch b writes its partial sums to part[s][b][M][N] and
 // matmul_local_reduce adds them up and applies the epilogue; y is unused.
@@ -48,6 +54,9 @@
 #ifndef RECQ_ML_SK
 #define RECQ_ML_SK 1
 #endif
+#ifndef RECQ_ML_DB
+#define RECQ_ML_DB 0
+#endif
 
 #define RECQ_ML_LX (RECQ_ML_TN / RECQ_ML_RN)
 #define RECQ_ML_LY (RECQ_ML_TM / RECQ_ML_RM)
@@ -60,8 +69,8 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
     int act, float act_a, float act_b) {
   // A's tile is written along K by consecutive items: its rows are padded
   // by 4 so that they fall in different local-memory banks.
-  __local float as[RECQ_ML_TK][RECQ_ML_TM + 4] __attribute__((aligned(16)));
-  __local float bs[RECQ_ML_TK][RECQ_ML_TN] __attribute__((aligned(16)));
+  __local float as[RECQ_ML_DB + 1][RECQ_ML_TK][RECQ_ML_TM + 4] __attribute__((aligned(16)));
+  __local float bs[RECQ_ML_DB + 1][RECQ_ML_TK][RECQ_ML_TN] __attribute__((aligned(16)));
   const int tx = get_local_id(0);
   const int ty = get_local_id(1);
   const int tid = ty * RECQ_ML_LX + tx;
@@ -87,70 +96,155 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
     for (int j = 0; j < RECQ_ML_RN; ++j) acc[i][j] = 0.0f;
   }
 
-  for (int k0 = k_begin; k0 < k_end; k0 += RECQ_ML_TK) {
+  // A TK step's tiles pass through registers: each item reads NA (NB) of
+  // the A_ELEMS (B_ELEMS) elements of A (B) from global memory, then stores
+  // them to local memory.
 #if RECQ_ML_VEC
-    // A's tile as float4 along K, transposed into as[k][m].
-    for (int e = tid; e < RECQ_ML_TK * RECQ_ML_TM / 4; e += RECQ_ML_ITEMS) {
-      const int m = e / (RECQ_ML_TK / 4);
-      const int kq = (e % (RECQ_ML_TK / 4)) * 4;
-      const int gm = m0 + m, gk = k0 + kq;
-      const float4 v =
-          gm < M && gk < k_end ? RECQ_LOAD4(ab + (size_t)gm * K + gk, 0) : (float4)(0.0f);
-      as[kq][m] = v.x;
-      as[kq + 1][m] = v.y;
-      as[kq + 2][m] = v.z;
-      as[kq + 3][m] = v.w;
-    }
-    // B's tile as float4 along N.
-    for (int e = tid; e < RECQ_ML_TK * RECQ_ML_TN / 4; e += RECQ_ML_ITEMS) {
-      const int kk = e / (RECQ_ML_TN / 4);
-      const int nq = (e % (RECQ_ML_TN / 4)) * 4;
-      const int gk = k0 + kk, gn = n0 + nq;
-      const float4 v =
-          gk < k_end && gn < N ? RECQ_LOAD4(bb + (size_t)gk * N + gn, 0) : (float4)(0.0f);
-      vstore4(v, 0, &bs[kk][nq]);
-    }
+#define RECQ_ML_A_ELEMS (RECQ_ML_TK * RECQ_ML_TM / 4)
+#define RECQ_ML_B_ELEMS (RECQ_ML_TK * RECQ_ML_TN / 4)
+#define RECQ_ML_NA ((RECQ_ML_A_ELEMS + RECQ_ML_ITEMS - 1) / RECQ_ML_ITEMS)
+#define RECQ_ML_NB ((RECQ_ML_B_ELEMS + RECQ_ML_ITEMS - 1) / RECQ_ML_ITEMS)
+  float4 ra[RECQ_ML_NA], rb[RECQ_ML_NB];
+  // A as float4 along K (transposed into as[k][m] when stored), B as
+  // float4 along N.
+#define RECQ_ML_READ(k0)                                                                    \
+  do {                                                                                      \
+    _Pragma("unroll") for (int r = 0; r < RECQ_ML_NA; ++r) {                                \
+      const int e = tid + r * RECQ_ML_ITEMS;                                                \
+      if (RECQ_ML_A_ELEMS % RECQ_ML_ITEMS != 0 && e >= RECQ_ML_A_ELEMS) break;              \
+      const int gm = m0 + e / (RECQ_ML_TK / 4), gk = (k0) + (e % (RECQ_ML_TK / 4)) * 4;     \
+      ra[r] = gm < M && gk < k_end ? RECQ_LOAD4(ab + (size_t)gm * K + gk, 0) : (float4)(0); \
+    }                                                                                       \
+    _Pragma("unroll") for (int r = 0; r < RECQ_ML_NB; ++r) {                                \
+      const int e = tid + r * RECQ_ML_ITEMS;                                                \
+      if (RECQ_ML_B_ELEMS % RECQ_ML_ITEMS != 0 && e >= RECQ_ML_B_ELEMS) break;              \
+      const int gk = (k0) + e / (RECQ_ML_TN / 4), gn = n0 + (e % (RECQ_ML_TN / 4)) * 4;     \
+      rb[r] = gk < k_end && gn < N ? RECQ_LOAD4(bb + (size_t)gk * N + gn, 0) : (float4)(0); \
+    }                                                                                       \
+  } while (0)
+#define RECQ_ML_STORE(buf)                                                           \
+  do {                                                                               \
+    _Pragma("unroll") for (int r = 0; r < RECQ_ML_NA; ++r) {                         \
+      const int e = tid + r * RECQ_ML_ITEMS;                                         \
+      if (RECQ_ML_A_ELEMS % RECQ_ML_ITEMS != 0 && e >= RECQ_ML_A_ELEMS) break;       \
+      const int m = e / (RECQ_ML_TK / 4), kq = (e % (RECQ_ML_TK / 4)) * 4;           \
+      as[buf][kq][m] = ra[r].x;                                                      \
+      as[buf][kq + 1][m] = ra[r].y;                                                  \
+      as[buf][kq + 2][m] = ra[r].z;                                                  \
+      as[buf][kq + 3][m] = ra[r].w;                                                  \
+    }                                                                                \
+    _Pragma("unroll") for (int r = 0; r < RECQ_ML_NB; ++r) {                         \
+      const int e = tid + r * RECQ_ML_ITEMS;                                         \
+      if (RECQ_ML_B_ELEMS % RECQ_ML_ITEMS != 0 && e >= RECQ_ML_B_ELEMS) break;       \
+      vstore4(rb[r], 0, &bs[buf][e / (RECQ_ML_TN / 4)][(e % (RECQ_ML_TN / 4)) * 4]); \
+    }                                                                                \
+  } while (0)
 #else
-    // A's tile, read along K (consecutive items, consecutive k).
-    for (int e = tid; e < RECQ_ML_TK * RECQ_ML_TM; e += RECQ_ML_ITEMS) {
-      const int m = e / RECQ_ML_TK;
-      const int kk = e % RECQ_ML_TK;
-      const int gm = m0 + m, gk = k0 + kk;
-      as[kk][m] = gm < M && gk < k_end ? RECQ_LOAD(ab, (size_t)gm * K + gk) : 0.0f;
-    }
-    // B's tile, read along N.
-    for (int e = tid; e < RECQ_ML_TK * RECQ_ML_TN; e += RECQ_ML_ITEMS) {
-      const int kk = e / RECQ_ML_TN;
-      const int n = e % RECQ_ML_TN;
-      const int gk = k0 + kk, gn = n0 + n;
-      bs[kk][n] = gk < k_end && gn < N ? RECQ_LOAD(bb, (size_t)gk * N + gn) : 0.0f;
-    }
+#define RECQ_ML_A_ELEMS (RECQ_ML_TK * RECQ_ML_TM)
+#define RECQ_ML_B_ELEMS (RECQ_ML_TK * RECQ_ML_TN)
+#define RECQ_ML_NA ((RECQ_ML_A_ELEMS + RECQ_ML_ITEMS - 1) / RECQ_ML_ITEMS)
+#define RECQ_ML_NB ((RECQ_ML_B_ELEMS + RECQ_ML_ITEMS - 1) / RECQ_ML_ITEMS)
+  float ra[RECQ_ML_NA], rb[RECQ_ML_NB];
+  // A read along K (consecutive items, consecutive k), B along N.
+#define RECQ_ML_READ(k0)                                                        \
+  do {                                                                          \
+    _Pragma("unroll") for (int r = 0; r < RECQ_ML_NA; ++r) {                    \
+      const int e = tid + r * RECQ_ML_ITEMS;                                    \
+      if (RECQ_ML_A_ELEMS % RECQ_ML_ITEMS != 0 && e >= RECQ_ML_A_ELEMS) break;  \
+      const int gm = m0 + e / RECQ_ML_TK, gk = (k0) + e % RECQ_ML_TK;           \
+      ra[r] = gm < M && gk < k_end ? RECQ_LOAD(ab, (size_t)gm * K + gk) : 0.0f; \
+    }                                                                           \
+    _Pragma("unroll") for (int r = 0; r < RECQ_ML_NB; ++r) {                    \
+      const int e = tid + r * RECQ_ML_ITEMS;                                    \
+      if (RECQ_ML_B_ELEMS % RECQ_ML_ITEMS != 0 && e >= RECQ_ML_B_ELEMS) break;  \
+      const int gk = (k0) + e / RECQ_ML_TN, gn = n0 + e % RECQ_ML_TN;           \
+      rb[r] = gk < k_end && gn < N ? RECQ_LOAD(bb, (size_t)gk * N + gn) : 0.0f; \
+    }                                                                           \
+  } while (0)
+#define RECQ_ML_STORE(buf)                                                     \
+  do {                                                                         \
+    _Pragma("unroll") for (int r = 0; r < RECQ_ML_NA; ++r) {                   \
+      const int e = tid + r * RECQ_ML_ITEMS;                                   \
+      if (RECQ_ML_A_ELEMS % RECQ_ML_ITEMS != 0 && e >= RECQ_ML_A_ELEMS) break; \
+      as[buf][e % RECQ_ML_TK][e / RECQ_ML_TK] = ra[r];                         \
+    }                                                                          \
+    _Pragma("unroll") for (int r = 0; r < RECQ_ML_NB; ++r) {                   \
+      const int e = tid + r * RECQ_ML_ITEMS;                                   \
+      if (RECQ_ML_B_ELEMS % RECQ_ML_ITEMS != 0 && e >= RECQ_ML_B_ELEMS) break; \
+      bs[buf][e / RECQ_ML_TN][e % RECQ_ML_TN] = rb[r];                         \
+    }                                                                          \
+  } while (0)
 #endif
-    barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-    for (int kk = 0; kk < RECQ_ML_TK; ++kk) {
-      float av[RECQ_ML_RM], bv[RECQ_ML_RN];
+
+  // The row (column) of an item's i-th accumulator row (column) in the tile.
+#if RECQ_ML_CONTIG == 2
+#define RECQ_ML_ROW(i) (((i) / 4 * RECQ_ML_LY + ty) * 4 + (i) % 4)
+#define RECQ_ML_COL(j) (((j) / 4 * RECQ_ML_LX + tx) * 4 + (j) % 4)
+#elif RECQ_ML_CONTIG
+#define RECQ_ML_ROW(i) (ty * RECQ_ML_RM + (i))
+#define RECQ_ML_COL(j) (tx * RECQ_ML_RN + (j))
+#else
+#define RECQ_ML_ROW(i) (ty + (i)*RECQ_ML_LY)
+#define RECQ_ML_COL(j) (tx + (j)*RECQ_ML_LX)
+#endif
+
+  // One TK step's products from local-memory half `buf`.
 #if RECQ_ML_CONTIG
-      const __local float4* a4 = (const __local float4*)&as[kk][ty * RECQ_ML_RM];
-      const __local float4* b4 = (const __local float4*)&bs[kk][tx * RECQ_ML_RN];
-#pragma unroll
-      for (int q = 0; q < RECQ_ML_RM / 4; ++q) vstore4(a4[q], q, av);
-#pragma unroll
-      for (int q = 0; q < RECQ_ML_RN / 4; ++q) vstore4(b4[q], q, bv);
+#define RECQ_ML_LOAD_AB(buf, kk)                                                \
+  _Pragma("unroll") for (int q = 0; q < RECQ_ML_RM / 4; ++q)                    \
+      vstore4(*(const __local float4*)&as[buf][kk][RECQ_ML_ROW(4 * q)], q, av); \
+  _Pragma("unroll") for (int q = 0; q < RECQ_ML_RN / 4; ++q)                    \
+      vstore4(*(const __local float4*)&bs[buf][kk][RECQ_ML_COL(4 * q)], q, bv)
 #else
-#pragma unroll
-      for (int i = 0; i < RECQ_ML_RM; ++i) av[i] = as[kk][ty + i * RECQ_ML_LY];
-#pragma unroll
-      for (int j = 0; j < RECQ_ML_RN; ++j) bv[j] = bs[kk][tx + j * RECQ_ML_LX];
+#define RECQ_ML_LOAD_AB(buf, kk)                                                              \
+  _Pragma("unroll") for (int i = 0; i < RECQ_ML_RM; ++i) av[i] = as[buf][kk][RECQ_ML_ROW(i)]; \
+  _Pragma("unroll") for (int j = 0; j < RECQ_ML_RN; ++j) bv[j] = bs[buf][kk][RECQ_ML_COL(j)]
 #endif
-#pragma unroll
-      for (int i = 0; i < RECQ_ML_RM; ++i) {
-#pragma unroll
-        for (int j = 0; j < RECQ_ML_RN; ++j) acc[i][j] = fma(av[i], bv[j], acc[i][j]);
-      }
+#define RECQ_ML_COMPUTE(buf)                                               \
+  do {                                                                     \
+    _Pragma("unroll") for (int kk = 0; kk < RECQ_ML_TK; ++kk) {            \
+      float av[RECQ_ML_RM], bv[RECQ_ML_RN];                                \
+      RECQ_ML_LOAD_AB(buf, kk);                                            \
+      _Pragma("unroll") for (int i = 0; i < RECQ_ML_RM; ++i) {             \
+        _Pragma("unroll") for (int j = 0; j < RECQ_ML_RN; ++j) acc[i][j] = \
+            fma(av[i], bv[j], acc[i][j]);                                  \
+      }                                                                    \
+    }                                                                      \
+  } while (0)
+
+#if RECQ_ML_DB
+  // Double-buffered: step t computes from half t % 2 while the next step's
+  // tiles travel from global memory to registers, then to the other half.
+  // The barrier after the store also ends every item's reads of the half
+  // that the next step overwrites.
+  if (k_begin < k_end) {
+    RECQ_ML_READ(k_begin);
+    RECQ_ML_STORE(0);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  int buf = 0;
+  for (int k0 = k_begin; k0 < k_end; k0 += RECQ_ML_TK) {
+    const bool more = k0 + RECQ_ML_TK < k_end;
+    if (more) RECQ_ML_READ(k0 + RECQ_ML_TK);
+    if (buf == 0) {
+      RECQ_ML_COMPUTE(0);
+      if (more) RECQ_ML_STORE(1);
+    } else {
+      RECQ_ML_COMPUTE(1);
+      if (more) RECQ_ML_STORE(0);
     }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    buf ^= 1;
+  }
+#else
+  for (int k0 = k_begin; k0 < k_end; k0 += RECQ_ML_TK) {
+    RECQ_ML_READ(k0);
+    RECQ_ML_STORE(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    RECQ_ML_COMPUTE(0);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
+#endif
 
 #if RECQ_ML_SK > 1
   // The slice's partial sums, in float whatever the storage.
@@ -162,19 +256,11 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
 #endif
 #pragma unroll
   for (int i = 0; i < RECQ_ML_RM; ++i) {
-#if RECQ_ML_CONTIG
-    const int m = m0 + ty * RECQ_ML_RM + i;
-#else
-    const int m = m0 + ty + i * RECQ_ML_LY;
-#endif
+    const int m = m0 + RECQ_ML_ROW(i);
     if (m >= M) continue;
 #pragma unroll
     for (int j = 0; j < RECQ_ML_RN; ++j) {
-#if RECQ_ML_CONTIG
-      const int n = n0 + tx * RECQ_ML_RN + j;
-#else
-      const int n = n0 + tx + j * RECQ_ML_LX;
-#endif
+      const int n = n0 + RECQ_ML_COL(j);
       if (n >= N) continue;
 #if RECQ_ML_EPILOGUE == 1 && RECQ_ML_SK == 1
       float v = alpha * acc[i][j];

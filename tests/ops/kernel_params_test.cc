@@ -200,6 +200,17 @@ std::vector<SpaceCase> Cases() {
       {"depthwise_gpu", "conv2d_depthwise_gpu", gpu,
        ConvGraph({1, 4, 7, 9}, 4, {3, 3}, ConvAttrs({2, 2}, {1, 1, 1, 1}, 4))},
       {"gemm_rowdot_k70", "gemm_rowdot", gpu, FcGraph(3, 9, 70)},
+      // The local-memory tiles: 100 rows and columns (partial tiles), K 260
+      // split in four slices whose last ends in a partial K step; float4
+      // loads. Gemm with its bias and K 36 on the 128x128 tile.
+      {"matmul_local_128x64", "matmul_local_128x64", gpu, MatMulGraph(100, 100, 260)},
+      {"matmul_local_64x64", "matmul_local_64x64", gpu, MatMulGraph(100, 100, 260)},
+      {"matmul_local_32x32", "matmul_local_32x32", gpu, MatMulGraph(100, 100, 260)},
+      {"matmul_local_128x128", "matmul_local_128x128", gpu, MatMulGraph(100, 100, 260)},
+      {"gemm_local_128x64", "gemm_local_128x64", gpu, FcGraph(100, 100, 36)},
+      {"gemm_local_64x64", "gemm_local_64x64", gpu, FcGraph(100, 100, 36)},
+      {"gemm_local_32x32", "gemm_local_32x32", gpu, FcGraph(100, 100, 36)},
+      {"gemm_local_128x128", "gemm_local_128x128", gpu, FcGraph(100, 100, 36)},
       // 9 query rows and 37 keys: partial row groups and key tiles.
       {"attention_cpu_l9x37", "attention_cpu", cpu, AttentionGraph(2, 9, 37, 16)},
       {"attention_gpu_l9x37_part1", "attention_gpu", gpu, AttentionGraph(2, 9, 37, 16), 0, 12},

@@ -73,6 +73,16 @@ INSTANTIATE_TEST_SUITE_P(
                                          Case{"exact_tiles", {128, 64}, {64, 64}})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
+// The 128x128 tile (8x8 per item, runs of four), which needs 96 rows and
+// columns: split K, scalar loads, batches and exact tiles.
+INSTANTIATE_TEST_SUITE_P(
+    Tile128x128, MatMulVariantTest,
+    ::testing::Combine(::testing::Values("matmul_local_128x128"),
+                       ::testing::Values(Case{"vector_loads", {1, 100, 256}, {256, 100}},
+                                         Case{"scalar_loads_batched", {2, 97, 58}, {2, 58, 98}},
+                                         Case{"exact_tiles", {128, 64}, {64, 128}})),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
+
 // A Linear layer's MatMul + Add absorbed by the local tiles: a bias [N] or
 // [1, 1, N], or a residual of the output's shape, with the Add's ReLU or
 // without, K split or not (the epilogue in matmul_local or in

@@ -45,7 +45,6 @@ const std::vector<KnownGap> kKnownGaps = {
     // The op tests build no node on which these are the variant chosen (one
     // listed before fits first, or no test shape fits them): a test that
     // forces each with ForceVariant closes the gap.
-    {"Gemm", "gemm_local_128x64"},
     {"GroupNormalization", "norm_rows_vec"},
     {"InstanceNormalization", "norm_rows_vec"},
     {"LayerNormalization", "norm_plain"},
