@@ -4,7 +4,8 @@
 // each parameter set of its tuning space, is compiled alone and its
 // dispatches timed through Engine::Profile (device time from profiling
 // events); the median of --runs gives GFLOP/s and the fraction of the roof
-// that `recq roofline` measures (tools/roofline.h). The heuristic's choice
+// that `recq roofline` measures (tools/roofline.h): compute-bound for large
+// products, bandwidth-bound (the weights read once) for matrix-vector ones. The heuristic's choice
 // (what an untuned compile takes) is marked.
 //
 //   build/bench/gemm_bench [--runs=25] [--shapes=3072x768x768,...]
@@ -36,6 +37,7 @@ struct Row {
   bool heuristic = false;
   double ms = 0;
   double gflops = 0;
+  double gbps = 0;  // least traffic (each operand once) over the time
   double roof_fraction = 0;
 };
 
@@ -180,6 +182,8 @@ int Main(int argc, char** argv) {
       return 1;
     }
     const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+    // Each operand read once and the output written once: the least traffic.
+    const double bytes = 4.0 * double(s.m * s.k + s.k * s.n + s.m * s.n);
     std::printf("\n%lldx%lldx%lld (%.2f GFLOP)\n", (long long)s.m, (long long)s.n, (long long)s.k,
                 flops * 1e-9);
     for (size_t c = 0; c < candidates.size(); ++c) {
@@ -206,10 +210,11 @@ int Main(int argc, char** argv) {
       }
       row.ms = *ms;
       row.gflops = flops / (*ms * 1e6);
-      row.roof_fraction = row.gflops / roof->gflops;
-      std::printf("  %-24s %-24s %8.4f ms %8.0f GFLOP/s %5.1f %% of roof%s\n", row.variant.c_str(),
-                  row.params.c_str(), row.ms, row.gflops, 100 * row.roof_fraction,
-                  row.heuristic ? "  (heuristic)" : "");
+      row.gbps = bytes / (*ms * 1e6);
+      row.roof_fraction = recq::tools::RooflineFraction(*roof, flops, bytes, *ms);
+      std::printf("  %-24s %-24s %8.4f ms %8.0f GFLOP/s %7.0f GB/s %5.1f %% of roof%s\n",
+                  row.variant.c_str(), row.params.c_str(), row.ms, row.gflops, row.gbps,
+                  100 * row.roof_fraction, row.heuristic ? "  (heuristic)" : "");
       rows.push_back(std::move(row));
     }
   }
@@ -222,8 +227,9 @@ int Main(int argc, char** argv) {
       out << "  {\"m\": " << r.shape.m << ", \"n\": " << r.shape.n << ", \"k\": " << r.shape.k
           << ", \"variant\": \"" << r.variant << "\", \"params\": \"" << r.params
           << "\", \"heuristic\": " << (r.heuristic ? "true" : "false") << ", \"ms\": " << r.ms
-          << ", \"gflops\": " << r.gflops << ", \"roof_fraction\": " << r.roof_fraction << "}"
-          << (i + 1 < rows.size() ? "," : "") << "\n";
+          << ", \"gflops\": " << r.gflops << ", \"gbps\": " << r.gbps
+          << ", \"roof_fraction\": " << r.roof_fraction << "}" << (i + 1 < rows.size() ? "," : "")
+          << "\n";
     }
     out << "]}\n";
   }

@@ -241,7 +241,8 @@ RECQ_REGISTER_OPS(Gemm) {
     out.SetOpType("MatMul");
     return absl::OkStatus();
   };
-  matmul.variants = MatMulLocalGpuVariants();
+  matmul.variants = {MatMulGemvGpuVariant()};
+  for (KernelVariant& v : MatMulLocalGpuVariants()) matmul.variants.push_back(std::move(v));
   matmul.variants.push_back(MatMulPackedCpuVariant());
   matmul.variants.push_back(MatMulTiledVariant());
   matmul.variants.push_back({"matmul", nullptr, LowerMatMul});

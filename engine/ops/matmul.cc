@@ -369,6 +369,59 @@ absl::Status LowerGemmLocal(const LocalTile& tile, LoweringContext& ctx, const N
   return absl::OkStatus();
 }
 
+// The GPU family's matrix-vector products (matmul_gemv.cl): at most
+// kGemvRows rows of A (batches folded) against one matrix B. A work-group
+// of 256 items owns 4*cg columns; cg (2 to 32) is tunable. The heuristic
+// takes the widest groups that still give every compute unit one (on an
+// H100, bench/gpu/gemm.sh: 1x3072x768 in 9.8 us with cg 4, 25 us with 32).
+constexpr int64_t kGemvRows = 8;
+constexpr int64_t kGemvItems = 256;
+
+bool GemvFits(const Node& node, const LoweringContext& ctx) {
+  if (!ctx.device().GpuKernels()) return false;
+  if (ctx.device().max_work_group_size != 0 && ctx.device().max_work_group_size < kGemvItems) {
+    return false;
+  }
+  const MatMulShape s = ShapeOfMatMul(ctx, node);
+  return s.batch.size() <= 8 && Product(s.batch, 0, s.batch.size()) == 1 && s.m <= kGemvRows &&
+         s.n >= 4;
+}
+
+int64_t GemvHeuristicCg(const MatMulShape& s, const DeviceFacts& device) {
+  const int64_t units = device.compute_units != 0 ? device.compute_units : 16;
+  for (int64_t cg : {32, 16, 8, 4}) {
+    if (int64_t(CeilDiv(s.n, 4 * cg)) >= units) return cg;
+  }
+  return 2;
+}
+
+absl::Status LowerGemv(LoweringContext& ctx, const Node& node) {
+  const MatMulShape s = ShapeOfMatMul(ctx, node);
+  RECQ_ASSIGN_OR_RETURN(const int64_t cg, Param(ctx, node, "cg", GemvHeuristicCg(s, ctx.device()),
+                                                {2, 4, 8, 16, 32}));
+  const int64_t ks = kGemvItems / cg;
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  const ProductEpilogue e = AddEpilogue(ctx, node, residual, act, s.n);
+  Dispatch d;
+  d.label = "matmul_gemv";
+  d.kernel =
+      ctx.Kernel("matmul_gemv.cl", "matmul_gemv",
+                 {absl::StrCat("-DRECQ_GV_CG=", cg), absl::StrCat("-DRECQ_GV_KS=", ks),
+                  absl::StrCat("-DRECQ_GV_R=", s.m), absl::StrCat("-DRECQ_GV_EPILOGUE=", e.mode)});
+  d.work_dim = 2;
+  d.global = {size_t(CeilDiv(s.n, 4 * cg) * cg), size_t(ks), 1};
+  d.local = {size_t(cg), size_t(ks), 1};
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), e.c, ctx.Arg(y)};
+  AddInts(d, {s.n, s.k});
+  d.args.push_back(DispatchArg::Scalar(e.alpha));
+  d.args.push_back(DispatchArg::Scalar(e.beta));
+  AddInts(d, {e.c_sm, e.c_sn});
+  AddActivation(d, e.act);
+  d.flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+  ctx.Emit(std::move(d));
+  return absl::OkStatus();
+}
+
 // The CPU family's product with constant weights (matmul_packed.cl): B
 // packed into panels of VW columns, RM rows by VW columns per item. MatMul
 // takes it when B is one matrix for every batch; Gemm when A is not
@@ -513,6 +566,17 @@ std::vector<KernelVariant> GemmLocalGpuVariants() {
 }
 
 KernelVariant MatMulTiledVariant() { return {"matmul_tiled", Fits, Lower}; }
+
+KernelVariant MatMulGemvGpuVariant() {
+  KernelVariant v{"matmul_gemv", GemvFits, LowerGemv};
+  v.absorbs_residual_add = true;
+  v.absorbs_bias_add = true;
+  v.param_space = [](const Node& n, const LoweringContext& ctx) {
+    const MatMulShape s = ShapeOfMatMul(ctx, n);
+    return ParamSpace({{"cg", GemvHeuristicCg(s, ctx.device())}}, {{"cg", {2, 4, 8, 16, 32}}});
+  };
+  return v;
+}
 
 std::vector<KernelVariant> MatMulLocalGpuVariants() {
   std::vector<KernelVariant> variants;

@@ -22,12 +22,17 @@ KernelVariant MatMulPackedCpuVariant();
 KernelVariant GemmPackedCpuVariant();
 
 // MatMulLocalGpuVariants: the GPU family's batched Y = A * B in tiles staged
-// in local memory (matmul_local.cl), 128x64, 64x64 and 32x32 per work-group
-// of 256 items, K split over work-groups when the tiles are too few to fill
-// the device, an Add after it (bias [N] or residual) absorbed; listed before
-// MatMulTiledVariant. (A 128x128 tile of 8x8 per item was never the tuner's
-// pick on the H200's transformers and was left out.)
+// in local memory (matmul_local.cl), 128x64, 128x128, 64x64 and 32x32 per
+// work-group of 256 items, K split over work-groups when the tiles are too
+// few to fill the device, an Add after it (bias [N] or residual) absorbed;
+// listed before MatMulTiledVariant.
 std::vector<KernelVariant> MatMulLocalGpuVariants();
+
+// MatMulGemvGpuVariant: the GPU family's matrix-vector products (a decoder
+// step's layers): at most 8 rows of A (batches folded) against one matrix
+// B, K split over a work-group's items, an Add after it absorbed; listed
+// first.
+KernelVariant MatMulGemvGpuVariant();
 
 // GemmLocalGpuVariants: Gemm (A not transposed; B transposed only when
 // constant) on the same kernel with C, alpha, beta and the fused activation,

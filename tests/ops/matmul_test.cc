@@ -136,7 +136,9 @@ TEST_P(MatMulAddTest, MatchesReference) {
                        ForceVariant(OpType::kMatMul, variant, std::make_shared<int>(0)));
   ASSERT_TRUE(labels.ok()) << labels.status();
   for (const std::string& label : *labels) {
-    EXPECT_NE(label.find("matmul_local"), std::string::npos) << c.name << ": " << label;
+    EXPECT_TRUE(label.find("matmul_local") != std::string::npos ||
+                label.find("matmul_gemv") != std::string::npos)
+        << c.name << ": " << label;
   }
   CheckOptions options;
   auto forced = std::make_shared<int>(0);
@@ -156,6 +158,27 @@ INSTANTIATE_TEST_SUITE_P(
             AddCase{"bias_relu_one_slice", {1, 100, 24}, {24, 52}, {52}, true},
             AddCase{"residual_split_k", {1, 100, 256}, {256, 52}, {1, 100, 52}, false},
             AddCase{"residual_one_slice", {1, 100, 24}, {24, 52}, {1, 100, 52}, false})),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
+
+// The GPU family's matrix-vector product (matmul_gemv.cl): one row and a
+// few (a decoder step's tokens as rows), N not a multiple of the float4
+// runs, K shorter than the work-group's slices, and the Add after it.
+INSTANTIATE_TEST_SUITE_P(
+    Gemv, MatMulVariantTest,
+    ::testing::Combine(::testing::Values("matmul_gemv"),
+                       ::testing::Values(Case{"one_row", {1, 40}, {40, 50}},
+                                         Case{"token_batch", {3, 1, 37}, {37, 23}},
+                                         Case{"eight_rows", {8, 64}, {64, 130}},
+                                         Case{"short_k", {2, 5}, {5, 9}})),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
+
+INSTANTIATE_TEST_SUITE_P(
+    Gemv, MatMulAddTest,
+    ::testing::Combine(
+        ::testing::Values("matmul_gemv"),
+        ::testing::Values(AddCase{"bias", {1, 1, 40}, {40, 50}, {50}, false},
+                          AddCase{"bias3d_relu", {1, 1, 40}, {40, 50}, {1, 1, 50}, true},
+                          AddCase{"residual", {1, 3, 40}, {40, 51}, {1, 3, 51}, false})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
 // The CPU family's product with constant weights (matmul_packed.cl), forced:
