@@ -9,7 +9,7 @@
 // (what an untuned compile takes) is marked.
 //
 //   build/bench/gemm_bench [--runs=25] [--shapes=3072x768x768,...]
-//                          [--target=gpu|cpu] [--json=out.json]
+//                          [--op=matmul|gemm] [--target=gpu|cpu] [--json=out.json]
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -56,14 +56,19 @@ absl::StatusOr<std::vector<Shape>> ParseShapeList(const std::string& text) {
   return shapes;
 }
 
-absl::StatusOr<recq::Graph> ProductGraph(const Shape& s) {
+// ProductGraph: MatMul of X by constant W [K, N]; with `gemm`, Gemm with a
+// bias [N] (a Linear layer as TorchScript exports a decoder's).
+absl::StatusOr<recq::Graph> ProductGraph(const Shape& s, bool gemm) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-0.05f, 0.05f);
   std::vector<float> w(size_t(s.k * s.n));
   for (float& v : w) v = dist(rng);
   recq::GraphBuilder b;
   recq::TensorRef x = b.Input("x", {s.m, s.k});
-  recq::TensorRef y = b.AddNode(recq::OpType::kMatMul, {x, b.Constant("w", {s.k, s.n}, w)});
+  recq::TensorRef wt = b.Constant("w", {s.k, s.n}, w);
+  recq::TensorRef y =
+      gemm ? b.Gemm(x, wt, b.Constant("bias", {s.n}, std::vector<float>(size_t(s.n), 0.01f)), {})
+           : b.AddNode(recq::OpType::kMatMul, {x, wt});
   b.Output(y, "y");
   return std::move(b).Build();
 }
@@ -105,6 +110,7 @@ int Main(int argc, char** argv) {
       "3072x768x768,3136x64x576,197x3072x768,197x768x3072,128x768x768,"
       "2048x2048x2048";
   std::string json_path;
+  recq::OpType op = recq::OpType::kMatMul;
   recq::EngineOptions::KernelTarget target = recq::EngineOptions::KernelTarget::kAuto;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -117,6 +123,10 @@ int Main(int argc, char** argv) {
       shapes_text = arg.substr(9);
     } else if (absl::StartsWith(arg, "--json=")) {
       json_path = arg.substr(7);
+    } else if (arg == "--op=gemm") {
+      op = recq::OpType::kGemm;
+    } else if (arg == "--op=matmul") {
+      op = recq::OpType::kMatMul;
     } else if (arg == "--target=gpu") {
       target = recq::EngineOptions::KernelTarget::kGpu;
     } else if (arg == "--target=cpu") {
@@ -144,10 +154,10 @@ int Main(int argc, char** argv) {
   }
   std::printf("device: %s; roof %.0f GFLOP/s, %.0f GB/s\n", context->device_info().name.c_str(),
               roof->gflops, roof->gbps);
-  const recq::OpDef* matmul = recq::FindOp(recq::OpType::kMatMul);
+  const recq::OpDef* matmul = recq::FindOp(op);
   std::vector<Row> rows;
   for (const Shape& s : *shapes) {
-    absl::StatusOr<recq::Graph> graph = ProductGraph(s);
+    absl::StatusOr<recq::Graph> graph = ProductGraph(s, op == recq::OpType::kGemm);
     if (!graph.ok()) {
       std::fprintf(stderr, "%s\n", graph.status().ToString().c_str());
       return 1;
@@ -165,7 +175,7 @@ int Main(int argc, char** argv) {
     size_t heuristic_variant = 0;
     probe.choose_kernel = [&](const recq::Node& node, const recq::LoweringContext& ctx,
                               absl::Span<const size_t> fitting) {
-      if (node.op == recq::OpType::kMatMul && candidates.empty()) {
+      if (node.op == op && candidates.empty()) {
         heuristic_variant = fitting[0];
         for (size_t v : fitting) {
           const recq::KernelVariant& kv = matmul->variants[v];
@@ -192,7 +202,7 @@ int Main(int argc, char** argv) {
       options.kernel_target = target;
       options.choose_kernel = [&](const recq::Node& node, const recq::LoweringContext&,
                                   absl::Span<const size_t> fitting) {
-        if (node.op == recq::OpType::kMatMul) return recq::KernelChoice{cand.variant, cand.params};
+        if (node.op == op) return recq::KernelChoice{cand.variant, cand.params};
         return recq::KernelChoice{fitting[0], {}};
       };
       absl::StatusOr<double> ms = TimeProduct(*context, *graph, options, runs);

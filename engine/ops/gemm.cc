@@ -206,7 +206,8 @@ RECQ_REGISTER_OPS(Gemm) {
   gemm.type = OpType::kGemm;
   gemm.onnx = {{"", "Gemm", 1, kOnnxOpsetMax, ImportGemm}};
   gemm.infer = InferGemm;
-  gemm.variants = GemmLocalGpuVariants();
+  gemm.variants = {GemmGemvGpuVariant()};
+  for (KernelVariant& v : GemmLocalGpuVariants()) gemm.variants.push_back(std::move(v));
   gemm.variants.push_back(GemmPackedCpuVariant());
   gemm.variants.insert(
       gemm.variants.end(),

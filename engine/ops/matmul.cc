@@ -270,6 +270,17 @@ bool IsConstant(const LoweringContext& ctx, ValueId v) {
   return ctx.graph().value(v).kind == Value::Kind::kConstant;
 }
 
+// TransposedConstant stores a constant [N, K] (a Linear layer's weights,
+// Gemm's transposed B) as [K, N] in place of the original.
+DispatchArg TransposedConstant(LoweringContext& ctx, ValueId w_id, int64_t k, int64_t n) {
+  absl::Span<const float> w = ctx.graph().value(w_id).floats();
+  auto kn = std::make_shared<std::vector<float>>(size_t(k * n));
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t i = 0; i < k; ++i) (*kn)[i * n + r] = w[r * k + i];
+  }
+  return ctx.ReplaceConstant(w_id, std::move(kn));
+}
+
 // EmitLocal emits matmul_local's dispatch for `s` over A and B into Y, and
 // with K split the reduction after it.
 void EmitLocal(const LocalTile& tile, const LocalParams& p, LoweringContext& ctx, std::string label,
@@ -350,15 +361,8 @@ absl::Status LowerGemmLocal(const LocalTile& tile, LoweringContext& ctx, const N
   const auto& a = AttrsOr<GemmAttrs>(node);
   const GemmShape g = GemmShapeOf(ctx, node);
   RECQ_ASSIGN_OR_RETURN(const LocalParams p, LocalParamsOf(tile, ctx, node));
-  DispatchArg b = ctx.Arg(node.inputs[1]);
-  if (a.trans_b) {
-    absl::Span<const float> w = ctx.graph().value(node.inputs[1]).floats();
-    auto kn = std::make_shared<std::vector<float>>(size_t(g.k * g.n));
-    for (int64_t r = 0; r < g.n; ++r) {
-      for (int64_t i = 0; i < g.k; ++i) (*kn)[i * g.n + r] = w[r * g.k + i];
-    }
-    b = ctx.ReplaceConstant(node.inputs[1], std::move(kn));
-  }
+  DispatchArg b =
+      a.trans_b ? TransposedConstant(ctx, node.inputs[1], g.k, g.n) : ctx.Arg(node.inputs[1]);
   MatMulShape s;  // one product: no batch, zero batch strides
   s.m = g.m;
   s.n = g.n;
@@ -387,39 +391,71 @@ bool GemvFits(const Node& node, const LoweringContext& ctx) {
          s.n >= 4;
 }
 
-int64_t GemvHeuristicCg(const MatMulShape& s, const DeviceFacts& device) {
+int64_t GemvHeuristicCg(int64_t n, const DeviceFacts& device) {
   const int64_t units = device.compute_units != 0 ? device.compute_units : 16;
   for (int64_t cg : {32, 16, 8, 4}) {
-    if (int64_t(CeilDiv(s.n, 4 * cg)) >= units) return cg;
+    if (int64_t(CeilDiv(n, 4 * cg)) >= units) return cg;
   }
   return 2;
 }
 
-absl::Status LowerGemv(LoweringContext& ctx, const Node& node) {
-  const MatMulShape s = ShapeOfMatMul(ctx, node);
-  RECQ_ASSIGN_OR_RETURN(const int64_t cg, Param(ctx, node, "cg", GemvHeuristicCg(s, ctx.device()),
-                                                {2, 4, 8, 16, 32}));
+// EmitGemv emits matmul_gemv for `rows` rows of A [rows, K] against B [K, N]
+// into Y with `epilogue`.
+absl::Status EmitGemv(LoweringContext& ctx, const Node& node, int64_t rows, int64_t n, int64_t k,
+                      DispatchArg a, DispatchArg b, DispatchArg y,
+                      const ProductEpilogue& epilogue) {
+  const int64_t heuristic = GemvHeuristicCg(n, ctx.device());
+  RECQ_ASSIGN_OR_RETURN(const int64_t cg, Param(ctx, node, "cg", heuristic, {2, 4, 8, 16, 32}));
   const int64_t ks = kGemvItems / cg;
-  const auto [y, residual, act] = ctx.OutputOf(node);
-  const ProductEpilogue e = AddEpilogue(ctx, node, residual, act, s.n);
   Dispatch d;
   d.label = "matmul_gemv";
-  d.kernel =
-      ctx.Kernel("matmul_gemv.cl", "matmul_gemv",
-                 {absl::StrCat("-DRECQ_GV_CG=", cg), absl::StrCat("-DRECQ_GV_KS=", ks),
-                  absl::StrCat("-DRECQ_GV_R=", s.m), absl::StrCat("-DRECQ_GV_EPILOGUE=", e.mode)});
+  d.kernel = ctx.Kernel(
+      "matmul_gemv.cl", "matmul_gemv",
+      {absl::StrCat("-DRECQ_GV_CG=", cg), absl::StrCat("-DRECQ_GV_KS=", ks),
+       absl::StrCat("-DRECQ_GV_R=", rows), absl::StrCat("-DRECQ_GV_EPILOGUE=", epilogue.mode)});
   d.work_dim = 2;
-  d.global = {size_t(CeilDiv(s.n, 4 * cg) * cg), size_t(ks), 1};
+  d.global = {size_t(CeilDiv(n, 4 * cg) * cg), size_t(ks), 1};
   d.local = {size_t(cg), size_t(ks), 1};
-  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), e.c, ctx.Arg(y)};
-  AddInts(d, {s.n, s.k});
-  d.args.push_back(DispatchArg::Scalar(e.alpha));
-  d.args.push_back(DispatchArg::Scalar(e.beta));
-  AddInts(d, {e.c_sm, e.c_sn});
-  AddActivation(d, e.act);
-  d.flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+  d.args = {a, b, epilogue.c, y};
+  AddInts(d, {n, k});
+  d.args.push_back(DispatchArg::Scalar(epilogue.alpha));
+  d.args.push_back(DispatchArg::Scalar(epilogue.beta));
+  AddInts(d, {epilogue.c_sm, epilogue.c_sn});
+  AddActivation(d, epilogue.act);
+  d.flops = 2.0 * double(rows) * double(n) * double(k);
   ctx.Emit(std::move(d));
   return absl::OkStatus();
+}
+
+absl::Status LowerGemv(LoweringContext& ctx, const Node& node) {
+  const MatMulShape s = ShapeOfMatMul(ctx, node);
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  const ProductEpilogue e = AddEpilogue(ctx, node, residual, act, s.n);
+  return EmitGemv(ctx, node, s.m, s.n, s.k, ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]),
+                  ctx.Arg(y), e);
+}
+
+// Gemm's matrix-vector products (a decoder's Linear layers exported as
+// Gemm): A not transposed, B [K, N] or constant [N, K] (stored as [K, N]),
+// with C, alpha, beta and the activation.
+bool GemmGemvFits(const Node& node, const LoweringContext& ctx) {
+  if (!ctx.device().GpuKernels()) return false;
+  if (ctx.device().max_work_group_size != 0 && ctx.device().max_work_group_size < kGemvItems) {
+    return false;
+  }
+  const auto& a = AttrsOr<GemmAttrs>(node);
+  if (a.trans_a || (a.trans_b && !IsConstant(ctx, node.inputs[1]))) return false;
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  return out[0] <= kGemvRows && out[1] >= 4;
+}
+
+absl::Status LowerGemmGemv(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<GemmAttrs>(node);
+  const GemmShape g = GemmShapeOf(ctx, node);
+  DispatchArg b =
+      a.trans_b ? TransposedConstant(ctx, node.inputs[1], g.k, g.n) : ctx.Arg(node.inputs[1]);
+  return EmitGemv(ctx, node, g.m, g.n, g.k, ctx.Arg(node.inputs[0]), b, ctx.Arg(node.outputs[0]),
+                  GemmEpilogue(ctx, node));
 }
 
 // The CPU family's product with constant weights (matmul_packed.cl): B
@@ -573,7 +609,16 @@ KernelVariant MatMulGemvGpuVariant() {
   v.absorbs_bias_add = true;
   v.param_space = [](const Node& n, const LoweringContext& ctx) {
     const MatMulShape s = ShapeOfMatMul(ctx, n);
-    return ParamSpace({{"cg", GemvHeuristicCg(s, ctx.device())}}, {{"cg", {2, 4, 8, 16, 32}}});
+    return ParamSpace({{"cg", GemvHeuristicCg(s.n, ctx.device())}}, {{"cg", {2, 4, 8, 16, 32}}});
+  };
+  return v;
+}
+
+KernelVariant GemmGemvGpuVariant() {
+  KernelVariant v{"gemm_gemv", GemmGemvFits, LowerGemmGemv};
+  v.param_space = [](const Node& n, const LoweringContext& ctx) {
+    return ParamSpace({{"cg", GemvHeuristicCg(GemmShapeOf(ctx, n).n, ctx.device())}},
+                      {{"cg", {2, 4, 8, 16, 32}}});
   };
   return v;
 }

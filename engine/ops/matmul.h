@@ -33,6 +33,10 @@ std::vector<KernelVariant> MatMulLocalGpuVariants();
 // B, K split over a work-group's items, an Add after it absorbed; listed
 // first.
 KernelVariant MatMulGemvGpuVariant();
+// GemmGemvGpuVariant: the same for Gemm (A not transposed, B transposed
+// only when constant) with C, alpha, beta and the fused activation, for at
+// most 8 rows; listed first.
+KernelVariant GemmGemvGpuVariant();
 
 // GemmLocalGpuVariants: Gemm (A not transposed; B transposed only when
 // constant) on the same kernel with C, alpha, beta and the fused activation,

@@ -213,6 +213,7 @@ std::vector<SpaceCase> Cases() {
       {"gemm_local_128x128", "gemm_local_128x128", gpu, FcGraph(100, 100, 36)},
       // Three rows, 21 columns (a partial float4 run), K 42.
       {"matmul_gemv", "matmul_gemv", gpu, MatMulGraph(3, 21, 42)},
+      {"gemm_gemv", "gemm_gemv", gpu, FcGraph(3, 21, 42)},
       // 9 query rows and 37 keys: partial row groups and key tiles.
       {"attention_cpu_l9x37", "attention_cpu", cpu, AttentionGraph(2, 9, 37, 16)},
       {"attention_gpu_l9x37_part1", "attention_gpu", gpu, AttentionGraph(2, 9, 37, 16), 0, 12},
