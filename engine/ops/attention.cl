@@ -64,8 +64,9 @@ inline int recq_at_base(int8 v, int b, int h) {
 #define AT_KLOAD(p) vload8(0, (p))
 #define AT_KSTORE(p, v) vstore8((v), 0, (p))
 #define AT_KSUM(v) (((v).s0 + (v).s1) + ((v).s2 + (v).s3) + ((v).s4 + (v).s5) + ((v).s6 + (v).s7))
-#define AT_KMAX(v) fmax(fmax(fmax((v).s0, (v).s1), fmax((v).s2, (v).s3)), \
-                        fmax(fmax((v).s4, (v).s5), fmax((v).s6, (v).s7)))
+#define AT_KMAX(v)                                       \
+  fmax(fmax(fmax((v).s0, (v).s1), fmax((v).s2, (v).s3)), \
+       fmax(fmax((v).s4, (v).s5), fmax((v).s6, (v).s7)))
 #else
 #define AT_KVT float4
 #define AT_KLOAD(p) vload4(0, (p))
@@ -340,7 +341,6 @@ __kernel __attribute__((reqd_work_group_size(AT_WG, 1, 1))) void attention_gpu(
   }
 }
 
-
 // Merges the RECQ_AT_SPLIT key slices of attention_gpu: each slice's output
 // and sum scaled by exp(its maximum - the overall maximum). Global size
 // (DV, Lq, B * H).
@@ -370,3 +370,90 @@ __kernel void attention_combine(__global const float* restrict part, __global RE
 }
 
 #endif  // RECQ_AT_GPU
+
+// ---------------------------------------------------------------------------
+// GPU family, one query row (a decoder step against its cache): a
+// work-group of RECQ_AT_WG items per (b, h). Item t scores keys t, t + WG,
+// ... (the scores stay in local memory, RECQ_AT_LK of them at most), the
+// group reduces their maximum and, after exp, their sum; then the items,
+// as WG / DV groups of DV columns, add up the probabilities times V's rows
+// (group g takes rows g, g + WG/DV, ...), and the groups' sums are added in
+// local memory. Global size (WG, H, B); local (WG, 1, 1).
+#ifdef RECQ_AT_DECODE
+
+#define AD_WG RECQ_AT_WG
+#define AD_GROUPS (AD_WG / RECQ_AT_DV)
+
+__kernel __attribute__((reqd_work_group_size(AD_WG, 1, 1))) void attention_decode(
+    __global const RECQ_T* restrict q, __global const RECQ_T* restrict k,
+    __global const RECQ_T* restrict v, __global const RECQ_T* restrict mask,
+    __global RECQ_T* restrict o, int8 qv, int8 kv, int8 vv, int8 mv, int8 ov, int Lq, int Lk,
+    float scale, int causal_offset, __global float* restrict part) {
+  __local float qs[RECQ_AT_DK];
+  __local float sc[RECQ_AT_LK];
+  __local float red[AD_WG];
+  const int t = get_local_id(0);
+  const int h = get_global_id(1);
+  const int b = get_global_id(2);
+  const int qb = recq_at_base(qv, b, h), kb = recq_at_base(kv, b, h), vb = recq_at_base(vv, b, h);
+  for (int c = t; c < RECQ_AT_DK; c += AD_WG) qs[c] = RECQ_LOAD(q, qb + c * qv.s6) * scale;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  int jend = Lk;
+#if RECQ_AT_CAUSAL
+  jend = clamp(causal_offset + 1, 0, Lk);
+#endif
+  float mx = -INFINITY;
+  for (int j = t; j < Lk; j += AD_WG) {
+    float s = -INFINITY;
+    if (j < jend) {
+      const int kr = kb + j * kv.s5;
+      float dot = 0.0f;
+      for (int c = 0; c < RECQ_AT_DK; ++c) dot = fma(qs[c], RECQ_LOAD(k, kr + c * kv.s6), dot);
+#if RECQ_AT_MASK
+      dot += RECQ_LOAD(mask, recq_at_base(mv, b, h) + j * mv.s6);
+#endif
+      s = dot;
+    }
+    sc[j] = s;
+    mx = fmax(mx, s);
+  }
+  red[t] = mx;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int step = AD_WG / 2; step > 0; step /= 2) {
+    if (t < step) red[t] = fmax(red[t], red[t + step]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  mx = red[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float sum = 0.0f;
+  for (int j = t; j < Lk; j += AD_WG) {
+    const float p = mx == -INFINITY || sc[j] == -INFINITY ? 0.0f : exp(sc[j] - mx);
+    sc[j] = p;
+    sum += p;
+  }
+  red[t] = sum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int step = AD_WG / 2; step > 0; step /= 2) {
+    if (t < step) red[t] += red[t + step];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const float total = red[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const int col = t % RECQ_AT_DV;
+  const int g = t / RECQ_AT_DV;
+  float acc = 0.0f;
+  if (g < AD_GROUPS) {
+    for (int j = g; j < jend; j += AD_GROUPS) {
+      acc = fma(sc[j], RECQ_LOAD(v, vb + j * vv.s5 + col * vv.s6), acc);
+    }
+  }
+  red[t] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (t < RECQ_AT_DV) {
+    float out = 0.0f;
+    for (int gg = 0; gg < AD_GROUPS; ++gg) out += red[gg * RECQ_AT_DV + t];
+    RECQ_STORE(o, recq_at_base(ov, b, h) + t * ov.s6, total > 0.0f ? out / total : 0.0f);
+  }
+}
+
+#endif  // RECQ_AT_DECODE

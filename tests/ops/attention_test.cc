@@ -162,6 +162,40 @@ TEST(AttentionTest, DecodeSplitsTheKeysOverGroups) {
   }
 }
 
+// Decode through attention_decode (one work-group per head, every key's
+// score in local memory): caches of 1 to 1000 keys, with each group size,
+// an additive mask per key, causal against the end of the cache and with
+// an offset that hides all but the first keys, and a head width (80) that
+// leaves items of the last group idle.
+TEST(AttentionTest, DecodeOneRowPerGroup) {
+  for (int64_t lk : {1, 7, 129, 1000}) {
+    for (int64_t dv : {64, 80}) {
+      for (int64_t items : {64, 128, 256}) {
+        if (items < dv) continue;
+        SCOPED_TRACE(absl::StrCat("Lk=", lk, " dv=", dv, " items=", items));
+        AttentionAttrs a = DenseAttention(2, 3, 1, lk, 64, dv);
+        a.mask = internal::BroadcastMaskView({2, 1, 1, lk}, 2);
+        CheckOptions o = Tolerance();
+        o.kernel_targets = {EngineOptions::KernelTarget::kGpu};
+        o.precisions = {EngineOptions::Precision::kFp32};
+        o.optimize = {false};
+        o.recorded_runs = 1;
+        auto forced = std::make_shared<int>(0);
+        o.choose_kernel = Force("attention_decode", {{"items", items}}, forced);
+        RECQ_EXPECT_MATCHES_REFERENCE(DenseGraph(a, {2, 1, 1, lk}), o);
+        EXPECT_GT(*forced, 0) << "attention_decode did not fit";
+        if (items != 128) continue;
+        a.mask = AttentionView{};
+        for (int64_t offset : {lk - 1, lk / 3}) {
+          a.causal = true;
+          a.causal_offset = offset;
+          RECQ_EXPECT_MATCHES_REFERENCE(DenseGraph(a), o);
+        }
+      }
+    }
+  }
+}
+
 // Swin-T's windows: 49 tokens, 3 heads of 32, a relative-position bias
 // [1, H, 49, 49] per head; and with a shifted window's mask folded in,
 // one bias per window ([2, H, 49, 49]) repeating over a batch of 2 images

@@ -216,6 +216,7 @@ std::vector<SpaceCase> Cases() {
       {"gemm_gemv", "gemm_gemv", gpu, FcGraph(3, 21, 42)},
       // 9 query rows and 37 keys: partial row groups and key tiles.
       {"attention_cpu_l9x37", "attention_cpu", cpu, AttentionGraph(2, 9, 37, 16)},
+      {"attention_decode_l1x37", "attention_decode", gpu, AttentionGraph(2, 1, 37, 16)},
       {"attention_gpu_l9x37_part1", "attention_gpu", gpu, AttentionGraph(2, 9, 37, 16), 0, 12},
       {"attention_gpu_l9x37_part2", "attention_gpu", gpu, AttentionGraph(2, 9, 37, 16), 12, 24},
       {"attention_gpu_l9x37_part3", "attention_gpu", gpu, AttentionGraph(2, 9, 37, 16), 24, 36},
