@@ -35,6 +35,7 @@ __kernel __attribute__((reqd_work_group_size(RECQ_GV_CG, RECQ_GV_KS, 1))) void m
 #pragma unroll
   for (int r = 0; r < RECQ_GV_R; ++r) acc[r] = (float4)(0.0f);
   if (n < N) {
+#pragma unroll 4
     for (int k = s; k < K; k += RECQ_GV_KS) {
       const __global RECQ_T* row = b + (size_t)k * N + n;
       float4 w;
