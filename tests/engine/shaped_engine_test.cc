@@ -1,0 +1,433 @@
+// Shape profiles (recq/shape_profile.h) and ShapedEngine (recq/shaped_engine.h)
+// on a tiny BERT encoder (tests/models/shapes/tiny_bert.onnx, made by
+// make_tiny_bert.py there) whose batch and sequence are symbolic.
+#include "recq/shaped_engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "onnx/onnx_pb.h"
+#include "recq/onnx.h"
+#include "recq/shape_profile.h"
+#include "reference/reference_executor.h"
+#include "testing/test_env.h"
+
+namespace recq {
+namespace {
+
+using ::recq::testing::SharedContext;
+using ::testing::HasSubstr;
+
+constexpr char kModel[] = RECQ_SHAPES_MODEL_DIR "/tiny_bert.onnx";
+constexpr int64_t kHidden = 32;
+constexpr int64_t kVocab = 100;
+
+// The device against the CPU reference: fp32 both, different summation
+// orders (and, padded, longer softmax rows whose extra terms are exactly 0).
+constexpr float kAtol = 1e-4f;
+constexpr float kRtol = 1e-4f;
+
+EngineOptions Fast() {
+  EngineOptions o;
+  o.tuning = EngineOptions::Tuning::kOff;
+  return o;
+}
+
+uint32_t FreshSeed() {
+  const uint32_t seed = std::random_device{}();
+  ::testing::Test::RecordProperty("seed", static_cast<int>(seed));
+  return seed;
+}
+
+const OnnxModel& Model() {
+  static const OnnxModel* model = [] {
+    absl::StatusOr<OnnxModel> m = OnnxModel::Read(kModel);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m.ok() ? new OnnxModel(*std::move(m)) : nullptr;
+  }();
+  return *model;
+}
+
+// A request: ids uniform in the vocabulary, a mask of ones with the tail of
+// each row but the first masked out at random.
+struct Request {
+  int64_t batch = 1;
+  int64_t length = 1;
+  std::vector<int64_t> ids;
+  std::vector<int64_t> mask;
+};
+
+Request MakeRequest(int64_t batch, int64_t length, std::mt19937& rng) {
+  Request r{batch, length, {}, {}};
+  std::uniform_int_distribution<int64_t> token(0, kVocab - 1);
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t valid = b == 0 ? length : std::uniform_int_distribution<int64_t>(1, length)(rng);
+    for (int64_t s = 0; s < length; ++s) {
+      r.ids.push_back(token(rng));
+      r.mask.push_back(s < valid ? 1 : 0);
+    }
+  }
+  return r;
+}
+
+InputShapes ShapesOf(const Request& r) {
+  return {{"input_ids", {r.batch, r.length}}, {"attention_mask", {r.batch, r.length}}};
+}
+
+// Reference runs the model imported at the request's exact shape on the CPU.
+std::vector<float> Reference(const Request& r) {
+  OnnxOptions load;
+  load.input_shapes = ShapesOf(r);
+  absl::StatusOr<Graph> graph = LoadOnnx(kModel, load);
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  if (!graph.ok()) return {};
+  absl::flat_hash_map<std::string, reference::HostTensor> in;
+  for (const auto& [name, values] : {std::pair{"input_ids", &r.ids}, {"attention_mask", &r.mask}}) {
+    reference::HostTensor t;
+    t.shape = {r.batch, r.length};
+    t.dtype = DataType::kInt64;
+    t.data.assign(values->begin(), values->end());
+    in[name] = std::move(t);
+  }
+  auto out = reference::RunReference(*graph, in);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? out->at("last_hidden_state").data : std::vector<float>{};
+}
+
+Tensor Int64Tensor(const std::vector<int64_t>& shape, const std::vector<int64_t>& values) {
+  absl::StatusOr<Tensor> t = Tensor::Allocate(SharedContext(), {shape, DataType::kInt64});
+  EXPECT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(t->Upload(absl::MakeConstSpan(values)).ok());
+  return *std::move(t);
+}
+
+// RunShaped runs `r` and returns the output in the bucket's layout, and the
+// bucket's output shape in `*bucket_shape`.
+std::vector<float> RunShaped(ShapedEngine& engine, const Request& r,
+                             std::vector<int64_t>* bucket_shape, ShapedRun* info = nullptr) {
+  absl::StatusOr<Engine> bucket = engine.EngineFor(ShapesOf(r));
+  EXPECT_TRUE(bucket.ok()) << bucket.status();
+  if (!bucket.ok()) return {};
+  const TensorDesc out_desc = bucket->outputs()[0].desc;
+  *bucket_shape = out_desc.shape;
+  Tensor ids = Int64Tensor({r.batch, r.length}, r.ids);
+  Tensor mask = Int64Tensor({r.batch, r.length}, r.mask);
+  Tensor out = testing::NewTensor(out_desc);  // NaN-poisoned
+  Bindings b;
+  b.Set("input_ids", ids);
+  b.Set("attention_mask", mask);
+  b.Set("last_hidden_state", out);
+  absl::StatusOr<ShapedRun> run = engine.Run(b, ShapesOf(r));
+  EXPECT_TRUE(run.ok()) << run.status();
+  if (info != nullptr && run.ok()) *info = *run;
+  return testing::Download(out);
+}
+
+// ExpectUnpaddedMatch compares the unpadded positions of a bucket-layout
+// output with the exact-shape reference.
+void ExpectUnpaddedMatch(const Request& r, const std::vector<float>& got,
+                         const std::vector<int64_t>& bucket_shape) {
+  const std::vector<float> want = Reference(r);
+  ASSERT_EQ(want.size(), static_cast<size_t>(r.batch * r.length * kHidden));
+  ASSERT_EQ(bucket_shape.size(), 3u);
+  std::vector<float> unpadded;
+  for (int64_t b = 0; b < r.batch; ++b) {
+    for (int64_t s = 0; s < r.length; ++s) {
+      const float* row = got.data() + (b * bucket_shape[1] + s) * kHidden;
+      unpadded.insert(unpadded.end(), row, row + kHidden);
+    }
+  }
+  const reference::CompareResult c = reference::Compare(unpadded, want, kAtol, kRtol);
+  EXPECT_TRUE(c.ok()) << "batch " << r.batch << " length " << r.length << " bucket "
+                      << ShapeToString(bucket_shape) << ": " << c.ToString();
+}
+
+TEST(ShapeProfileTest, ParsesFixedRangesRulesAndLists) {
+  absl::StatusOr<ShapeProfiles> p = ParseShapeProfiles(
+      "a:1x128,b:1x1..512/pow2,c:2..10x3,d:1x{16,64,512},e:1..500/pow2,f:1..512/mul64,g:3..9");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE((*p)["a"][0].fixed() && (*p)["a"][1].fixed());
+  EXPECT_EQ((*p)["a"][1].min, 128);
+  EXPECT_EQ((*p)["b"][1].Buckets(), (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}));
+  EXPECT_EQ((*p)["b"][1].BucketFor(37), 64);
+  EXPECT_EQ((*p)["b"][1].BucketFor(513), -1);
+  EXPECT_EQ((*p)["c"][0].rule, DimProfile::Rule::kExact);
+  EXPECT_EQ((*p)["c"][0].BucketFor(7), 7);
+  EXPECT_EQ((*p)["c"][0].BucketFor(1), -1);
+  EXPECT_EQ((*p)["d"][1].Buckets(), (std::vector<int64_t>{16, 64, 512}));
+  EXPECT_EQ((*p)["d"][1].BucketFor(17), 64);
+  EXPECT_EQ((*p)["d"][1].min, 1);
+  EXPECT_EQ((*p)["e"][0].Buckets().back(), 500);
+  EXPECT_EQ((*p)["e"][0].BucketFor(300), 500);
+  EXPECT_EQ((*p)["f"][0].Buckets(), (std::vector<int64_t>{64, 128, 192, 256, 320, 384, 448, 512}));
+  EXPECT_EQ((*p)["f"][0].BucketFor(1), 64);
+  EXPECT_EQ(InputProfileToString((*p)["b"]), "1x1..512/pow2");
+  EXPECT_EQ(InputProfileToString((*p)["d"]), "1x{16,64,512}");
+  EXPECT_FALSE(IsFixed(*p));
+  absl::StatusOr<ShapeProfiles> fixed = ParseShapeProfiles("x:4x3x224x224");
+  ASSERT_TRUE(fixed.ok());
+  EXPECT_TRUE(IsFixed(*fixed));
+}
+
+TEST(ShapeProfileTest, MalformedStringsNameTheBadPart) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"1x128", "no input name"},
+      {"ids:1x0", "dimension 1 '0'"},
+      {"ids:1xabc", "'abc'"},
+      {"ids:1x8..4", "minimum 8 is above maximum 4"},
+      {"ids:1x1..", "maximum ''"},
+      {"ids:1x..8", "minimum ''"},
+      {"ids:1x1..8/pow3", "unknown bucket rule '/pow3'"},
+      {"ids:1x1..8/mul0", "unknown bucket rule"},
+      {"ids:1x1..8/", "unknown bucket rule"},
+      {"ids:1x{16,8}", "increasing order"},
+      {"ids:1x{16,a}", "bucket 'a'"},
+      {"ids:1x{16,32", "'{' without '}'"},
+      {"ids:1x4,ids:1x5", "given twice"},
+  };
+  for (const auto& [text, want] : cases) {
+    absl::StatusOr<ShapeProfiles> p = ParseShapeProfiles(text);
+    ASSERT_FALSE(p.ok()) << text;
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(p.status().message(), HasSubstr(want)) << text;
+    EXPECT_THAT(p.status().message(), HasSubstr("expected NAME:DIMxDIM")) << text;
+  }
+  EXPECT_FALSE(ParsePadValues("ids").ok());
+  EXPECT_FALSE(ParsePadValues("ids:x").ok());
+  absl::StatusOr<std::map<std::string, double>> pads = ParsePadValues("ids:0,mask:-1.5");
+  ASSERT_TRUE(pads.ok());
+  EXPECT_EQ(pads->at("mask"), -1.5);
+}
+
+TEST(ShapeProfileTest, LoadOnnxTakesFixedProfilesAndRejectsRanges) {
+  OnnxOptions load;
+  load.profiles = *ParseShapeProfiles("input_ids:1x9,attention_mask:1x9");
+  absl::StatusOr<Graph> g = LoadOnnx(kModel, load);
+  ASSERT_TRUE(g.ok()) << g.status();
+  load.profiles = *ParseShapeProfiles("input_ids:1x1..9,attention_mask:1x1..9");
+  g = LoadOnnx(kModel, load);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(g.status().message(), HasSubstr("input 'attention_mask' has the range profile"));
+}
+
+TEST(OnnxModelTest, ImportsShareInitializersAndConstantNodes) {
+  absl::StatusOr<Graph> a = Model().Import({{{"input_ids", {1, 4}}, {"attention_mask", {1, 4}}}});
+  absl::StatusOr<Graph> b = Model().Import({{{"input_ids", {1, 9}}, {"attention_mask", {1, 9}}}});
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  std::ifstream file(kModel, std::ios::binary);
+  onnx::ModelProto proto;
+  ASSERT_TRUE(proto.ParseFromIstream(&file));
+  std::set<std::string> fixed_values;
+  for (const onnx::TensorProto& t : proto.graph().initializer()) fixed_values.insert(t.name());
+  for (const onnx::NodeProto& n : proto.graph().node()) {
+    if (n.op_type() == "Constant") fixed_values.insert(n.output(0));
+  }
+  size_t compared = 0;
+  for (const Value& va : a->values()) {
+    if (va.kind != Value::Kind::kConstant || fixed_values.count(va.name) == 0) continue;
+    for (const Value& vb : b->values()) {
+      if (vb.kind != Value::Kind::kConstant || vb.name != va.name) continue;
+      EXPECT_EQ(vb.data, va.data) << va.name;
+      ++compared;
+    }
+  }
+  EXPECT_GE(compared, proto.graph().initializer_size() - 2);
+}
+
+// One engine over lengths 1..64 in power-of-two buckets, padded: random
+// lengths against the CPU reference at each exact length; the weights are
+// uploaded once whatever the number of buckets.
+TEST(ShapedEngineTest, PaddedBucketsMatchReferenceAndShareWeights) {
+  OnnxOptions load;
+  load.profiles = *ParseShapeProfiles("input_ids:1x1..64/pow2,attention_mask:1x1..64/pow2");
+  ShapedEngineOptions options;
+  options.engine = Fast();
+  options.pad_values = {{"input_ids", 0}, {"attention_mask", 0}};
+  RECQ_ASSERT_OK_AND_ASSIGN(ShapedEngine engine,
+                            ShapedEngine::Create(SharedContext(), Model(), load, options));
+  std::mt19937 rng(FreshSeed());
+  std::vector<int64_t> lengths = {64, 1};
+  for (int i = 0; i < 3; ++i) lengths.push_back(std::uniform_int_distribution<int64_t>(2, 63)(rng));
+  for (int64_t length : lengths) {
+    const Request r = MakeRequest(1, length, rng);
+    std::vector<int64_t> bucket_shape;
+    ShapedRun info;
+    const std::vector<float> got = RunShaped(engine, r, &bucket_shape, &info);
+    int64_t pow2 = 1;
+    while (pow2 < length) pow2 *= 2;
+    EXPECT_EQ(info.bucket.at("input_ids")[1], pow2);
+    EXPECT_EQ(info.padded, info.bucket.at("input_ids")[1] != length);
+    ExpectUnpaddedMatch(r, got, bucket_shape);
+  }
+  // The model's weights (initializers, Constant nodes) are uploaded by the
+  // first bucket only; a later bucket uploads just the constants that shape
+  // folding made for its size (the position embeddings sliced to it...).
+  const ShapedEngineStats stats = engine.stats();
+  ASSERT_GE(stats.buckets.size(), 3u);
+  size_t uploaded = 0, largest = 0;
+  for (size_t i = 0; i < stats.buckets.size(); ++i) {
+    const BucketStats& b = stats.buckets[i];
+    EXPECT_GT(b.first_result_ms, b.engine.compile_ms);
+    uploaded += b.weight_bytes_uploaded;
+    largest = std::max(largest, b.engine.weight_bytes);
+    if (i > 0) {
+      EXPECT_LT(b.weight_bytes_uploaded, b.engine.weight_bytes / 4)
+          << "bucket " << i << " of " << stats.buckets.size();
+    }
+  }
+  EXPECT_EQ(uploaded, stats.weight_bytes_uploaded);
+  EXPECT_LT(stats.weight_bytes_uploaded, largest * 3 / 2)
+      << stats.buckets.size() << " buckets, the largest binds " << largest << " bytes";
+  EXPECT_GT(stats.weight_reuses, 0u);
+}
+
+// Batch and sequence both padded: the rectangle copies of a 2-D pad.
+TEST(ShapedEngineTest, PadsBatchAndSequence) {
+  OnnxOptions load;
+  load.profiles = *ParseShapeProfiles("input_ids:{2,4}x1..16/pow2,attention_mask:{2,4}x1..16/pow2");
+  ShapedEngineOptions options;
+  options.engine = Fast();
+  options.pad_values = {{"input_ids", 0}, {"attention_mask", 0}};
+  RECQ_ASSERT_OK_AND_ASSIGN(ShapedEngine engine,
+                            ShapedEngine::Create(SharedContext(), Model(), load, options));
+  std::mt19937 rng(FreshSeed());
+  const Request r = MakeRequest(3, std::uniform_int_distribution<int64_t>(9, 15)(rng), rng);
+  std::vector<int64_t> bucket_shape;
+  const std::vector<float> got = RunShaped(engine, r, &bucket_shape);
+  EXPECT_EQ(bucket_shape, (std::vector<int64_t>{4, 16, kHidden}));
+  ExpectUnpaddedMatch(r, got, bucket_shape);
+}
+
+// Without pad values each length is its own bucket, compiled once.
+TEST(ShapedEngineTest, UnpaddedProfileCompilesExactShapesOnce) {
+  OnnxOptions load;
+  load.profiles = *ParseShapeProfiles("input_ids:1x1..64/pow2,attention_mask:1x1..64/pow2");
+  ShapedEngineOptions options;
+  options.engine = Fast();
+  RECQ_ASSERT_OK_AND_ASSIGN(ShapedEngine engine,
+                            ShapedEngine::Create(SharedContext(), Model(), load, options));
+  std::mt19937 rng(FreshSeed());
+  const int64_t length = std::uniform_int_distribution<int64_t>(33, 63)(rng);
+  for (int i = 0; i < 2; ++i) {
+    const Request r = MakeRequest(1, length, rng);
+    std::vector<int64_t> bucket_shape;
+    ShapedRun info;
+    const std::vector<float> got = RunShaped(engine, r, &bucket_shape, &info);
+    EXPECT_EQ(bucket_shape[1], length);
+    EXPECT_FALSE(info.padded);
+    ExpectUnpaddedMatch(r, got, bucket_shape);
+  }
+  EXPECT_EQ(engine.stats().buckets.size(), 1u);
+  EXPECT_EQ(engine.stats().buckets[0].runs, 2u);
+}
+
+TEST(ShapedEngineTest, ShapesOutsideTheProfileAreInvalidArgument) {
+  OnnxOptions load;
+  load.profiles = *ParseShapeProfiles("input_ids:1x1..8/pow2,attention_mask:1x1..8/pow2");
+  ShapedEngineOptions options;
+  options.engine = Fast();
+  options.pad_values = {{"input_ids", 0}, {"attention_mask", 0}};
+  RECQ_ASSERT_OK_AND_ASSIGN(ShapedEngine engine,
+                            ShapedEngine::Create(SharedContext(), Model(), load, options));
+  const auto expect_invalid = [&](const InputShapes& shapes, const std::string& want) {
+    absl::StatusOr<InputShapes> b = engine.BucketFor(shapes);
+    ASSERT_FALSE(b.ok()) << want;
+    EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(b.status().message(), HasSubstr(want));
+    Bindings none;
+    EXPECT_EQ(engine.Run(none, shapes).status().code(), absl::StatusCode::kInvalidArgument);
+  };
+  expect_invalid({{"input_ids", {1, 9}}, {"attention_mask", {1, 9}}},
+                 "input 'attention_mask' dimension 1 is 9, outside the profile's range 1..8");
+  expect_invalid({{"input_ids", {2, 4}}, {"attention_mask", {2, 4}}},
+                 "dimension 0 is 2; the profile fixes it at 1");
+  expect_invalid({{"input_ids", {1, 4}}, {"attention_mask", {1, 5}}},
+                 "both are dimension 'sequence' of the model and must agree");
+  expect_invalid({{"input_ids", {4}}, {"attention_mask", {1, 4}}}, "has rank 2");
+  expect_invalid({{"input_ids", {1, 4}}}, "no shape given for input 'attention_mask'");
+  expect_invalid({{"input_ids", {1, 4}}, {"attention_mask", {1, 4}}, {"x", {1}}},
+                 "a shape is given for input 'x'");
+  // A padded input bound with too few bytes.
+  Tensor ids = Int64Tensor({1, 2}, {1, 2});
+  Tensor mask = Int64Tensor({1, 2}, {1, 1});
+  absl::StatusOr<Tensor> out =
+      Tensor::Allocate(SharedContext(), {{1, 4, kHidden}, DataType::kFloat32});
+  ASSERT_TRUE(out.ok());
+  Bindings b;
+  b.Set("input_ids", ids);
+  b.Set("attention_mask", mask);
+  b.Set("last_hidden_state", *out);
+  absl::StatusOr<ShapedRun> bad =
+      engine.Run(b, {{"input_ids", {1, 3}}, {"attention_mask", {1, 3}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("binding 'attention_mask' has 16 bytes"));
+  // Still usable.
+  absl::StatusOr<ShapedRun> good =
+      engine.Run(b, {{"input_ids", {1, 2}}, {"attention_mask", {1, 2}}});
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_EQ(good->bucket.at("input_ids"), (std::vector<int64_t>{1, 2}));
+}
+
+TEST(ShapedEngineTest, BadProfilesAreRejectedAtCreate) {
+  const auto create_error = [](const std::string& profile, std::map<std::string, double> pads) {
+    OnnxOptions load;
+    load.profiles = *ParseShapeProfiles(profile);
+    ShapedEngineOptions options;
+    options.engine = Fast();
+    options.pad_values = std::move(pads);
+    absl::StatusOr<ShapedEngine> e = ShapedEngine::Create(SharedContext(), Model(), load, options);
+    EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument) << profile;
+    return std::string(e.status().message());
+  };
+  EXPECT_THAT(create_error("input_ids:1x1..8/pow2,attention_mask:1x1..8/pow2", {{"input_ids", 0}}),
+              HasSubstr("give every input with that dimension a pad value, or none"));
+  EXPECT_THAT(create_error("input_ids:1x1..8/pow2,attention_mask:1x1..16/pow2", {}),
+              HasSubstr("need one profile"));
+  EXPECT_THAT(create_error("token_type_ids:1x1..8", {}), HasSubstr("the model's inputs are"));
+  EXPECT_THAT(create_error("input_ids:1x1x1..8", {}), HasSubstr("has rank 2 in the model"));
+}
+
+// Bucket recordings replay bit-identical on every backend the device has.
+TEST(ShapedEngineTest, BucketReplaysBitIdenticalOnEveryBackend) {
+  OnnxOptions load;
+  load.profiles = *ParseShapeProfiles("input_ids:1x1..64/pow2,attention_mask:1x1..64/pow2");
+  ShapedEngineOptions options;
+  options.engine = Fast();
+  options.pad_values = {{"input_ids", 0}, {"attention_mask", 0}};
+  RECQ_ASSERT_OK_AND_ASSIGN(ShapedEngine engine,
+                            ShapedEngine::Create(SharedContext(), Model(), load, options));
+  std::mt19937 rng(FreshSeed());
+  const Request r = MakeRequest(1, 16, rng);
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine bucket, engine.EngineFor(ShapesOf(r)));
+  Tensor ids = Int64Tensor({1, 16}, r.ids);
+  Tensor mask = Int64Tensor({1, 16}, r.mask);
+  std::vector<float> replay;
+  for (Backend backend : RegisteredBackends()) {
+    if (!BackendAvailable(SharedContext(), backend).ok()) continue;
+    RECQ_ASSERT_OK_AND_ASSIGN(Recording rec, bucket.Record({backend}));
+    Tensor out = testing::NewTensor(bucket.outputs()[0].desc);
+    Bindings b;
+    b.Set("input_ids", ids);
+    b.Set("attention_mask", mask);
+    b.Set("last_hidden_state", out);
+    RECQ_ASSERT_OK(rec.Run(b));
+    const std::vector<float> got = testing::Download(out);
+    if (backend == Backend::kReplay) replay = got;
+    if (replay.empty()) continue;
+    ASSERT_EQ(got.size(), replay.size());
+    EXPECT_EQ(std::memcmp(got.data(), replay.data(), got.size() * sizeof(float)), 0)
+        << BackendName(backend);
+  }
+  ASSERT_FALSE(replay.empty());
+}
+
+}  // namespace
+}  // namespace recq
