@@ -468,6 +468,11 @@ absl::StatusOr<OnnxModel> OnnxModel::FromBytes(absl::string_view bytes,
   for (const onnx::ValueInfoProto& in : state->model.graph().input()) {
     if (inits.contains(in.name())) continue;
     Input input{in.name(), {}, {}};
+    if (in.type().has_tensor_type()) {
+      absl::StatusOr<DataType> dtype =
+          onnx_import::FromOnnxType(in.type().tensor_type().elem_type(), in.name());
+      if (dtype.ok()) input.dtype = *dtype;
+    }
     if (in.type().has_tensor_type() && in.type().tensor_type().has_shape()) {
       for (const auto& d : in.type().tensor_type().shape().dim()) {
         input.dims.push_back(d.has_dim_value() ? d.dim_value() : 0);

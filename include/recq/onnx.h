@@ -95,6 +95,7 @@ class OnnxModel {
     std::string name;
     std::vector<int64_t> dims;
     std::vector<std::string> dim_params;  // "" where fixed or unnamed
+    DataType dtype = DataType::kFloat32;   // (float32 for a type recq lacks)
   };
   const std::vector<Input>& inputs() const;
   // The file it was read from ("" for FromBytes), for messages.
