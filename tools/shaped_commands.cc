@@ -414,8 +414,7 @@ absl::Status ShapedBenchCommand(const ShapedBenchOptions& options) {
   const ShapedEngineStats stats = loaded.engine.stats();
   std::printf("%-40s %10s %10s %9s %9s %9s %11s %12s %10s", "bucket", "first ms", "compile ms",
               "p50 ms", "mean ms", "p99 ms", "per s", "interm. B", "weights B");
-  if (options.exact)
-    std::printf(" %12s %10s %8s %12s", "exact first", "exact p50", "p50 x", "first x");
+  if (options.exact) std::printf(" %12s %10s %8s", "exact first", "exact p50", "p50 x");
   std::printf("\n");
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
@@ -429,21 +428,23 @@ absl::Status ShapedBenchCommand(const ShapedBenchOptions& options) {
                 b ? b->engine.intermediate_bytes + b->staging_bytes : 0,
                 b ? b->weight_bytes_uploaded : 0);
     if (options.exact) {
-      std::printf(" %12.1f %10.3f %8.3f %12.3f", r.exact_first_ms, r.exact_latency.p50,
-                  r.latency.p50 / std::max(r.exact_latency.p50, 1e-9),
-                  r.first_ms / std::max(r.exact_first_ms, 1e-9));
+      std::printf(" %12.1f %10.3f %8.3f", r.exact_first_ms, r.exact_latency.p50,
+                  r.latency.p50 / std::max(r.exact_latency.p50, 1e-9));
     }
     std::printf("\n");
   }
   std::printf(
       "weights: %zu bytes uploaded once for %zu buckets (%zu constants; %zu found already "
-      "uploaded); 'weights B' is what each bucket's compile added (constants that shape folding "
-      "made for its sizes)\n",
+      "uploaded); 'weights B': what each bucket's compile added (constants that shape folding "
+      "made for its sizes, weight layouts that only its kernel variants use); 'interm. B': its "
+      "recording's intermediates and padding buffers\n",
       stats.weight_bytes_uploaded, stats.buckets.size(), stats.weight_uploads, stats.weight_reuses);
   if (options.exact) {
     std::printf(
-        "p50 x: the bucket's median latency / the exact engine's; first x: the bucket's first "
-        "result / the exact engine's import + compile + record + first run (same process)\n");
+        "p50 x: the bucket's median latency / the exact engine's. exact first: its import from "
+        "the file, compile, record and first run, after the bucket's in the same process (with "
+        "the bucket's programs in memory): compare a bucket's first result with a separate "
+        "`recq run --shapes=<the bucket's shape>` instead\n");
   }
   std::fflush(stdout);
   if (!options.json_path.empty()) {
