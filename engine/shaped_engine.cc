@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -12,13 +13,19 @@
 #include "absl/strings/str_join.h"
 #include "backends/opencl/cl_error.h"
 #include "backends/opencl/cl_handle.h"
+#include "engine/engine_file.pb.h"
+#include "engine/engine_file/archive.h"
+#include "engine/engine_file/load_state.h"
+#include "engine/engine_file/verifier.h"
 #include "engine/engine_state.h"
 #include "engine/weight_cache.h"
+#include "recq/engine_file.h"
 #include "recq/status_macros.h"
 
 namespace recq {
 namespace {
 
+namespace pb = ::recq::engine_file;
 using internal::MsSince;
 
 std::string ShapesToString(const InputShapes& shapes) {
@@ -81,6 +88,11 @@ struct ShapedEngine::State {
   // (`*compiled` says whether it did).
   absl::StatusOr<std::shared_ptr<Bucket>> GetBucket(const InputShapes& bucket_shapes,
                                                     bool* compiled);
+  // AddBucket records `engine` and keeps it as the bucket of
+  // `bucket_shapes`. Needs `mu` held.
+  absl::StatusOr<std::shared_ptr<Bucket>> AddBucket(const InputShapes& bucket_shapes, Engine engine,
+                                                    std::chrono::steady_clock::time_point start,
+                                                    size_t uploaded_before);
 };
 
 namespace {
@@ -254,19 +266,28 @@ absl::StatusOr<std::shared_ptr<ShapedEngine::State::Bucket>> ShapedEngine::State
         state.status().code(),
         absl::StrCat("bucket ", ShapesToString(bucket_shapes), ": ", state.status().message()));
   }
+  RECQ_ASSIGN_OR_RETURN(
+      std::shared_ptr<Bucket> bucket,
+      AddBucket(bucket_shapes, Engine(*std::move(state)), start, uploaded_before));
+  *compiled = true;
+  return bucket;
+}
+
+absl::StatusOr<std::shared_ptr<ShapedEngine::State::Bucket>> ShapedEngine::State::AddBucket(
+    const InputShapes& bucket_shapes, Engine engine, std::chrono::steady_clock::time_point start,
+    size_t uploaded_before) {
   auto bucket = std::make_shared<Bucket>();
   bucket->shapes = bucket_shapes;
-  bucket->engine.emplace(Engine(*std::move(state)));
+  bucket->engine.emplace(std::move(engine));
   RECQ_ASSIGN_OR_RETURN(Recording recording, bucket->engine->Record({options.backend}));
   bucket->recording.emplace(std::move(recording));
   bucket->stats.shapes = bucket_shapes;
   bucket->stats.outputs = bucket->engine->outputs();
   bucket->stats.engine = bucket->engine->stats();
-  bucket->stats.engine.compile_ms = MsSince(start);  // import included
+  bucket->stats.engine.compile_ms = MsSince(start);  // import (or load) included
   bucket->stats.weight_bytes_uploaded = weights->uploaded_bytes() - uploaded_before;
   buckets.emplace(bucket_shapes, bucket);
   order.push_back(bucket);
-  *compiled = true;
   return bucket;
 }
 
@@ -527,6 +548,118 @@ absl::StatusOr<std::vector<InputShapes>> ShapedEngine::ListBuckets(size_t limit)
   return all;
 }
 
+absl::StatusOr<std::string> ShapedEngine::Serialize() {
+  RECQ_ASSIGN_OR_RETURN(std::vector<InputShapes> all, ListBuckets());
+  for (const InputShapes& shapes : all) {
+    bool compiled = false;
+    RECQ_RETURN_IF_ERROR(state_->GetBucket(shapes, &compiled).status());
+  }
+  std::vector<std::shared_ptr<State::Bucket>> order;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    order = state_->order;
+  }
+  pb::EngineFile top;
+  pb::ShapeProfile profile;
+  for (size_t i = 0; i < order.size(); ++i) {
+    RECQ_ASSIGN_OR_RETURN(std::string bytes, order[i]->engine->Serialize());
+    RECQ_ASSIGN_OR_RETURN(pb::EngineFile f, internal::ParseEngineFile(bytes));
+    if (i == 0) {
+      top = std::move(f);
+    } else {
+      *profile.add_more_buckets() = std::move(f);
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [name, dims] : state_->profiles) {
+    parts.push_back(absl::StrCat(name, ":", InputProfileToString(dims)));
+  }
+  profile.set_profile(absl::StrJoin(parts, ","));
+  for (const auto& [name, value] : state_->options.pad_values) {
+    (*profile.mutable_pad_values())[name] = value;
+  }
+  profile.set_model_onnx(state_->model.SerializeToBytes());
+  *top.mutable_shape_profile() = std::move(profile);
+  return internal::SealEngineFilePayload(top.SerializeAsString());
+}
+
+absl::Status ShapedEngine::SerializeToFile(const std::string& path) {
+  RECQ_ASSIGN_OR_RETURN(std::string bytes, Serialize());
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  file.close();
+  if (!file) return absl::UnavailableError(absl::StrCat("cannot write '", path, "'"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ShapedEngine> ShapedEngine::Load(const Context& context, const std::string& path,
+                                                const EngineLoadOptions& options) {
+  RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
+  absl::StatusOr<ShapedEngine> engine = LoadFromBytes(context, bytes, options);
+  if (!engine.ok()) {
+    return absl::Status(engine.status().code(),
+                        absl::StrCat("'", path, "': ", engine.status().message()));
+  }
+  return engine;
+}
+
+absl::StatusOr<ShapedEngine> ShapedEngine::LoadFromBytes(const Context& context,
+                                                         absl::string_view bytes,
+                                                         const EngineLoadOptions& options) {
+  RECQ_ASSIGN_OR_RETURN(pb::EngineFile f, internal::ParseEngineFile(bytes));
+  if (!f.has_shape_profile()) {
+    return absl::InvalidArgumentError(
+        "the engine file has one shape and no shape profile (LoadEngine loads it)");
+  }
+  pb::ShapeProfile stored = std::move(*f.mutable_shape_profile());
+  f.clear_shape_profile();
+  RECQ_ASSIGN_OR_RETURN(OnnxModel model, OnnxModel::FromBytes(stored.model_onnx()));
+  OnnxOptions load;
+  RECQ_ASSIGN_OR_RETURN(load.profiles, ParseShapeProfiles(stored.profile()));
+  ShapedEngineOptions shaped;
+  for (const auto& [name, value] : stored.pad_values()) shaped.pad_values[name] = value;
+  RECQ_ASSIGN_OR_RETURN(ShapedEngine engine, Create(context, std::move(model), load, shaped));
+  State& state = *engine.state_;
+  std::vector<pb::EngineFile> files;
+  files.push_back(std::move(f));
+  for (pb::EngineFile& b : *stored.mutable_more_buckets()) files.push_back(std::move(b));
+  std::lock_guard<std::mutex> lock(state.mu);
+  for (size_t i = 0; i < files.size(); ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    const size_t uploaded_before = state.weights->uploaded_bytes();
+    absl::StatusOr<std::shared_ptr<internal::EngineState>> loaded =
+        internal::LoadEngineState(context, std::move(files[i]), options, state.weights, start);
+    if (!loaded.ok()) {
+      return absl::Status(
+          loaded.status().code(),
+          absl::StrCat("bucket ", i + 1, " of ", files.size(), ": ", loaded.status().message()));
+    }
+    Engine bucket_engine(*std::move(loaded));
+    if (i == 0) {
+      // Later buckets (compiled on first use) take the stored options.
+      state.options.engine = bucket_engine.options();
+      state.options.engine.warm_up = options.warm_up;
+    }
+    InputShapes shapes;
+    for (const auto& [name, profile] : state.profiles) {
+      for (const BindingInfo& in : bucket_engine.inputs()) {
+        if (in.name == name) shapes[name] = in.desc.shape;
+      }
+      if (shapes.count(name) == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "bucket ", i + 1, " of the engine file has no input '", name, "' of its profile"));
+      }
+    }
+    if (state.buckets.count(shapes) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the engine file holds bucket ", ShapesToString(shapes), " twice"));
+    }
+    RECQ_RETURN_IF_ERROR(
+        state.AddBucket(shapes, std::move(bucket_engine), start, uploaded_before).status());
+  }
+  return engine;
+}
+
 InputShapes ShapedEngine::MaxShapes() const {
   InputShapes shapes;
   for (const auto& [name, profile] : state_->profiles) {
@@ -538,6 +671,7 @@ InputShapes ShapedEngine::MaxShapes() const {
 }
 
 const ShapeProfiles& ShapedEngine::profiles() const { return state_->profiles; }
+const OnnxModel& ShapedEngine::model() const { return state_->model; }
 const Context& ShapedEngine::context() const { return state_->context; }
 
 ShapedEngineStats ShapedEngine::stats() const {

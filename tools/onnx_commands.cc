@@ -322,6 +322,11 @@ absl::Status InfoEngineFile(const std::string& path, absl::string_view bytes) {
       s.programs, s.programs_with_binary, s.weight_bytes, s.intermediate_bytes);
   std::printf("graph: %s\n", s.has_graph ? "stored (re-lowerable on another device type)"
                                          : ("none: " + s.graph_missing_reason).c_str());
+  if (!s.shape_profile.empty()) {
+    std::printf("shape profile: %s, %zu buckets (recq run|bench --shapes=... serve them all; "
+                "the bindings above are the first bucket's)\n",
+                s.shape_profile.c_str(), s.shape_buckets);
+  }
   std::printf("dispatches (%zu, node/kernel variant):\n", s.dispatches.size());
   for (size_t i = 0; i < s.dispatches.size(); ++i) {
     std::printf("  %4zu  %s\n", i, s.dispatches[i].c_str());

@@ -52,11 +52,12 @@ ABSL_FLAG(std::string, shapes, "",
           "trtexec's --shapes: NAME:DxDx...[,NAME:...], e.g. input:4x3x224x224; run and bench "
           "also take ranges served by one engine in buckets: MIN..MAX (every size), "
           "MIN..MAX/pow2, MIN..MAX/mulN or {B1,B2,...}, e.g. input_ids:1x1..512/pow2 "
-          "(docs/shapes.md)");
-ABSL_FLAG(std::string, pad, "",
-          "run, bench with a --shapes range: NAME:VALUE,... the inputs padded up to their bucket "
-          "and the value of the padded positions, e.g. input_ids:0,attention_mask:0 (without it "
-          "every size is compiled as its own bucket; docs/shapes.md)");
+          "(docs/shapes.md); build with ranges stores every bucket in the engine file");
+ABSL_FLAG(
+    std::string, pad, "",
+    "run, bench, build with a --shapes range: NAME:VALUE,... the inputs padded up to their bucket "
+    "and the value of the padded positions, e.g. input_ids:0,attention_mask:0 (without it "
+    "every size is compiled as its own bucket; docs/shapes.md)");
 ABSL_FLAG(bool, exact, false,
           "bench with a --shapes range: also compile an engine for each bucket's shape alone and "
           "measure both in alternating rounds");
@@ -257,6 +258,10 @@ int main(int argc, char** argv) {
     status = recq::tools::BenchCommand(bench);
   } else if (command == "export-mobilenet") {
     status = ExportMobileNet(absl::GetFlag(FLAGS_model), absl::GetFlag(FLAGS_resolution), args[2]);
+  } else if (command == "build" && recq::tools::IsRangeProfile(absl::GetFlag(FLAGS_shapes))) {
+    status = recq::tools::ShapedBuildCommand(args[2], absl::GetFlag(FLAGS_o),
+                                             absl::GetFlag(FLAGS_shapes), absl::GetFlag(FLAGS_pad),
+                                             common.device, absl::GetFlag(FLAGS_precision));
   } else if (command == "build") {
     status = recq::tools::BuildEngineCommand(args[2], absl::GetFlag(FLAGS_o), common.device,
                                              absl::GetFlag(FLAGS_precision),

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "recq/engine_file.h"
 #include "recq/onnx.h"
 #include "recq/recq.h"
 #include "recq/shape_profile.h"
@@ -85,17 +86,44 @@ struct Loaded {
   ShapedEngine engine;
 };
 
+std::string ProfilesText(const ShapeProfiles& profiles) {
+  return absl::StrJoin(profiles, ",", [](std::string* out, const auto& e) {
+    absl::StrAppend(out, e.first, ":", InputProfileToString(e.second));
+  });
+}
+
+// Load builds the ShapedEngine of an ONNX model, or loads a ShapedEngine's
+// engine file (recq build --shapes), whose stored profile `shapes` must
+// name and whose stored pad values apply.
 absl::StatusOr<Loaded> Load(const std::string& model_path, const std::string& shapes,
                             const std::string& pad, const std::string& backend,
-                            const std::string& device) {
+                            const std::string& device, const std::string& precision = "") {
   OnnxOptions load;
   RECQ_ASSIGN_OR_RETURN(load.profiles, ParseShapeProfiles(shapes));
   ShapedEngineOptions options;
   RECQ_ASSIGN_OR_RETURN(options.pad_values, ParsePadValues(pad));
   RECQ_ASSIGN_OR_RETURN(options.backend, ParseBackend(backend));
+  if (!precision.empty()) {
+    RECQ_ASSIGN_OR_RETURN(options.engine.precision, ParsePrecision(precision));
+  }
   ContextOptions context_options;
   context_options.device = device;
   RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(context_options));
+  RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(model_path));
+  if (LooksLikeEngineFile(bytes)) {
+    RECQ_ASSIGN_OR_RETURN(ShapedEngine engine, ShapedEngine::LoadFromBytes(context, bytes));
+    if (ProfilesText(engine.profiles()) != ProfilesText(load.profiles)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--shapes=", shapes, ": the engine file ", model_path,
+                       " was built for --shapes=", ProfilesText(engine.profiles())));
+    }
+    if (!pad.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--pad applies to ONNX models; the engine file ", model_path, " holds its own"));
+    }
+    OnnxModel model = engine.model();
+    return Loaded{std::move(context), std::move(model), std::move(engine)};
+  }
   RECQ_ASSIGN_OR_RETURN(OnnxModel model, OnnxModel::Read(model_path));
   RECQ_ASSIGN_OR_RETURN(ShapedEngine engine, ShapedEngine::Create(context, model, load, options));
   return Loaded{std::move(context), std::move(model), std::move(engine)};
@@ -284,6 +312,30 @@ absl::Status ShapedRunCommand(const ShapedRunOptions& options) {
   std::printf("total %.1f ms\n", MsSince(begin));
   std::fflush(stdout);
   loaded.context.FlushBinaryCache();
+  return absl::OkStatus();
+}
+
+absl::Status ShapedBuildCommand(const std::string& model_path, const std::string& engine_path,
+                                const std::string& shapes, const std::string& pad,
+                                const std::string& device, const std::string& precision) {
+  if (engine_path.empty()) {
+    return absl::InvalidArgumentError("recq build: name the engine file with -o FILE.recq");
+  }
+  const Clock::time_point start = Clock::now();
+  RECQ_ASSIGN_OR_RETURN(Loaded loaded, Load(model_path, shapes, pad, "auto", device, precision));
+  RECQ_RETURN_IF_ERROR(loaded.engine.SerializeToFile(engine_path));
+  RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(engine_path));
+  const ShapedEngineStats stats = loaded.engine.stats();
+  for (const BucketStats& b : stats.buckets) {
+    std::printf("bucket %s: %zu dispatches, compile %.1f ms\n", Describe(b.shapes).c_str(),
+                b.engine.dispatches, b.engine.compile_ms);
+  }
+  const DeviceInfo& device_info = loaded.context.device_info();
+  std::printf("built %s from %s for %s (%s, driver %s): %zu buckets of %s, %zu bytes, %.1f ms\n",
+              engine_path.c_str(), model_path.c_str(), device_info.name.c_str(),
+              device_info.platform_name.c_str(), device_info.driver_version.c_str(),
+              stats.buckets.size(), ProfilesText(loaded.engine.profiles()).c_str(), bytes.size(),
+              MsSince(start));
   return absl::OkStatus();
 }
 

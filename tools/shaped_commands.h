@@ -4,6 +4,9 @@
 //
 //   recq run MODEL.onnx --shapes=PROFILE [--pad=NAME:V,...] [--input=NAME=FILE]...
 //   recq bench MODEL.onnx --shapes=PROFILE [--pad=NAME:V,...] [--exact] [--json=FILE]
+//   recq build MODEL.onnx --shapes=PROFILE [--pad=NAME:V,...] -o MODEL.recq
+// run and bench also take such an engine file (with the --shapes it was
+// built for) in place of MODEL.onnx.
 #ifndef RECQ_TOOLS_SHAPED_COMMANDS_H_
 #define RECQ_TOOLS_SHAPED_COMMANDS_H_
 
@@ -65,6 +68,15 @@ struct ShapedBenchOptions {
 // memory per bucket (intermediates, staging), and the weight bytes uploaded
 // once for all of them.
 [[nodiscard]] absl::Status ShapedBenchCommand(const ShapedBenchOptions& options);
+
+// ShapedBuildCommand compiles every bucket of the profile and writes them
+// as one engine file (ShapedEngine::Serialize) that run and bench load with
+// the same --shapes.
+[[nodiscard]] absl::Status ShapedBuildCommand(const std::string& model_path,
+                                              const std::string& engine_path,
+                                              const std::string& shapes, const std::string& pad,
+                                              const std::string& device,
+                                              const std::string& precision);
 
 }  // namespace recq::tools
 

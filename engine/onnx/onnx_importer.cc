@@ -513,6 +513,7 @@ absl::StatusOr<Graph> OnnxModel::Import(const OnnxOptions& options) const {
 
 const std::vector<OnnxModel::Input>& OnnxModel::inputs() const { return state_->inputs; }
 const std::string& OnnxModel::path() const { return state_->path; }
+std::string OnnxModel::SerializeToBytes() const { return state_->model.SerializeAsString(); }
 
 absl::StatusOr<Graph> LoadOnnx(const std::string& path, const OnnxOptions& options) {
   RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));

@@ -100,6 +100,8 @@ class OnnxModel {
   const std::vector<Input>& inputs() const;
   // The file it was read from ("" for FromBytes), for messages.
   const std::string& path() const;
+  // SerializeToBytes returns the model as a serialized onnx.ModelProto.
+  std::string SerializeToBytes() const;
 
   struct State;
 

@@ -147,9 +147,29 @@ class ShapedEngine {
   // above `limit`.
   [[nodiscard]] absl::StatusOr<std::vector<InputShapes>> ListBuckets(size_t limit = 256) const;
 
+  // Serialize compiles every bucket of the profile (ListBuckets) and writes
+  // the engine as one engine file (recq/engine_file.h): the first bucket is
+  // a complete engine of its shape (LoadEngine loads it alone), and the
+  // file also holds the profile, the pad values, every other bucket (its
+  // lowering, tuned choices and program binaries, each with its own copy
+  // of the weights) and the model, for sizes no bucket serves.
+  // SerializeToFile writes those bytes to `path`.
+  [[nodiscard]] absl::StatusOr<std::string> Serialize();
+  [[nodiscard]] absl::Status SerializeToFile(const std::string& path);
+  // Load restores a file Serialize wrote: every stored bucket as LoadEngine
+  // loads an engine (stored lowering and binaries, no re-tuning), their
+  // weights uploaded once; other sizes compile on first use from the stored
+  // model. InvalidArgument for an engine file without a profile.
+  [[nodiscard]] static absl::StatusOr<ShapedEngine> Load(const Context& context,
+                                                         const std::string& path,
+                                                         const EngineLoadOptions& options = {});
+  [[nodiscard]] static absl::StatusOr<ShapedEngine> LoadFromBytes(
+      const Context& context, absl::string_view bytes, const EngineLoadOptions& options = {});
+
   // Every input's shape at the profile's largest sizes.
   InputShapes MaxShapes() const;
   const ShapeProfiles& profiles() const;
+  const OnnxModel& model() const;
   ShapedEngineStats stats() const;
   const Context& context() const;
 

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "onnx/onnx_pb.h"
+#include "recq/engine_file.h"
 #include "recq/onnx.h"
 #include "recq/shape_profile.h"
 #include "reference/reference_executor.h"
@@ -393,6 +394,53 @@ TEST(ShapedEngineTest, BadProfilesAreRejectedAtCreate) {
               HasSubstr("need one profile"));
   EXPECT_THAT(create_error("token_type_ids:1x1..8", {}), HasSubstr("the model's inputs are"));
   EXPECT_THAT(create_error("input_ids:1x1x1..8", {}), HasSubstr("has rank 2 in the model"));
+}
+
+// An engine file holds every bucket; loading restores them as stored (no
+// compile, no tuning), weights uploaded once, with the same outputs.
+TEST(ShapedEngineTest, EngineFileHoldsEveryBucket) {
+  OnnxOptions load;
+  load.profiles = *ParseShapeProfiles("input_ids:1x{4,16},attention_mask:1x{4,16}");
+  ShapedEngineOptions options;
+  options.engine = Fast();
+  options.pad_values = {{"input_ids", 0}, {"attention_mask", 0}};
+  RECQ_ASSERT_OK_AND_ASSIGN(ShapedEngine built,
+                            ShapedEngine::Create(SharedContext(), Model(), load, options));
+  RECQ_ASSERT_OK_AND_ASSIGN(std::string bytes, built.Serialize());
+  ASSERT_EQ(built.stats().buckets.size(), 2u);
+  RECQ_ASSERT_OK_AND_ASSIGN(ShapedEngine loaded,
+                            ShapedEngine::LoadFromBytes(SharedContext(), bytes));
+  const ShapedEngineStats stats = loaded.stats();
+  ASSERT_EQ(stats.buckets.size(), 2u);
+  size_t bound = 0;
+  for (const BucketStats& b : stats.buckets) {
+    EXPECT_EQ(b.engine.origin, EngineOrigin::kFileAsStored) << b.engine.origin_reason;
+    EXPECT_EQ(b.engine.tuning_measured, 0u);
+    bound += b.engine.weight_bytes;
+  }
+  // The second bucket's weights are the first's (equal bytes), but for
+  // constants that shape folding made for its size.
+  EXPECT_LT(stats.weight_bytes_uploaded, bound * 3 / 4);
+  std::mt19937 rng(FreshSeed());
+  const Request r = MakeRequest(1, std::uniform_int_distribution<int64_t>(5, 16)(rng), rng);
+  std::vector<int64_t> shape_built, shape_loaded;
+  ShapedRun info;
+  const std::vector<float> want = RunShaped(built, r, &shape_built);
+  const std::vector<float> got = RunShaped(loaded, r, &shape_loaded, &info);
+  EXPECT_FALSE(info.compiled);
+  ASSERT_EQ(shape_loaded, shape_built);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+  ExpectUnpaddedMatch(r, got, shape_loaded);
+  EXPECT_EQ(loaded.stats().buckets.size(), 2u);
+  // An engine file reader that knows no profiles loads the first bucket.
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine first, LoadEngineFromBytes(SharedContext(), bytes));
+  EXPECT_EQ(first.inputs()[0].desc.shape, (std::vector<int64_t>{1, 4}));
+  // A plain engine file has no profile.
+  RECQ_ASSERT_OK_AND_ASSIGN(std::string plain, first.Serialize());
+  absl::StatusOr<ShapedEngine> not_shaped = ShapedEngine::LoadFromBytes(SharedContext(), plain);
+  EXPECT_EQ(not_shaped.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(not_shaped.status().message(), HasSubstr("no shape profile"));
 }
 
 // Bucket recordings replay bit-identical on every backend the device has.
