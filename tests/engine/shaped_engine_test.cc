@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 #include <string>
@@ -19,6 +20,7 @@
 #include "recq/shape_profile.h"
 #include "reference/reference_executor.h"
 #include "testing/test_env.h"
+#include "tools/shaped_commands.h"
 
 namespace recq {
 namespace {
@@ -255,8 +257,10 @@ TEST(ShapedEngineTest, PaddedBucketsMatchReferenceAndShareWeights) {
   RECQ_ASSERT_OK_AND_ASSIGN(ShapedEngine engine,
                             ShapedEngine::Create(SharedContext(), Model(), load, options));
   std::mt19937 rng(FreshSeed());
-  std::vector<int64_t> lengths = {64, 1};
-  for (int i = 0; i < 3; ++i) lengths.push_back(std::uniform_int_distribution<int64_t>(2, 63)(rng));
+  // The ends of the range, a length in bucket 2 or 4 (three buckets at
+  // least), and two anywhere.
+  std::vector<int64_t> lengths = {64, 1, std::uniform_int_distribution<int64_t>(2, 4)(rng)};
+  for (int i = 0; i < 2; ++i) lengths.push_back(std::uniform_int_distribution<int64_t>(2, 63)(rng));
   for (int64_t length : lengths) {
     const Request r = MakeRequest(1, length, rng);
     std::vector<int64_t> bucket_shape;
@@ -441,6 +445,45 @@ TEST(ShapedEngineTest, EngineFileHoldsEveryBucket) {
   absl::StatusOr<ShapedEngine> not_shaped = ShapedEngine::LoadFromBytes(SharedContext(), plain);
   EXPECT_EQ(not_shaped.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(not_shaped.status().message(), HasSubstr("no shape profile"));
+}
+
+// recq run and bench over a profile (tools/shaped_commands.cc).
+TEST(ShapedCommandsTest, BenchReportsEveryBucketAndRunRejectsBadShapes) {
+  const std::string dir = ::testing::TempDir();
+  tools::ShapedBenchOptions bench;
+  bench.model_path = kModel;
+  bench.shapes = "input_ids:1x{2,4},attention_mask:1x{2,4}";
+  bench.pad = "input_ids:0,attention_mask:0";
+  bench.warmup_s = 0;
+  bench.iterations = 3;
+  bench.json_path = dir + "/shaped_bench.json";
+  RECQ_ASSERT_OK(tools::ShapedBenchCommand(bench));
+  std::ifstream json_file(bench.json_path);
+  const std::string json((std::istreambuf_iterator<char>(json_file)), {});
+  EXPECT_THAT(json, HasSubstr("\"shapes\":\"attention_mask:1x2,input_ids:1x2\""));
+  EXPECT_THAT(json, HasSubstr("\"shapes\":\"attention_mask:1x4,input_ids:1x4\""));
+  EXPECT_THAT(json, HasSubstr("\"weight_bytes_uploaded\":"));
+  EXPECT_THAT(json, HasSubstr("\"first_result_ms\":"));
+
+  bench.shapes = "input_ids:1x{2,4},attention_mask:1x2..";
+  absl::Status bad = tools::ShapedBenchCommand(bench);
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.message(), HasSubstr("bad shape 'attention_mask:1x2..'"));
+
+  // A 5-token request against 1..4: the input (attention_mask, sized by its
+  // tie to input_ids, is checked first), dimension and range.
+  const std::string ids = dir + "/ids5.bin";
+  std::ofstream(ids, std::ios::binary)
+      .write(reinterpret_cast<const char*>(std::vector<int64_t>(5, 1).data()), 5 * 8);
+  tools::ShapedRunOptions run;
+  run.model_path = kModel;
+  run.shapes = "input_ids:1x1..4/pow2,attention_mask:1x1..4/pow2";
+  run.pad = "input_ids:0,attention_mask:0";
+  run.inputs = {"input_ids=" + ids};
+  absl::Status outside = tools::ShapedRunCommand(run);
+  EXPECT_EQ(outside.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(outside.message(),
+              HasSubstr("dimension 1 is 5, outside the profile's range 1..4 (1x1..4/pow2)"));
 }
 
 // Bucket recordings replay bit-identical on every backend the device has.
