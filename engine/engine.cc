@@ -16,6 +16,7 @@
 #include "engine/precision.h"
 #include "engine/recording_impl.h"
 #include "engine/tuner.h"
+#include "engine/weight_cache.h"
 #include "recq/log.h"
 #include "recq/status_macros.h"
 
@@ -65,21 +66,14 @@ absl::Status BuildPrograms(EngineState& state) {
 
 absl::Status UploadConstants(EngineState& state) {
   for (const auto& data : state.list.constants) {
-    // An empty constant still gets a (minimal) buffer to bind.
-    const size_t bytes = std::max<size_t>(data->byte_size(), sizeof(float));
-    std::vector<uint8_t> padded;
-    const void* host = data->bytes();
-    if (data->byte_size() < bytes) {
-      padded.assign(bytes, 0);
-      if (data->byte_size() != 0) std::memcpy(padded.data(), host, data->byte_size());
-      host = padded.data();
+    size_t bytes = 0;
+    cl::UniqueMem mem;
+    if (state.weight_cache != nullptr) {
+      RECQ_ASSIGN_OR_RETURN(mem, state.weight_cache->Get(state.context->context.get(), data));
+      bytes = std::max<size_t>(data->byte_size(), sizeof(float));
+    } else {
+      RECQ_ASSIGN_OR_RETURN(mem, UploadConstant(state.context->context.get(), *data, &bytes));
     }
-    cl_int err = CL_SUCCESS;
-    cl::UniqueMem mem(clCreateBuffer(state.context->context.get(),
-                                     CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
-                                     const_cast<void*>(host), &err));
-    RECQ_RETURN_IF_ERROR(
-        cl::CheckCl(err, absl::StrCat("clCreateBuffer(weights, ", bytes, " bytes)")));
     state.stats.weight_bytes += bytes;
     state.constants.push_back(std::move(mem));
   }
@@ -315,13 +309,14 @@ KernelChooser RecordingChooser(VariantChooser variant_chooser, KernelChooser ker
   };
 }
 
-absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(const Context& context,
-                                                                const Graph& graph,
-                                                                const EngineOptions& options) {
+absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(
+    const Context& context, const Graph& graph, const EngineOptions& options,
+    std::shared_ptr<WeightCache> weights) {
   auto start = std::chrono::steady_clock::now();
   RECQ_RETURN_IF_ERROR(CheckPrecision(options.precision, context.device_info()));
   RECQ_RETURN_IF_ERROR(CheckTensorsFit(graph, context.device_info()));
   auto state = std::make_shared<EngineState>(context);
+  state->weight_cache = std::move(weights);
   state->options = options;
   state->source_graph = graph;
   Graph optimized = graph;

@@ -18,6 +18,8 @@
 
 namespace recq::internal {
 
+class WeightCache;
+
 // MsSince is the time since `start` in milliseconds.
 inline double MsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -60,12 +62,17 @@ struct EngineState {
     std::string params;
   };
   std::vector<VariantChoice> variant_choices;
+  // Where `constants` come from when engines share their weights (the
+  // buckets of a ShapedEngine); null: this engine uploads its own.
+  std::shared_ptr<WeightCache> weight_cache;
 };
 
 // CompileEngineState is Engine::Compile's work: passes, lowering, programs
-// (built in parallel), weights, and the warm-up run.
+// (built in parallel), weights, and the warm-up run. With `weights`, the
+// constants' buffers come from that cache (shared with other engines).
 [[nodiscard]] absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(
-    const Context& context, const Graph& graph, const EngineOptions& options);
+    const Context& context, const Graph& graph, const EngineOptions& options,
+    std::shared_ptr<WeightCache> weights = nullptr);
 
 // FinishEngineState uploads the weights, indexes the slots, fills the
 // stats that follow from the dispatch list and, when `warm_up`, runs every

@@ -230,7 +230,8 @@ absl::StatusOr<PrePostProcessing> ParsePrePost(const Graph& graph, const std::st
 }
 
 absl::Status BuildEngineCommand(const std::string& model_path, const std::string& engine_path,
-                                const std::string& device_spec, const std::string& precision) {
+                                const std::string& device_spec, const std::string& precision,
+                                const std::string& shapes) {
   EngineOptions options;
   if (!precision.empty()) {
     RECQ_ASSIGN_OR_RETURN(options.precision, ParsePrecision(precision));
@@ -242,7 +243,9 @@ absl::Status BuildEngineCommand(const std::string& model_path, const std::string
   context_options.device = device_spec;
   RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(context_options));
   const Clock::time_point start = Clock::now();
-  RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(model_path));
+  OnnxOptions load;
+  RECQ_ASSIGN_OR_RETURN(load.profiles, ParseShapeProfiles(shapes));
+  RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(model_path, load));
   RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, graph, options));
   RECQ_RETURN_IF_ERROR(engine.SerializeToFile(engine_path));
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -319,6 +322,11 @@ absl::Status InfoEngineFile(const std::string& path, absl::string_view bytes) {
       s.programs, s.programs_with_binary, s.weight_bytes, s.intermediate_bytes);
   std::printf("graph: %s\n", s.has_graph ? "stored (re-lowerable on another device type)"
                                          : ("none: " + s.graph_missing_reason).c_str());
+  if (!s.shape_profile.empty()) {
+    std::printf("shape profile: %s, %zu buckets (recq run|bench --shapes=... serve them all; "
+                "the bindings above are the first bucket's)\n",
+                s.shape_profile.c_str(), s.shape_buckets);
+  }
   std::printf("dispatches (%zu, node/kernel variant):\n", s.dispatches.size());
   for (size_t i = 0; i < s.dispatches.size(); ++i) {
     std::printf("  %4zu  %s\n", i, s.dispatches[i].c_str());

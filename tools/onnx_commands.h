@@ -70,11 +70,14 @@ struct RunModelOptions {
 
 // BuildEngineCommand imports and compiles the ONNX model on the device
 // `device_spec` names (ContextOptions::device) and writes the engine file
-// (Engine::SerializeToFile), like trtexec --saveEngine.
+// (Engine::SerializeToFile), like trtexec --saveEngine. `shapes` sets
+// symbolic input dimensions as RunModelOptions::shapes does (fixed sizes: an
+// engine file holds one shape).
 [[nodiscard]] absl::Status BuildEngineCommand(const std::string& model_path,
                                               const std::string& engine_path,
                                               const std::string& device_spec,
-                                              const std::string& precision = "");
+                                              const std::string& precision = "",
+                                              const std::string& shapes = "");
 
 // TuneModelCommand compiles the ONNX model with the auto-tuner
 // (EngineOptions::tuning kFast without its time budget, or kExhaustive),

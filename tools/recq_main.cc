@@ -8,7 +8,8 @@
 //                         [--input-format=...] [--output-format=...]
 //   recq devices
 //   recq info MODEL.onnx|MODEL.recq [--input-format=...]
-//   recq build MODEL.onnx -o MODEL.recq
+//   recq build MODEL.onnx -o MODEL.recq [--shapes=NAME:DxD...]
+//   recq run|bench MODEL.onnx --shapes=NAME:1x1..512/pow2 [--pad=NAME:0,...] [--exact]
 //   recq export-mobilenet OUT.onnx
 //   recq tune MODEL.onnx [--exhaustive]
 #include <cstdio>
@@ -28,6 +29,7 @@
 #include "tools/commands.h"
 #include "tools/models/mobilenet_onnx.h"
 #include "tools/onnx_commands.h"
+#include "tools/shaped_commands.h"
 #include "tools/status_line.h"
 
 ABSL_FLAG(std::string, device, "",
@@ -46,8 +48,19 @@ ABSL_FLAG(std::vector<std::string>, input, {},
           "or a PNG / JPEG photo (decoded, then pre-processed: see --input-format); random if "
           "absent");
 ABSL_FLAG(std::string, shapes, "",
-          "run, info, bench: input shapes chosen at load for symbolic dimensions, like "
-          "trtexec's --shapes: NAME:DxDx...[,NAME:...], e.g. input:4x3x224x224");
+          "run, info, bench, build: input shapes chosen at load for symbolic dimensions, like "
+          "trtexec's --shapes: NAME:DxDx...[,NAME:...], e.g. input:4x3x224x224; run and bench "
+          "also take ranges served by one engine in buckets: MIN..MAX (every size), "
+          "MIN..MAX/pow2, MIN..MAX/mulN or {B1,B2,...}, e.g. input_ids:1x1..512/pow2 "
+          "(docs/shapes.md); build with ranges stores every bucket in the engine file");
+ABSL_FLAG(
+    std::string, pad, "",
+    "run, bench, build with a --shapes range: NAME:VALUE,... the inputs padded up to their bucket "
+    "and the value of the padded positions, e.g. input_ids:0,attention_mask:0 (without it "
+    "every size is compiled as its own bucket; docs/shapes.md)");
+ABSL_FLAG(bool, exact, false,
+          "bench with a --shapes range: also compile an engine for each bucket's shape alone and "
+          "measure both in alternating rounds");
 ABSL_FLAG(std::string, input_format, "",
           "run, bench, info (also spelled --input-format): camera frames in, preprocessed "
           "inside the recording: [NAME=]COLOR[:WxH][,key=value"
@@ -185,6 +198,31 @@ int main(int argc, char** argv) {
               command == "export-mobilenet" || command == "build" || command == "tune") &&
              args.size() != 3) {
     status = absl::InvalidArgumentError(absl::StrCat("usage: recq ", command, " MODEL.onnx"));
+  } else if (command == "run" && recq::tools::IsRangeProfile(absl::GetFlag(FLAGS_shapes))) {
+    recq::tools::ShapedRunOptions run;
+    run.model_path = args[2];
+    run.shapes = absl::GetFlag(FLAGS_shapes);
+    run.pad = absl::GetFlag(FLAGS_pad);
+    run.inputs = absl::GetFlag(FLAGS_input);
+    run.outputs = absl::GetFlag(FLAGS_output);
+    int runs = absl::GetFlag(FLAGS_runs);
+    run.runs = runs > 0 ? runs : 10;
+    run.backend = common.backend;
+    run.device = common.device;
+    status = recq::tools::ShapedRunCommand(run);
+  } else if (command == "bench" && recq::tools::IsRangeProfile(absl::GetFlag(FLAGS_shapes))) {
+    recq::tools::ShapedBenchOptions bench;
+    bench.model_path = args[2];
+    bench.shapes = absl::GetFlag(FLAGS_shapes);
+    bench.pad = absl::GetFlag(FLAGS_pad);
+    bench.backend = common.backend;
+    bench.device = common.device;
+    bench.warmup_s = absl::GetFlag(FLAGS_warmup);
+    bench.duration_s = absl::GetFlag(FLAGS_duration);
+    bench.iterations = absl::GetFlag(FLAGS_iterations);
+    bench.exact = absl::GetFlag(FLAGS_exact);
+    bench.json_path = absl::GetFlag(FLAGS_json);
+    status = recq::tools::ShapedBenchCommand(bench);
   } else if (command == "run") {
     recq::tools::RunModelOptions run;
     run.model_path = args[2];
@@ -220,9 +258,14 @@ int main(int argc, char** argv) {
     status = recq::tools::BenchCommand(bench);
   } else if (command == "export-mobilenet") {
     status = ExportMobileNet(absl::GetFlag(FLAGS_model), absl::GetFlag(FLAGS_resolution), args[2]);
+  } else if (command == "build" && recq::tools::IsRangeProfile(absl::GetFlag(FLAGS_shapes))) {
+    status = recq::tools::ShapedBuildCommand(args[2], absl::GetFlag(FLAGS_o),
+                                             absl::GetFlag(FLAGS_shapes), absl::GetFlag(FLAGS_pad),
+                                             common.device, absl::GetFlag(FLAGS_precision));
   } else if (command == "build") {
     status = recq::tools::BuildEngineCommand(args[2], absl::GetFlag(FLAGS_o), common.device,
-                                             absl::GetFlag(FLAGS_precision));
+                                             absl::GetFlag(FLAGS_precision),
+                                             absl::GetFlag(FLAGS_shapes));
   } else if (command == "tune") {
     status = recq::tools::TuneModelCommand(args[2], absl::GetFlag(FLAGS_exhaustive), common.device,
                                            absl::GetFlag(FLAGS_shapes));

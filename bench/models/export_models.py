@@ -2,7 +2,8 @@
 """Exports the model set (torchvision architectures, random weights) to ONNX.
 
 Usage: python3 bench/models/export_models.py [--models a,b] [--out DIR]
-           [--batch N] [--dynamic-batch] [--exporter torchscript|dynamo|both]
+           [--batch N] [--dynamic-batch] [--dynamic-seq]
+           [--exporter torchscript|dynamo|both]
            [--force] [--list]
 
 The set: torchvision's architectures (below), and the families of
@@ -37,7 +38,12 @@ every model it writes into --out (default BUILD/models):
   models.json     every manifest in --out
 
 With --batch N the stem is NAME_bN; with --dynamic-batch the batch dimension
-is symbolic (stem NAME_dyn, the sample input still has --batch rows).
+is symbolic (stem NAME_dyn, the sample input still has --batch rows; for the
+families, the sequence too). With --dynamic-seq the text models (bert, gpt2,
+t5_encoder) get a symbolic "sequence" dimension only, on every input and
+output (stem NAME_seq; batch 2 and length 64 in the sample input), for
+`recq bench --shapes=input_ids:2x1..512/pow2,...` (docs/shapes.md); other
+models are skipped.
 The families have named, typed inputs (int64 ids and masks for text models):
   STEM.onnx, STEM.in.INPUT.bin (raw little-endian elements of the input's
   type, the format of `recq run --input=INPUT=FILE`), STEM.ort.OUTPUT.bin
@@ -90,6 +96,13 @@ def build_dir():
     return os.environ.get("RECQ_BUILD_DIR") or os.path.join(REPO, "build")
 
 
+def family_of(name):
+    """The family of a model of bench/models/families.py ("text", "audio"...)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import families
+    return families.family(name)
+
+
 def family_names():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import families
@@ -120,8 +133,10 @@ def parse_models(spec):
     return list(dict.fromkeys(names))
 
 
-def stem(name, batch=1, dynamic=False, bn_calibration=True, exporter="torchscript"):
-    s = name + ("_dyn" if dynamic else "" if batch == 1 else f"_b{batch}")
+def stem(name, batch=1, dynamic=False, bn_calibration=True, exporter="torchscript",
+         dynamic_seq=False):
+    s = name + ("_dyn" if dynamic else "_seq" if dynamic_seq else "" if batch == 1
+                else f"_b{batch}")
     s = s if bn_calibration else s + "_raw"
     return s + "_dynamo" if exporter == "dynamo" else s
 
@@ -134,6 +149,8 @@ def parse_args(argv=None):
     p.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
     p.add_argument("--dynamic-batch", action="store_true",
                    help="symbolic batch dimension (the sample input has --batch rows)")
+    p.add_argument("--dynamic-seq", action="store_true",
+                   help="text models only: a symbolic sequence dimension (stem NAME_seq)")
     p.add_argument("--exporter", choices=["torchscript", "dynamo", "both"],
                    help="PyTorch exporter (default: torchscript for torchvision's models, both "
                         "for the families)")
@@ -374,7 +391,7 @@ def export_one(name, out, batch, dynamic, bn_calibration, exporter="torchscript"
     return manifest
 
 
-def export_family(name, out, exporter, dynamic):
+def export_family(name, out, exporter, dynamic, dynamic_seq=False):
     """Exports one model of bench/models/families.py with named, typed
     inputs and outputs; returns its manifest."""
     import numpy as np
@@ -384,9 +401,14 @@ def export_family(name, out, exporter, dynamic):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import families
 
-    st = stem(name, 1, dynamic, True, exporter)
+    st = stem(name, 1, dynamic, True, exporter, dynamic_seq)
     start = time.perf_counter()
     spec = families.make(name, SEED)
+    axes = spec.dynamic_axes if dynamic else None
+    if dynamic_seq:
+        axes = sequence_axes(spec)
+        if axes is None:
+            raise ValueError(f"{name} has no sequence dimension (--dynamic-seq: text models)")
     res = families.image_resolution(spec)
     if res is not None:
         calibrate_batchnorm(spec.model, res)
@@ -402,7 +424,7 @@ def export_family(name, out, exporter, dynamic):
         expected = [e.detach().clone() for e in expected]
         write_atomic(onnx_path, lambda p: torch_export(
             spec.model, args, p, list(spec.inputs), spec.outputs,
-            spec.dynamic_axes if dynamic else None, exporter))
+            axes, exporter))
     export_s = time.perf_counter() - start
     proto = onnx.load(onnx_path, load_external_data=False)
     onnx.checker.check_model(onnx_path)
@@ -413,7 +435,7 @@ def export_family(name, out, exporter, dynamic):
     manifest = {
         "model": name, "stem": st, "family": families.family(name),
         "opset": OPSET if exporter == "torchscript" else DYNAMO_OPSET, "seed": SEED,
-        "batch": 1, "dynamic_batch": False, "dynamic_sequence": dynamic,
+        "batch": 1, "dynamic_batch": False, "dynamic_sequence": dynamic or dynamic_seq,
         "bn_calibration": res is not None,
         "exporter": f"torch.onnx.export(dynamo={exporter == 'dynamo'})",
         "inputs": [], "outputs": [],
@@ -452,6 +474,14 @@ def export_family(name, out, exporter, dynamic):
     return manifest
 
 
+def sequence_axes(spec):
+    """The "sequence" axes of SPEC's dynamic axes alone, or None if it has none."""
+    axes = {n: {k: v for k, v in a.items() if v == "sequence"}
+            for n, a in (spec.dynamic_axes or {}).items()}
+    axes = {n: a for n, a in axes.items() if a}
+    return axes or None
+
+
 def write_index(out):
     manifests = []
     for f in sorted(os.listdir(out)):
@@ -471,7 +501,7 @@ def write_index(out):
 
 
 def export(names, out, batch=1, dynamic=False, force=False, bn_calibration=True, log=print,
-           exporter=None):
+           exporter=None, dynamic_seq=False):
     """Exports NAMES into OUT (skipping complete ones unless FORCE); returns
     {name: manifest or {'error': ...}}. Usable from other scripts."""
     import torch
@@ -485,24 +515,30 @@ def export(names, out, batch=1, dynamic=False, force=False, bn_calibration=True,
     if mha:
         mha.set_fastpath_enabled(False)
     try:
-        return _export(names, out, batch, dynamic, force, bn_calibration, log, exporter)
+        return _export(names, out, batch, dynamic, force, bn_calibration, log, exporter,
+                       dynamic_seq)
     finally:
         if mha:
             mha.set_fastpath_enabled(fastpath)
 
 
-def _export(names, out, batch, dynamic, force, bn_calibration, log, exporter):
+def _export(names, out, batch, dynamic, force, bn_calibration, log, exporter, dynamic_seq=False):
     os.makedirs(out, exist_ok=True)
     results = {}
     for name in names:
         is_family = name not in MODELS
+        if dynamic_seq and (not is_family or family_of(name) != "text"):
+            log(f"{name}: skipped (--dynamic-seq: text models only)")
+            continue
         chosen = exporter or ("both" if is_family else "torchscript")
         for ex in (["torchscript", "dynamo"] if chosen == "both" else [chosen]):
-            st = stem(name, 1 if is_family else batch, dynamic, bn_calibration or is_family, ex)
+            st = stem(name, 1 if is_family else batch, dynamic, bn_calibration or is_family, ex,
+                      dynamic_seq)
             opset = OPSET if ex == "torchscript" else DYNAMO_OPSET
             # Keyed by name where one export per name (what callers index).
             key = name if not is_family and chosen != "both" else st
-            settings = ({"opset": opset, "seed": SEED, "dynamic_sequence": dynamic} if is_family
+            settings = ({"opset": opset, "seed": SEED, "dynamic_sequence": dynamic or dynamic_seq}
+                        if is_family
                         else {"opset": opset, "seed": SEED, "batch": batch,
                               "dynamic_batch": dynamic, "bn_calibration": bn_calibration})
             if not force and complete(out, st, settings):
@@ -511,7 +547,7 @@ def _export(names, out, batch, dynamic, force, bn_calibration, log, exporter):
                 log(f"{st}: up to date")
                 continue
             try:
-                m = (export_family(name, out, ex, dynamic) if is_family
+                m = (export_family(name, out, ex, dynamic, dynamic_seq) if is_family
                      else export_one(name, out, batch, dynamic, bn_calibration, ex))
             except Exception as e:  # one model's failure must not stop the set
                 first = str(e).strip().splitlines()[0] if str(e).strip() else ""
@@ -548,7 +584,7 @@ def main():
     out = args.out or os.path.join(build_dir(), "models")
     results = export(names, out, args.batch, args.dynamic_batch, args.force,
                      not args.no_bn_calibration, log=lambda s: print(s, flush=True),
-                     exporter=args.exporter)
+                     exporter=args.exporter, dynamic_seq=args.dynamic_seq)
     failed = [n for n, m in results.items() if "error" in m]
     print(f"{len(results) - len(failed)} of {len(results)} models in {out}"
           + (f"; failed: {', '.join(failed)}" if failed else ""))

@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/engine_file/convert.h"
+#include "engine/engine_file/load_state.h"
 #include "engine/engine_file/stored_lowering.h"
 #include "engine/engine_file/verifier.h"
 #include "engine/engine_state.h"
@@ -72,6 +73,17 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
   RECQ_ASSIGN_OR_RETURN(pb::EngineFile f, internal::ParseEngineFile(bytes));
   Log(LogLevel::kInfo, absl::StrCat("load: ", bytes.size(), " bytes checked and parsed in ",
                                     internal::MsSince(start), " ms"));
+  RECQ_ASSIGN_OR_RETURN(std::shared_ptr<internal::EngineState> state,
+                        internal::LoadEngineState(context, std::move(f), load, nullptr, start));
+  return Engine(std::move(state));
+}
+
+namespace internal {
+
+absl::StatusOr<std::shared_ptr<EngineState>> LoadEngineState(
+    const Context& context, engine_file::EngineFile f, const EngineLoadOptions& load,
+    std::shared_ptr<WeightCache> weights, std::chrono::steady_clock::time_point start) {
+  f.clear_shape_profile();
   EngineOptions options;
   options.optimize = f.options().optimize();
   options.kernel_target = internal::KernelTargetOf(f.options().kernel_target());
@@ -102,12 +114,12 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
           absl::StrCat("engine file: its graph does not load: ", graph.status().message()));
     }
     RECQ_ASSIGN_OR_RETURN(std::shared_ptr<internal::EngineState> state,
-                          internal::CompileEngineState(context, *graph, options));
+                          internal::CompileEngineState(context, *graph, options, weights));
     state->graph_onnx = std::make_shared<const std::string>(std::move(*f.mutable_graph_onnx()));
     state->stats.origin = EngineOrigin::kFileRelowered;
     state->stats.origin_reason = absl::StrCat(mismatch, ": re-lowered from the stored graph");
     state->stats.compile_ms = internal::MsSince(start);
-    return Engine(std::move(state));
+    return state;
   }
   if (!same_driver && load.strict) {
     return absl::FailedPreconditionError(
@@ -117,6 +129,7 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
   auto state = std::make_shared<internal::EngineState>(context);
   state->options = options;
   state->lowered_for = here;
+  state->weight_cache = std::move(weights);
   // The programs load from their stored binaries on another thread while
   // this one lowers the stored graph: the two are independent, and each is
   // a large part of the load (PoCL unpacks every binary into its cache).
@@ -201,8 +214,10 @@ absl::StatusOr<Engine> Engine::Deserialize(const Context& context, absl::string_
         absl::StrCat(mismatch, ": stored lowering, programs rebuilt from the stored sources");
   }
   state->stats.compile_ms = internal::MsSince(start);
-  return Engine(std::move(state));
+  return state;
 }
+
+}  // namespace internal
 
 absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
   // One read(2) loop into a string sized from fstat: a stream iterator read

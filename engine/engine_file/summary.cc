@@ -69,6 +69,10 @@ absl::StatusOr<EngineFileSummary> SummarizeEngineFile(absl::string_view bytes) {
   s.intermediate_bytes = f.memory_plan().total_bytes();
   s.has_graph = !f.graph_onnx().empty();
   s.graph_missing_reason = f.graph_missing_reason();
+  if (f.has_shape_profile()) {
+    s.shape_profile = f.shape_profile().profile();
+    s.shape_buckets = 1 + static_cast<size_t>(f.shape_profile().more_buckets_size());
+  }
   return s;
 }
 

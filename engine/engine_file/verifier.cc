@@ -220,6 +220,17 @@ absl::Status VerifyEngineFile(const pb::EngineFile& f) {
 absl::StatusOr<pb::EngineFile> ParseEngineFile(absl::string_view bytes) {
   RECQ_ASSIGN_OR_RETURN(pb::EngineFile f, ReadEngineFileArchive(bytes));
   RECQ_RETURN_IF_ERROR(VerifyEngineFile(f));
+  for (int b = 0; b < f.shape_profile().more_buckets_size(); ++b) {
+    const pb::EngineFile& bucket = f.shape_profile().more_buckets(b);
+    absl::Status verified = VerifyEngineFile(bucket);
+    if (verified.ok() && bucket.has_shape_profile()) {
+      verified = absl::InvalidArgumentError("it holds a shape profile of its own");
+    }
+    if (!verified.ok()) {
+      return absl::Status(verified.code(),
+                          absl::StrCat("shape profile bucket ", b + 1, ": ", verified.message()));
+    }
+  }
   return f;
 }
 

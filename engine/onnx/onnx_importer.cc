@@ -105,9 +105,11 @@ std::string ShapeOf(const onnx::ValueInfoProto& info, bool* dynamic) {
 // The model-level steps; nodes are converted by their ops' import functions.
 class Importer {
  public:
-  Importer(const onnx::ModelProto& model, const OnnxOptions& options)
+  Importer(const onnx::ModelProto& model, const OnnxOptions& options,
+           onnx_import::SharedInitializers* shared = nullptr)
       : model_(model), graph_(model.graph()), options_(options) {
     state_.external_dir = options.external_data_dir;
+    state_.shared = shared;
   }
 
   absl::StatusOr<Graph> Import();
@@ -231,6 +233,7 @@ absl::Status Importer::CollectInitializers() {
       return absl::InvalidArgumentError(
           absl::StrCat("initializer '", t.name(), "' is declared twice"));
     }
+    state_.initializer_names.insert(t.name());
     if (t.data_type() == onnx::TensorProto::FLOAT && t.has_raw_data() &&
         t.data_location() != onnx::TensorProto::EXTERNAL) {
       absl::Status checked = onnx_import::CheckRawTensor(t);
@@ -252,6 +255,10 @@ absl::StatusOr<std::vector<int>> Importer::TopologicalOrder() {
     const onnx::NodeProto& node = graph_.node(i);
     node_refs_.push_back(
         {&node, node.name().empty() ? absl::StrCat(node.op_type(), "_", i) : node.name()});
+    // A Constant node's value is its attribute: the same in every import.
+    if (IsDefaultDomain(node.domain()) && node.op_type() == "Constant" && node.output_size() == 1) {
+      state_.initializer_names.insert(node.output(0));
+    }
     for (const std::string& out : node.output()) {
       if (out.empty()) continue;
       if (state_.ids.contains(out) || state_.HasConstant(out) || !producer.emplace(out, i).second) {
@@ -395,23 +402,118 @@ bool IsSupportedOnnxOp(absl::string_view op_type) {
   return false;
 }
 
-absl::StatusOr<Graph> LoadOnnxFromBytes(absl::string_view bytes, const OnnxOptions& options) {
-  RECQ_ASSIGN_OR_RETURN(onnx::ModelProto model, ParseModel(bytes));
-  for (const auto& [name, shape] : options.input_shapes) {
-    bool found = false;
-    for (const onnx::ValueInfoProto& in : model.graph().input()) found |= in.name() == name;
-    if (!found) {
-      std::vector<std::string> names;
-      for (const onnx::ValueInfoProto& in : model.graph().input()) names.push_back(in.name());
-      return absl::InvalidArgumentError(absl::StrCat("a shape is given for input '", name,
-                                                     "', the model's inputs are ",
-                                                     absl::StrJoin(names, ", ")));
-    }
+namespace {
+
+// CheckInputName fails unless the model has a graph input `name`.
+absl::Status CheckInputName(const onnx::ModelProto& model, const std::string& name) {
+  for (const onnx::ValueInfoProto& in : model.graph().input()) {
+    if (in.name() == name) return absl::OkStatus();
   }
-  RECQ_ASSIGN_OR_RETURN(Graph graph, Importer(model, options).Import());
+  std::vector<std::string> names;
+  for (const onnx::ValueInfoProto& in : model.graph().input()) names.push_back(in.name());
+  return absl::InvalidArgumentError(absl::StrCat("a shape is given for input '", name,
+                                                 "', the model's inputs are ",
+                                                 absl::StrJoin(names, ", ")));
+}
+
+// ImportModel is LoadOnnxFromBytes after the parse: fixed profiles become
+// input shapes, a range is an error (one Graph has one shape).
+absl::StatusOr<Graph> ImportModel(const onnx::ModelProto& model, const OnnxOptions& options,
+                                  onnx_import::SharedInitializers* shared) {
+  for (const auto& [name, shape] : options.input_shapes) {
+    RECQ_RETURN_IF_ERROR(CheckInputName(model, name));
+  }
+  OnnxOptions resolved = options;
+  for (const auto& [name, profile] : options.profiles) {
+    RECQ_RETURN_IF_ERROR(CheckInputName(model, name));
+    std::vector<int64_t> shape;
+    for (const DimProfile& d : profile) {
+      if (!d.fixed()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("input '", name, "' has the range profile ", InputProfileToString(profile),
+                         "; one graph has one shape: serve ranges with a ShapedEngine "
+                         "(recq/shaped_engine.h) or give fixed sizes"));
+      }
+      shape.push_back(d.min);
+    }
+    resolved.input_shapes.try_emplace(name, std::move(shape));
+  }
+  RECQ_ASSIGN_OR_RETURN(Graph graph, Importer(model, resolved, shared).Import());
   RECQ_RETURN_IF_ERROR(ApplyPrePostProcessing(graph, options.prepost));
   return graph;
 }
+
+}  // namespace
+
+absl::StatusOr<Graph> LoadOnnxFromBytes(absl::string_view bytes, const OnnxOptions& options) {
+  RECQ_ASSIGN_OR_RETURN(onnx::ModelProto model, ParseModel(bytes));
+  return ImportModel(model, options, nullptr);
+}
+
+struct OnnxModel::State {
+  onnx::ModelProto model;
+  std::string path;
+  std::string external_data_dir;
+  std::vector<OnnxModel::Input> inputs;
+  mutable onnx_import::SharedInitializers shared;
+};
+
+absl::StatusOr<OnnxModel> OnnxModel::FromBytes(absl::string_view bytes,
+                                               const std::string& external_data_dir) {
+  auto state = std::make_shared<State>();
+  RECQ_ASSIGN_OR_RETURN(state->model, ParseModel(bytes));
+  state->external_data_dir = external_data_dir;
+  absl::flat_hash_set<std::string> inits;
+  for (const onnx::TensorProto& t : state->model.graph().initializer()) inits.insert(t.name());
+  for (const onnx::ValueInfoProto& in : state->model.graph().input()) {
+    if (inits.contains(in.name())) continue;
+    Input input{in.name(), {}, {}};
+    if (in.type().has_tensor_type()) {
+      absl::StatusOr<DataType> dtype =
+          onnx_import::FromOnnxType(in.type().tensor_type().elem_type(), in.name());
+      if (dtype.ok()) input.dtype = *dtype;
+    }
+    if (in.type().has_tensor_type() && in.type().tensor_type().has_shape()) {
+      for (const auto& d : in.type().tensor_type().shape().dim()) {
+        input.dims.push_back(d.has_dim_value() ? d.dim_value() : 0);
+        input.dim_params.push_back(d.has_dim_param() ? d.dim_param() : "");
+      }
+    }
+    state->inputs.push_back(std::move(input));
+  }
+  return OnnxModel(std::move(state));
+}
+
+absl::StatusOr<OnnxModel> OnnxModel::Read(const std::string& path,
+                                          const std::string& external_data_dir) {
+  RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  std::string dir = external_data_dir;
+  if (dir.empty()) {
+    dir = std::filesystem::path(path).parent_path().string();
+    if (dir.empty()) dir = ".";
+  }
+  absl::StatusOr<OnnxModel> model = FromBytes(bytes, dir);
+  if (!model.ok()) {
+    return absl::Status(model.status().code(), absl::StrCat(path, ": ", model.status().message()));
+  }
+  std::const_pointer_cast<State>(model->state_)->path = path;
+  return model;
+}
+
+absl::StatusOr<Graph> OnnxModel::Import(const OnnxOptions& options) const {
+  OnnxOptions with_dir = options;
+  with_dir.external_data_dir = state_->external_data_dir;
+  absl::StatusOr<Graph> graph = ImportModel(state_->model, with_dir, &state_->shared);
+  if (!graph.ok() && !state_->path.empty()) {
+    return absl::Status(graph.status().code(),
+                        absl::StrCat(state_->path, ": ", graph.status().message()));
+  }
+  return graph;
+}
+
+const std::vector<OnnxModel::Input>& OnnxModel::inputs() const { return state_->inputs; }
+const std::string& OnnxModel::path() const { return state_->path; }
+std::string OnnxModel::SerializeToBytes() const { return state_->model.SerializeAsString(); }
 
 absl::StatusOr<Graph> LoadOnnx(const std::string& path, const OnnxOptions& options) {
   RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));

@@ -69,7 +69,15 @@ absl::StatusOr<ValueId> NodeContext::Input(int i, bool optional) {
           absl::StrCat("input '", name, "' is an empty tensor; empty tensors are not supported"));
     }
   }
-  if (c != state_.consts.end()) {
+  const bool initializer = state_.shared != nullptr && state_.initializer_names.contains(name);
+  if (initializer) {
+    std::lock_guard<std::mutex> lock(state_.shared->mu);
+    auto found = state_.shared->data.find(name);
+    if (found != state_.shared->data.end()) data = found->second;
+  }
+  if (data != nullptr) {
+    // Another import of the same model decoded it.
+  } else if (c != state_.consts.end()) {
     data = std::make_shared<const HostData>(c->second.ToHostData());
   } else {
     // A float32 initializer's raw_data (checked when it was collected).
@@ -79,6 +87,10 @@ absl::StatusOr<ValueId> NodeContext::Input(int i, bool optional) {
                            type, absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(bytes.data()),
                                                      bytes.size())));
     data = std::make_shared<const HostData>(std::move(host));
+  }
+  if (initializer) {
+    std::lock_guard<std::mutex> lock(state_.shared->mu);
+    data = state_.shared->data.try_emplace(name, data).first->second;
   }
   Value v;
   v.name = name;

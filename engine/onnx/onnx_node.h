@@ -3,6 +3,8 @@
 #ifndef RECQ_ENGINE_ONNX_ONNX_NODE_H_
 #define RECQ_ENGINE_ONNX_ONNX_NODE_H_
 
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +18,13 @@
 #include "recq/op_registry.h"
 
 namespace recq::onnx_import {
+
+// The initializers' host data shared by the imports of one parsed model
+// (recq::OnnxModel): the first import to read an initializer stores it.
+struct SharedInitializers {
+  std::mutex mu;
+  absl::flat_hash_map<std::string, std::shared_ptr<const HostData>> data;  // guarded by mu
+};
 
 // What the importer has built so far.
 struct ImportState {
@@ -34,6 +43,9 @@ struct ImportState {
   absl::flat_hash_set<std::string> used;  // names any node or output reads
   absl::flat_hash_set<std::string> graph_outputs;
   std::string external_dir;  // where external tensor data is read from
+  // Initializers and Constant node outputs: values no input shape changes.
+  absl::flat_hash_set<std::string> initializer_names;
+  SharedInitializers* shared = nullptr;  // not owned; null: nothing shared
 
   ValueId AddValue(Value v);
   bool HasConstant(const std::string& name) const {

@@ -246,6 +246,7 @@ class Engine {
   const std::shared_ptr<const internal::EngineState>& state() const { return state_; }
 
  private:
+  friend class ShapedEngine;  // wraps the engines of its buckets
   explicit Engine(std::shared_ptr<const internal::EngineState> state) : state_(std::move(state)) {}
   std::shared_ptr<const internal::EngineState> state_;
 };

@@ -84,6 +84,10 @@ struct EngineFileSummary {
   size_t intermediate_bytes = 0;
   bool has_graph = false;
   std::string graph_missing_reason;
+  // A ShapedEngine's file (recq/shaped_engine.h): its profile and how many
+  // buckets it stores (the summary's bindings are the first bucket's).
+  std::string shape_profile;
+  size_t shape_buckets = 0;
 };
 
 // SummarizeEngineFile checks and summarizes an engine file's bytes.

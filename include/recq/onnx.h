@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@
 #include "absl/strings/string_view.h"
 #include "recq/graph.h"
 #include "recq/preprocess.h"
+#include "recq/shape_profile.h"
 
 namespace recq {
 
@@ -44,6 +46,11 @@ struct OnnxOptions {
   // Values of symbolic dimensions by their dim_param name ("batch" -> 4),
   // for every input that uses them and has no entry in input_shapes.
   std::map<std::string, int64_t> dim_values;
+  // Shape profiles by input name (recq/shape_profile.h): the shapes a
+  // ShapedEngine (recq/shaped_engine.h) serves. An input whose profile is
+  // fixed loads as if given in input_shapes; LoadOnnx rejects a range
+  // (InvalidArgument naming the input): one Graph has one shape.
+  ShapeProfiles profiles;
   // The folder from which tensors stored as external data are read.
   // LoadOnnx uses the model file's folder when this is empty; for
   // LoadOnnxFromBytes, external data is an error unless it is set.
@@ -60,6 +67,48 @@ struct OnnxOptions {
 // LoadOnnxFromBytes imports a serialized onnx.ModelProto.
 [[nodiscard]] absl::StatusOr<Graph> LoadOnnxFromBytes(absl::string_view bytes,
                                                       const OnnxOptions& options = {});
+
+// OnnxModel: a model file parsed once and imported any number of times, at
+// different input shapes (each import folds the shape subgraphs for its
+// shapes). Imports share the initializers: the same initializer gives the
+// same HostData object (Value::data) in every Graph imported from one
+// OnnxModel, so engines compiled from them can share its device copy.
+// Cheap to copy; Import may be called from several threads.
+class OnnxModel {
+ public:
+  // Read parses the file at `path`; external data is read from
+  // `external_data_dir` (empty: the file's folder).
+  [[nodiscard]] static absl::StatusOr<OnnxModel> Read(const std::string& path,
+                                                      const std::string& external_data_dir = "");
+  // FromBytes parses a serialized onnx.ModelProto (external data only with
+  // a directory).
+  [[nodiscard]] static absl::StatusOr<OnnxModel> FromBytes(
+      absl::string_view bytes, const std::string& external_data_dir = "");
+
+  // Import builds the Graph for `options` (as LoadOnnx, without re-reading
+  // the file; options.external_data_dir is ignored: Read's is used).
+  [[nodiscard]] absl::StatusOr<Graph> Import(const OnnxOptions& options) const;
+
+  // The graph inputs (initializers excluded), in model order, with their
+  // declared dimensions (0 for a symbolic one).
+  struct Input {
+    std::string name;
+    std::vector<int64_t> dims;
+    std::vector<std::string> dim_params;  // "" where fixed or unnamed
+    DataType dtype = DataType::kFloat32;   // (float32 for a type recq lacks)
+  };
+  const std::vector<Input>& inputs() const;
+  // The file it was read from ("" for FromBytes), for messages.
+  const std::string& path() const;
+  // SerializeToBytes returns the model as a serialized onnx.ModelProto.
+  std::string SerializeToBytes() const;
+
+  struct State;
+
+ private:
+  explicit OnnxModel(std::shared_ptr<const State> state) : state_(std::move(state)) {}
+  std::shared_ptr<const State> state_;
+};
 
 // ParseShapes reads trtexec-style shapes, "input:4x3x224x224,mask:4x128",
 // into OnnxOptions::input_shapes; InvalidArgument naming the bad part.
