@@ -223,8 +223,11 @@ TEST(ShapeProfileTest, LoadOnnxTakesFixedProfilesAndRejectsRanges) {
 }
 
 TEST(OnnxModelTest, ImportsShareInitializersAndConstantNodes) {
-  absl::StatusOr<Graph> a = Model().Import({{{"input_ids", {1, 4}}, {"attention_mask", {1, 4}}}});
-  absl::StatusOr<Graph> b = Model().Import({{{"input_ids", {1, 9}}, {"attention_mask", {1, 9}}}});
+  OnnxOptions four, nine;
+  four.input_shapes = {{"input_ids", {1, 4}}, {"attention_mask", {1, 4}}};
+  nine.input_shapes = {{"input_ids", {1, 9}}, {"attention_mask", {1, 9}}};
+  absl::StatusOr<Graph> a = Model().Import(four);
+  absl::StatusOr<Graph> b = Model().Import(nine);
   ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
   std::ifstream file(kModel, std::ios::binary);
   onnx::ModelProto proto;
