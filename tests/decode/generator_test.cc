@@ -129,6 +129,13 @@ TEST(GeneratorTest, GreedyMatchesTransformers) {
   // 8 prompt steps (the last gives the first token), then 23 steps in chunks of 5.
   EXPECT_EQ(r.chunks, 1 + (o.max_new_tokens - 1 + 4) / 5);
   EXPECT_EQ(gen.kv_cache_bytes(), 2 * 2 * 4 * kMaxLength * 16 * 4);
+  // One fused attention per layer (engine/patterns/attention.cc), reading
+  // the caches over every row, the mask hiding those after the position.
+  int attention = 0;
+  for (const std::string& label : gen.engine().DispatchLabels()) {
+    attention += label.find("/attention") != std::string::npos;
+  }
+  EXPECT_EQ(attention, 2);
 }
 
 TEST(GeneratorTest, StepLogitsMatchOnnxruntime) {

@@ -315,6 +315,7 @@ enum class AttentionForm {
   kDynamoSdpa,      // F.scaled_dot_product_attention through the dynamo exporter
   kBert,            // hand-written, Div by sqrt(d), additive [B, 1, 1, L] mask
   kSwinShifted,     // hand-written, q * scale, bias, window mask in 5-D
+  kGpt2Sdpa,        // GPT-2's packed QKV split by Slices, SDPA's NaN guard after the softmax
 };
 
 struct AttentionDims {
@@ -430,6 +431,23 @@ Graph AttentionGraph(AttentionForm form, const AttentionDims& s) {
       y = b.Reshape(Perm(b, o, {0, 2, 1, 3}), {B, L, E});
       break;
     }
+    case AttentionForm::kGpt2Sdpa: {
+      TensorRef x = b.Input("x", {B, L, E});
+      TensorRef qkv = Linear(b, x, E, 3 * E, 81);
+      auto heads = [&](int64_t i) {
+        TensorRef t = b.AddNode(OpType("Slice"), {qkv},
+                                internal::SliceAttrs{{i * E}, {(i + 1) * E}, {2}, {}});
+        return Perm(b, b.Reshape(t, {B, L, H, D}), {0, 2, 1, 3});
+      };
+      TensorRef sq = Scalar(b, "sqrt_scale", std::sqrt(scale));
+      TensorRef kt = b.AddNode(OpType::kMul, {Perm(b, heads(1), {0, 1, 3, 2}), sq});
+      TensorRef a = b.Softmax(Scores(b, b.AddNode(OpType::kMul, {heads(0), sq}), kt), -1);
+      TensorRef nan = b.AddNode(OpType("IsNaN"), {a});
+      a = b.AddNode(OpType("Where"), {nan, Scalar(b, "zero", 0.0f), a});
+      TensorRef o = b.AddNode(OpType("MatMul"), {a, heads(2)});
+      y = b.Reshape(Perm(b, o, {0, 2, 1, 3}), {B, L, E});
+      break;
+    }
   }
   b.Output(y, "y");
   absl::StatusOr<Graph> g = std::move(b).Build();
@@ -475,8 +493,9 @@ void ExpectAttentionMatchesUnfused(const Graph& g, const EngineOptions& options,
 
 TEST(PatternsTest, ExportedAttentionBecomesOneNode) {
   const AttentionDims dims[] = {{1, 17, 4, 8}, {2, 9, 2, 16}};
-  for (AttentionForm form : {AttentionForm::kTorchScriptMha, AttentionForm::kDynamoSdpa,
-                             AttentionForm::kBert, AttentionForm::kSwinShifted}) {
+  for (AttentionForm form :
+       {AttentionForm::kTorchScriptMha, AttentionForm::kDynamoSdpa, AttentionForm::kBert,
+        AttentionForm::kSwinShifted, AttentionForm::kGpt2Sdpa}) {
     for (const AttentionDims& s : dims) {
       SCOPED_TRACE(::testing::Message() << "form " << static_cast<int>(form) << ", B=" << s.b
                                         << " L=" << s.l << " H=" << s.h << " D=" << s.d);
