@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -31,6 +32,9 @@ ABSL_FLAG(std::string, sampling, "greedy",
           "generate: greedy, or top_k=K[,temperature=T][,seed=S], or top_p=P[,...]");
 ABSL_FLAG(int64_t, eos_id, -1, "generate (also --eos-id): end-of-sequence id (-1: none)");
 ABSL_FLAG(int64_t, chunk, 16, "generate: decode steps enqueued between host reads");
+ABSL_FLAG(bool, profile_step, false,
+          "generate (also --profile-step): after the generations, time one step op by op and "
+          "print the device time per kernel variant, most first");
 ABSL_FLAG(int, repeat, 3,
           "generate: timed generations after one warm-up; medians and percentiles over all");
 
@@ -119,6 +123,28 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
   std::printf("KV cache: %.2f MiB; intermediates %.2f MiB; weights %.2f MiB\n",
               gen.kv_cache_bytes() / 1048576.0, gen.engine().stats().intermediate_bytes / 1048576.0,
               gen.engine().stats().weight_bytes / 1048576.0);
+
+  if (absl::GetFlag(FLAGS_profile_step)) {
+    RECQ_ASSIGN_OR_RETURN(std::vector<DispatchProfile> profile, gen.ProfileStep());
+    // By variant: the label's part after the node name.
+    std::map<std::string, std::pair<double, int>> by_variant;
+    double total = 0;
+    for (const DispatchProfile& d : profile) {
+      const size_t slash = d.label.rfind('/');
+      auto& e = by_variant[slash == std::string::npos ? d.label : d.label.substr(slash + 1)];
+      e.first += d.device_ms;
+      e.second += 1;
+      total += d.device_ms;
+    }
+    std::vector<std::pair<double, std::string>> rows;
+    for (const auto& [name, e] : by_variant) {
+      rows.push_back({e.first, absl::StrCat(name, " x", e.second)});
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    std::printf("one step op by op: %zu dispatches, %.3f ms of device time\n", profile.size(),
+                total);
+    for (const auto& [ms, name] : rows) std::printf("  %9.3f ms  %s\n", ms, name.c_str());
+  }
 
   if (!json_path.empty()) {
     JsonWriter j;

@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
   std::vector<char*> argv_fixed;
   for (std::string& a : spelled) {
     for (const char* dashed : {"--input-format", "--output-format", "--prompt-ids", "--prompt-len",
-                               "--max-new-tokens", "--max-length", "--eos-id"}) {
+                               "--max-new-tokens", "--max-length", "--eos-id", "--profile-step"}) {
       const std::string d = dashed;
       if (a.compare(0, d.size(), d) == 0 && (a.size() == d.size() || a[d.size()] == '=')) {
         for (size_t i = d.find('-', 2); i != std::string::npos; i = d.find('-', i + 1)) a[i] = '_';

@@ -167,6 +167,10 @@ absl::Status Generator::Reset() {
   return state_->control.FillBytes(&zero64, sizeof(zero64));
 }
 
+absl::StatusOr<std::vector<DispatchProfile>> Generator::ProfileStep() const {
+  return state_->engine.Profile(state_->bindings);
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;

@@ -126,6 +126,12 @@ class Generator {
   // Reset zeroes the caches and the state (Generate does it first).
   [[nodiscard]] absl::Status Reset();
 
+  // ProfileStep runs one step op by op on a profiling queue
+  // (Engine::Profile) with the Generator's bindings and returns each
+  // dispatch's device time. Run after a generation, the state is stopped, so
+  // the step reads the last sequence's cache and changes nothing.
+  [[nodiscard]] absl::StatusOr<std::vector<DispatchProfile>> ProfileStep() const;
+
   int64_t max_length() const;
   int64_t vocab() const;
   int64_t kv_cache_bytes() const;
