@@ -7,7 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/ops/decode.h"
+#include "engine/ops/layout_attrs.h"
 #include "engine/ops/typed.h"
+#include "recq/op_registry.h"
 #include "recq/status_macros.h"
 
 namespace recq::internal {
@@ -64,6 +66,103 @@ struct Editor {
     dead.push_back(false);
   }
 };
+
+// RowSource: the new K or V row [1, H, 1, D] as elements of a tensor
+// further up (a packed QKV projection's output), when the Reshapes,
+// Transposes and unit-step Slices between them leave each element at
+// offset + h * stride_h + d * stride_d.
+struct RowSource {
+  ValueId value = kNoValue;
+  int64_t offset = 0, stride_h = 0, stride_d = 0;
+};
+
+std::vector<int64_t> Unravel(int64_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t k = shape.size(); k-- > 0;) {
+    idx[k] = flat % shape[k];
+    flat /= shape[k];
+  }
+  return idx;
+}
+
+int64_t Ravel(const std::vector<int64_t>& idx, const std::vector<int64_t>& shape) {
+  int64_t flat = 0;
+  for (size_t k = 0; k < shape.size(); ++k) flat = flat * shape[k] + idx[k];
+  return flat;
+}
+
+RowSource FindRowSource(const Editor& e, ValueId row) {
+  const std::vector<int64_t>& rs = e.values[row].desc.shape;
+  const int64_t heads = rs[1], dim = rs[3];
+  std::vector<int64_t> at(static_cast<size_t>(heads * dim));
+  for (size_t i = 0; i < at.size(); ++i) at[i] = static_cast<int64_t>(i);
+  RowSource best;
+  ValueId cur = row;
+  for (int step = 0; step < 16; ++step) {
+    int producer = -1;
+    for (size_t n = 0; n < e.nodes.size(); ++n) {
+      if (!e.dead[n] && e.nodes[n].outputs[0] == cur) producer = static_cast<int>(n);
+    }
+    if (producer < 0) break;
+    const Node& n = e.nodes[producer];
+    if (n.inputs.size() != 1 || n.fused.kind != ActivationKind::kNone) break;
+    const ValueId in = n.inputs[0];
+    const std::vector<int64_t>& out_shape = e.values[cur].desc.shape;
+    const std::vector<int64_t>& in_shape = e.values[in].desc.shape;
+    if (e.values[in].desc.dtype != DataType::kFloat32) break;
+    const OpDef* def = FindOp(n.op);
+    if (def != nullptr && def->is_view) {
+      // The flat index is unchanged.
+    } else if (n.op == OpType::kTranspose) {
+      const auto* a = n.attrs.get_if<TransposeAttrs>();
+      std::vector<int64_t> perm = a != nullptr ? a->perm : std::vector<int64_t>{};
+      if (perm.empty()) {
+        for (size_t k = in_shape.size(); k-- > 0;) perm.push_back(static_cast<int64_t>(k));
+      }
+      if (perm.size() != in_shape.size()) break;
+      for (int64_t& flat : at) {
+        const std::vector<int64_t> o = Unravel(flat, out_shape);
+        std::vector<int64_t> i(in_shape.size());
+        for (size_t k = 0; k < perm.size(); ++k) i[static_cast<size_t>(perm[k])] = o[k];
+        flat = Ravel(i, in_shape);
+      }
+    } else if (n.op == OpType("Slice")) {
+      const auto* a = n.attrs.get_if<SliceAttrs>();
+      if (a == nullptr || a->ends.size() != a->starts.size()) break;
+      std::vector<int64_t> begin(in_shape.size(), 0);
+      bool ok = true;
+      for (size_t k = 0; k < a->starts.size() && ok; ++k) {
+        int64_t axis = a->axes.empty() ? static_cast<int64_t>(k) : a->axes[k];
+        if (axis < 0) axis += static_cast<int64_t>(in_shape.size());
+        ok = axis >= 0 && axis < static_cast<int64_t>(in_shape.size()) &&
+             (a->steps.empty() || a->steps[k] == 1);
+        if (!ok) break;
+        const int64_t d = in_shape[axis];
+        int64_t b = a->starts[k] < 0 ? a->starts[k] + d : a->starts[k];
+        begin[axis] = std::min(std::max<int64_t>(b, 0), d);
+      }
+      if (!ok) break;
+      for (int64_t& flat : at) {
+        std::vector<int64_t> i = Unravel(flat, out_shape);
+        for (size_t k = 0; k < i.size(); ++k) i[k] += begin[k];
+        flat = Ravel(i, in_shape);
+      }
+    } else {
+      break;
+    }
+    cur = in;
+    // Affine in (h, d)?
+    const int64_t sd = dim > 1 ? at[1] - at[0] : 0;
+    const int64_t sh = heads > 1 ? at[dim] - at[0] : 0;
+    bool affine = sd >= 0 && sh >= 0;
+    for (int64_t h = 0; h < heads && affine; ++h) {
+      for (int64_t d = 0; d < dim && affine; ++d)
+        affine = at[h * dim + d] == at[0] + h * sh + d * sd;
+    }
+    if (affine) best = {cur, at[0], sh, sd};
+  }
+  return best;
+}
 
 int64_t ConcatAxis(const Node& node) {
   const ConcatAttrs* a = node.attrs.get_if<ConcatAttrs>();
@@ -205,7 +304,19 @@ absl::StatusOr<DecodeGraph> RewriteDecoder(const Graph& graph, int64_t max_lengt
     }
     node.op = kKvCacheWrite;
     node.inputs = {row, state};
-    node.attrs = DecodeAttrs{L};
+    DecodeAttrs attrs{L};
+    const RowSource src = FindRowSource(e, row);
+    if (src.value != kNoValue) {
+      // Read the row where the projection wrote it; the copies that made
+      // it contiguous go unread (dead-node removal drops them).
+      node.inputs[0] = src.value;
+      attrs.heads = want.shape[1];
+      attrs.dim = want.shape[3];
+      attrs.offset = src.offset;
+      attrs.stride_h = src.stride_h;
+      attrs.stride_d = src.stride_d;
+    }
+    node.attrs = attrs;
     if (std::find(outputs.begin(), outputs.end(), present) == outputs.end()) {
       outputs.push_back(present);
     }

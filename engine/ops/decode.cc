@@ -46,6 +46,18 @@ absl::StatusOr<TensorDesc> InferKvWrite(const OpAttrs& attrs, InferInputs in) {
   RECQ_RETURN_IF_ERROR(CheckInputCount(kKvCacheWrite, in, 2, 2));
   RECQ_ASSIGN_OR_RETURN(const DecodeAttrs* a, AttrsOf<DecodeAttrs>(kKvCacheWrite, attrs));
   const TensorDesc& x = *in[0];
+  if (a->heads > 0) {
+    const int64_t last = a->offset + (a->heads - 1) * a->stride_h + (a->dim - 1) * a->stride_d;
+    if (x.dtype != DataType::kFloat32 || a->dim < 1 || a->offset < 0 || a->stride_h < 0 ||
+        a->stride_d < 0 || last >= x.NumElements()) {
+      return Bad(kKvCacheWrite,
+                 absl::StrCat("the source ", x.ToString(), " does not hold ", a->heads, "x", a->dim,
+                              " elements from offset ", a->offset, " by strides ", a->stride_h,
+                              ", ", a->stride_d));
+    }
+    RECQ_RETURN_IF_ERROR(CheckState(kKvCacheWrite, *in[1], a->length));
+    return TensorDesc{{1, a->heads, a->length, a->dim}, DataType::kFloat32};
+  }
   if (x.dtype != DataType::kFloat32 || x.shape.size() != 4 || x.shape[0] != 1 || x.shape[2] != 1) {
     return Bad(kKvCacheWrite,
                absl::StrCat("the new row is ", x.ToString(), "; expected [1,heads,1,dim] float32"));
@@ -85,10 +97,13 @@ absl::Status LowerInputs(LoweringContext& ctx, const Node& node) {
 
 absl::Status LowerKvWrite(LoweringContext& ctx, const Node& node) {
   const DecodeAttrs& a = AttrsOr<DecodeAttrs>(node);
-  const Shape& x = ShapeOf(ctx, node.inputs[0]);
-  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "decode.cl", "kv_cache_write", {size_t(x[1] * x[3])}));
+  const Shape& y = ShapeOf(ctx, node.outputs[0]);
+  const int64_t heads = y[1], dim = y[3];
+  const bool strided = a.heads > 0;
+  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "decode.cl", "kv_cache_write", {size_t(heads * dim)}));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(node.outputs[0])};
-  AddInts(d, {x[1], a.length, x[3]});
+  AddInts(d, {heads, a.length, dim, strided ? a.offset : 0, strided ? a.stride_h : dim,
+              strided ? a.stride_d : 1});
   return absl::OkStatus();
 }
 

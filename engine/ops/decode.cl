@@ -2,7 +2,7 @@
 // Positions are clamped into [0, length) so that no index leaves its buffer
 // whatever the state holds.
 
-#define POS(state, length) clamp((long)(state)[0], 0L, (long)(length) - 1)
+#define POS(state, length) clamp((long)(state)[0], 0L, (long)(length)-1)
 
 // ids[0] = token[position]; one work-item.
 __kernel void decode_token(__global const long* restrict state, __global long* restrict ids,
@@ -23,14 +23,17 @@ __kernel void decode_mask(__global const long* restrict state, __global long* re
   if (j < length) mask[j] = j <= POS(state, length) ? 1 : 0;
 }
 
-// cache[h, position, d] = x[h, 0, d]; global size heads * dim.
+// cache[h, position, d] = x[offset + h * stride_h + d * stride_d]; global
+// size heads * dim.
 __kernel void kv_cache_write(__global const float* restrict x, __global const long* restrict state,
-                             __global float* restrict cache, int heads, int length, int dim) {
+                             __global float* restrict cache, int heads, int length, int dim,
+                             int offset, int stride_h, int stride_d) {
   const int i = get_global_id(0);
   if (i >= heads * dim || state[1] != 0) return;
   const int h = i / dim;
   const int d = i - h * dim;
-  cache[((long)h * length + POS(state, length)) * dim + d] = x[i];
+  cache[((long)h * length + POS(state, length)) * dim + d] =
+      x[offset + h * stride_h + d * stride_d];
 }
 
 // The end of a step; one work-item. control: prompt length, eos (-1 none),

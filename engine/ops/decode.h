@@ -37,7 +37,10 @@ inline constexpr OpType kDecodeInputs{"recq.DecodeInputs"};
 // KvCacheWrite(x [1,H,1,D] float, state) -> cache [1,H,length,D]: writes x
 // as row `position` of the cache, in place, unless the state is stopped; the
 // other rows keep what earlier steps wrote (the output is a graph output
-// bound to the same persistent buffer at every step).
+// bound to the same persistent buffer at every step). With `heads` set, x
+// is any float32 tensor and element (h, d) of the row is x[offset + h *
+// stride_h + d * stride_d]: the new key or value read straight from a
+// packed QKV projection's output, without the Slice and Transpose copies.
 inline constexpr OpType kKvCacheWrite{"recq.KvCacheWrite"};
 // DecodeAdvance(ids [1,1] int64, state, control) -> token [1] int64: the end
 // of a step. Unless stopped: appends the sampled id after the prompt,
@@ -50,6 +53,8 @@ struct DecodeAttrs {
   enum class Which : int64_t { kToken = 0, kPosition = 1, kMask = 2 };
   int64_t length = 0;  // max_length: cache rows and sequence capacity
   Which which = Which::kToken;
+  // KvCacheWrite from a strided source (heads > 0).
+  int64_t heads = 0, dim = 0, offset = 0, stride_h = 0, stride_d = 0;
 };
 
 }  // namespace recq::internal

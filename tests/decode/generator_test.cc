@@ -131,11 +131,15 @@ TEST(GeneratorTest, GreedyMatchesTransformers) {
   EXPECT_EQ(gen.kv_cache_bytes(), 2 * 2 * 4 * kMaxLength * 16 * 4);
   // One fused attention per layer (engine/patterns/attention.cc), reading
   // the caches over every row, the mask hiding those after the position.
-  int attention = 0;
+  // The new K and V rows are read where the QKV projection wrote them: no
+  // Slice or Transpose copies are left.
+  int attention = 0, copies = 0;
   for (const std::string& label : gen.engine().DispatchLabels()) {
     attention += label.find("/attention") != std::string::npos;
+    copies += label.find("strided_copy") != std::string::npos;
   }
   EXPECT_EQ(attention, 2);
+  EXPECT_EQ(copies, 0);
 }
 
 TEST(GeneratorTest, StepLogitsMatchOnnxruntime) {
