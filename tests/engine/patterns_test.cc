@@ -216,6 +216,42 @@ TEST(PatternsTest, GeluLookAlikesAreLeftAlone) {
   ExpectMatchesUnfused(g, {2, 7, 19}, 26);
 }
 
+// GELU's tanh approximation as GPT-2 exports it (`cubic` the Pow's
+// coefficient: 0.044715, or a look-alike).
+Graph DecomposedGeluTanh(bool half_first, float cubic = 0.044715f) {
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {2, 7, 19});
+  TensorRef p = b.AddNode(OpType("Pow"), {x, Scalar(b, "three", 3.0f)});
+  TensorRef w = b.AddNode(OpType::kMul, {Scalar(b, "cubic", cubic), p});
+  TensorRef v = b.AddNode(OpType::kAdd, {x, w});
+  TensorRef u = b.AddNode(OpType::kMul, {v, Scalar(b, "c", std::sqrt(2.0f / float(M_PI)))});
+  TensorRef a = b.AddNode(OpType::kAdd, {b.AddNode(OpType("Tanh"), {u}), Scalar(b, "one", 1.0f)});
+  TensorRef y;
+  if (half_first) {
+    y = b.AddNode(OpType::kMul, {b.AddNode(OpType::kMul, {x, Scalar(b, "half", 0.5f)}), a});
+  } else {
+    y = b.AddNode(OpType::kMul, {b.AddNode(OpType::kMul, {x, a}), Scalar(b, "half", 0.5f)});
+  }
+  b.Output(y, "y");
+  return *std::move(b).Build();
+}
+
+TEST(PatternsTest, TanhGeluBecomesOneNode) {
+  for (bool half_first : {false, true}) {
+    SCOPED_TRACE(::testing::Message() << "half_first " << half_first);
+    Graph g = DecomposedGeluTanh(half_first);
+    RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, internal::RunPatternPasses(g));
+    ASSERT_EQ(fused.nodes().size(), 1u);
+    EXPECT_EQ(fused.nodes()[0].op, OpType("Gelu"));
+    ExpectMatchesUnfused(g, {2, 7, 19}, 27);
+  }
+  // Another cubic coefficient is not GELU.
+  Graph g = DecomposedGeluTanh(true, 0.05f);
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph after, internal::RunPatternPasses(g));
+  EXPECT_EQ(Count(after, OpType("Gelu")), 0);
+  ExpectMatchesUnfused(g, {2, 7, 19}, 28);
+}
+
 // torch.roll as exported: Concat(x[s:], x[:s]) along the rolled axis, on
 // axes 1 (shift 2, positive bounds) and 2 (shift -2 written with negative
 // starts and an INT64_MAX end), or a look-alike (`variant`): 1 a slice of
