@@ -341,7 +341,7 @@ absl::StatusOr<DecodeGraph> RewriteDecoder(const Graph& graph, int64_t max_lengt
   std::vector<int64_t> ids_shape(ld.shape.begin(), ld.shape.end() - 1);
   const ValueId ids = e.AddValue("recq.sampled", TensorDesc{ids_shape, DataType::kInt64},
                                  Value::Kind::kIntermediate);
-  e.AddNode(kArgMax, "recq.sample", {logits}, ids, ArgReduceAttrs{-1, false, false});
+  e.AddNode(kDecodeArgMax, "recq.sample", {logits}, ids, DecodeAttrs{L});
   const ValueId token =
       e.AddValue(kDecodeTokenName, {{1}, DataType::kInt64}, Value::Kind::kIntermediate);
   e.AddNode(kDecodeAdvance, "recq.decode_advance", {ids, state, control}, token, DecodeAttrs{L});

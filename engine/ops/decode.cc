@@ -81,6 +81,28 @@ absl::StatusOr<TensorDesc> InferAdvance(const OpAttrs& attrs, InferInputs in) {
   return TensorDesc{{1}, DataType::kInt64};
 }
 
+absl::StatusOr<TensorDesc> InferArgMax(const OpAttrs&, InferInputs in) {
+  RECQ_RETURN_IF_ERROR(CheckInputCount(kDecodeArgMax, in, 1, 1));
+  const TensorDesc& x = *in[0];
+  if (x.dtype != DataType::kFloat32 || x.shape.empty() || x.NumElements() != x.shape.back() ||
+      x.shape.back() < 1) {
+    return Bad(kDecodeArgMax,
+               absl::StrCat("the logits are ", x.ToString(), "; expected one float32 row"));
+  }
+  return TensorDesc{Shape(x.shape.begin(), x.shape.end() - 1), DataType::kInt64};
+}
+
+absl::Status LowerArgMax(LoweringContext& ctx, const Node& node) {
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const size_t group = GpuGroup(ctx.device(), 256);
+  Dispatch& d = ctx.Emit(
+      MakeDispatch(ctx, "decode.cl", "decode_argmax", {group}, {absl::StrCat("-DGROUP=", group)}));
+  SetRange(d, {group, 1, 1}, {group, 1, 1});
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
+  AddInts(d, {x.back()});
+  return absl::OkStatus();
+}
+
 absl::Status LowerBegin(LoweringContext&, const Node&) { return absl::OkStatus(); }
 
 absl::Status LowerInputs(LoweringContext& ctx, const Node& node) {
@@ -133,7 +155,9 @@ RECQ_REGISTER_OPS(Decode) {
   RECQ_RETURN_IF_ERROR(table.Add(Make(kDecodeInputs, InferInputs_, LowerInputs, "decode_inputs")));
   RECQ_RETURN_IF_ERROR(
       table.Add(Make(kKvCacheWrite, InferKvWrite, LowerKvWrite, "kv_cache_write")));
-  return table.Add(Make(kDecodeAdvance, InferAdvance, LowerAdvance, "decode_advance"));
+  RECQ_RETURN_IF_ERROR(
+      table.Add(Make(kDecodeAdvance, InferAdvance, LowerAdvance, "decode_advance")));
+  return table.Add(Make(kDecodeArgMax, InferArgMax, LowerArgMax, "decode_argmax"));
 }
 
 }  // namespace recq::internal

@@ -62,3 +62,43 @@ __kernel void decode_advance(__global const long* restrict ids, __global long* s
   }
   state[0] = p + 1;
 }
+
+#ifdef GROUP
+// ids[0] = the index of the largest of x's `len` elements, the first such
+// (ArgMax's choice); one work-group of GROUP (a power of two) work-items,
+// each scanning a strided share, then a tree in local memory.
+__kernel void decode_argmax(__global const float* restrict x, __global long* restrict ids,
+                            int len) {
+  __local float best_v[GROUP];
+  __local int best_i[GROUP];
+  const int t = get_local_id(0);
+  float bv = -INFINITY;
+  int bi = INT_MAX;
+  if (t < len) {
+    bv = x[t];
+    bi = t;
+  }
+  for (int j = t + GROUP; j < len; j += GROUP) {
+    const float v = x[j];
+    if (v > bv) {
+      bv = v;
+      bi = j;
+    }
+  }
+  best_v[t] = bv;
+  best_i[t] = bi;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = GROUP / 2; s > 0; s >>= 1) {
+    if (t < s) {
+      const float v = best_v[t + s];
+      const int i = best_i[t + s];
+      if (v > best_v[t] || (v == best_v[t] && i < best_i[t])) {
+        best_v[t] = v;
+        best_i[t] = i;
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (t == 0) ids[0] = best_i[0] == INT_MAX ? 0 : best_i[0];
+}
+#endif  // GROUP

@@ -49,6 +49,12 @@ inline constexpr OpType kKvCacheWrite{"recq.KvCacheWrite"};
 // the logits the sampler reads).
 inline constexpr OpType kDecodeAdvance{"recq.DecodeAdvance"};
 
+// DecodeArgMax(logits [.., V], one row of V) -> ids [..] int64: greedy
+// sampling, the first index of the largest logit, computed by one
+// work-group (ArgMax's kernel gives a line to one work-item, which is slow
+// for a 50,257-wide vocabulary on a GPU).
+inline constexpr OpType kDecodeArgMax{"recq.DecodeArgMax"};
+
 struct DecodeAttrs {
   enum class Which : int64_t { kToken = 0, kPosition = 1, kMask = 2 };
   int64_t length = 0;  // max_length: cache rows and sequence capacity

@@ -265,6 +265,35 @@ TEST(GeneratorTest, NonFp32PrecisionIsRefused) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// The greedy sampler over a GPT-2-sized row: the first of tied maxima, as
+// ArgMax, on fresh random logits.
+TEST(GeneratorTest, DecodeArgMaxTakesTheFirstLargest) {
+  const int64_t vocab = 50257;
+  GraphBuilder b;
+  TensorRef x = b.Input("logits", {1, 1, vocab});
+  b.Output(b.AddNode(OpType("recq.DecodeArgMax"), {x}), "ids");
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph g, std::move(b).Build());
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
+  RECQ_ASSERT_OK_AND_ASSIGN(Recording rec, engine.Record());
+  for (uint64_t seed : {11u, 12u, 13u}) {
+    reference::HostTensor t = reference::RandomTensor({1, 1, vocab}, seed, -5.0f, 5.0f);
+    const int64_t first = static_cast<int64_t>(seed * 7919 % vocab);
+    const int64_t second = (first + 1 + static_cast<int64_t>(seed * 104729 % (vocab - 1))) % vocab;
+    t.data[first] = t.data[second] = 9.0f;  // tied maxima
+    Tensor in = testing::NewTensor({{1, 1, vocab}}, t.data);
+    RECQ_ASSERT_OK_AND_ASSIGN(Tensor ids,
+                              Tensor::Allocate(SharedContext(), {{1, 1}, DataType::kInt64}));
+    const int64_t poison = -7;
+    RECQ_ASSERT_OK(ids.FillBytes(&poison, sizeof(poison)));
+    Bindings bind;
+    bind.Set("logits", in);
+    bind.Set("ids", ids);
+    RECQ_ASSERT_OK(rec.Run(bind));
+    RECQ_ASSERT_OK_AND_ASSIGN(std::vector<int64_t> got, ids.DownloadAs<int64_t>());
+    EXPECT_EQ(got[0], std::min(first, second)) << "seed " << seed;
+  }
+}
+
 // Every backend this device can record gives the replay list's ids and
 // logits bit for bit (under the qcom layer, qcom too).
 TEST(GeneratorBackendsTest, BitIdenticalToReplay) {

@@ -64,6 +64,7 @@ const std::vector<KnownGap> kKnownGaps = {
     {"recq.DecodeInputs", "decode_inputs"},
     {"recq.KvCacheWrite", "kv_cache_write"},
     {"recq.DecodeAdvance", "decode_advance"},
+    {"recq.DecodeArgMax", "decode_argmax"},
 };
 
 // The (op, variant) pairs the op tests ran, with the kernel families each
