@@ -168,18 +168,20 @@ absl::StatusOr<TensorDesc> InferSample(const OpAttrs& attrs, InferInputs in) {
   return TensorDesc{{x.shape[0], 1}, DataType::kInt64};
 }
 
+// The work-group size: 256 items on GPUs (a row of 50257 logits is about
+// 200 elements an item a pass), 64 on CPUs (PoCL runs a group as loops over
+// its items; 64 keeps the barriers' loops short). One size whatever the
+// vocabulary, so that one program serves every model.
+int64_t HeuristicLocal(const LoweringContext& ctx) { return ctx.device().GpuKernels() ? 256 : 64; }
+
 absl::Status LowerSample(LoweringContext& ctx, const Node& node) {
   const SampleAttrs& a = AttrsOr<SampleAttrs>(node);
   const TensorDesc& x = ctx.graph().value(node.inputs[0]).desc;
   const int64_t batch = x.shape[0];
   const int64_t rows = x.shape.size() == 3 ? x.shape[1] : 1;
   const int64_t vocab = x.shape.back();
-  const bool gpu = ctx.device().GpuKernels();
-  RECQ_ASSIGN_OR_RETURN(
-      int64_t local,
-      Param(ctx, node, "local",
-            static_cast<int64_t>(GroupForRow(ctx.device(), vocab, 16, gpu ? 256 : 64)),
-            {16, 32, 64, 128, 256, 512, 1024}));
+  RECQ_ASSIGN_OR_RETURN(int64_t local, Param(ctx, node, "local", HeuristicLocal(ctx),
+                                             {16, 32, 64, 128, 256, 512, 1024}));
   local = static_cast<int64_t>(GpuGroup(ctx.device(), static_cast<size_t>(local)));
   Dispatch& d =
       ctx.Emit(MakeDispatch(ctx, "sampling.cl", "sample", {static_cast<size_t>(batch * local)},
@@ -204,11 +206,7 @@ absl::Status LowerSample(LoweringContext& ctx, const Node& node) {
 }
 
 std::vector<KernelParams> SampleParamSpace(const Node& node, const LoweringContext& ctx) {
-  const int64_t vocab = ctx.graph().value(node.inputs[0]).desc.shape.back();
-  const bool gpu = ctx.device().GpuKernels();
-  const int64_t heuristic =
-      static_cast<int64_t>(GroupForRow(ctx.device(), vocab, 16, gpu ? 256 : 64));
-  return ParamSpace({{"local", heuristic}}, {{"local", {16, 64, 256, 1024}}});
+  return ParamSpace({{"local", HeuristicLocal(ctx)}}, {{"local", {16, 64, 256, 1024}}});
 }
 
 }  // namespace
