@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ops/decode.h"
 #include "engine/ops/layout_attrs.h"
+#include "engine/ops/sampling.h"
 #include "engine/ops/typed.h"
 #include "recq/op_registry.h"
 #include "recq/status_macros.h"
@@ -210,8 +211,14 @@ absl::StatusOr<DecodeGraph> RewriteDecoder(const Graph& graph, int64_t max_lengt
     return absl::InvalidArgumentError(
         absl::StrCat("max_length is ", max_length, "; expected at least 2"));
   }
+  SampleAttrs sample;
+  sample.mode = static_cast<SampleMode>(sampler.mode);
+  sample.temperature = sampler.temperature;
+  sample.k = std::max<int64_t>(sampler.k, 1);
+  sample.p = sampler.p;
+  sample.seed = static_cast<int64_t>(sampler.seed);
   if (sampler.mode != DecodeSampler::Mode::kGreedy) {
-    return absl::UnimplementedError("decoder rewrite: only greedy sampling (ArgMax) is built in");
+    RECQ_RETURN_IF_ERROR(CheckSampleAttrs(sample));
   }
   const int64_t L = max_length;
   Editor e;
@@ -341,7 +348,16 @@ absl::StatusOr<DecodeGraph> RewriteDecoder(const Graph& graph, int64_t max_lengt
   std::vector<int64_t> ids_shape(ld.shape.begin(), ld.shape.end() - 1);
   const ValueId ids = e.AddValue("recq.sampled", TensorDesc{ids_shape, DataType::kInt64},
                                  Value::Kind::kIntermediate);
-  e.AddNode(kDecodeArgMax, "recq.sample", {logits}, ids, DecodeAttrs{L});
+  if (sampler.mode == DecodeSampler::Mode::kGreedy) {
+    e.AddNode(kDecodeArgMax, "recq.sample", {logits}, ids, DecodeAttrs{L});
+  } else {
+    // Sample's counter-based stream is indexed by the position: every step
+    // draws anew, and a sequence is the same on every run and backend.
+    const ValueId step =
+        e.AddValue("recq.step", TensorDesc{{1}, DataType::kInt64}, Value::Kind::kIntermediate);
+    e.AddNode(kDecodeInputs, "recq.step", {state}, step, DecodeAttrs{L, DecodeAttrs::Which::kStep});
+    e.AddNode(kSample, "recq.sample", {logits, step}, ids, sample);
+  }
   const ValueId token =
       e.AddValue(kDecodeTokenName, {{1}, DataType::kInt64}, Value::Kind::kIntermediate);
   e.AddNode(kDecodeAdvance, "recq.decode_advance", {ids, state, control}, token, DecodeAttrs{L});

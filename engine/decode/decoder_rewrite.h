@@ -13,8 +13,9 @@
 //     a persistent cache, and every reader of the present reads the cache;
 //   * input_ids, position_ids and attention_mask become DecodeInputs nodes
 //     reading the state (the mask hides the cache rows after the position);
-//   * ArgMax over the logits' last row picks the next id, and DecodeAdvance
-//     appends it and advances the position;
+//   * the sampler picks the next id from the logits (greedy: DecodeArgMax;
+//     top_k, top_p: the Sample op with the position as its step counter),
+//     and DecodeAdvance appends it and advances the position;
 //   * the graph's inputs become one: kDecodeControlName.
 // Anything else is InvalidArgument naming what was found and what was
 // expected.

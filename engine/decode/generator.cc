@@ -15,6 +15,7 @@
 #include "backends/opencl/cl_error.h"
 #include "engine/decode/decoder_rewrite.h"
 #include "engine/ops/decode.h"
+#include "engine/ops/sampling.h"
 #include "recq/status_macros.h"
 
 namespace recq {
@@ -23,36 +24,14 @@ using internal::DecodeStop;
 using internal::kDecodeStateHeader;
 
 absl::StatusOr<SamplingOptions> ParseSampling(absl::string_view text) {
+  // The Sample op's grammar (engine/ops/sampling.h), one for every caller.
+  RECQ_ASSIGN_OR_RETURN(internal::SampleAttrs a, internal::ParseSampling(text));
   SamplingOptions s;
-  if (text == "greedy" || text.empty()) return s;
-  bool mode_set = false;
-  for (absl::string_view part : absl::StrSplit(text, ',')) {
-    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(part, '=');
-    const std::string bad = absl::StrCat("sampling '", text, "': bad part '", part,
-                                         "'; expected greedy, or top_k=K or top_p=P with "
-                                         "optional temperature=T and seed=S");
-    double d = 0;
-    uint64_t u = 0;
-    if (kv.first == "top_k" && absl::SimpleAtoi(kv.second, &u) && u >= 1) {
-      s.mode = SamplingOptions::Mode::kTopK;
-      s.top_k = static_cast<int64_t>(u);
-      mode_set = true;
-    } else if (kv.first == "top_p" && absl::SimpleAtod(kv.second, &d) && d > 0 && d <= 1) {
-      s.mode = SamplingOptions::Mode::kTopP;
-      s.top_p = static_cast<float>(d);
-      mode_set = true;
-    } else if (kv.first == "temperature" && absl::SimpleAtod(kv.second, &d) && d > 0) {
-      s.temperature = static_cast<float>(d);
-    } else if (kv.first == "seed" && absl::SimpleAtoi(kv.second, &u)) {
-      s.seed = u;
-    } else {
-      return absl::InvalidArgumentError(bad);
-    }
-  }
-  if (!mode_set) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sampling '", text, "' names no mode; expected greedy, top_k=K or top_p=P"));
-  }
+  s.mode = static_cast<SamplingOptions::Mode>(a.mode);
+  s.temperature = a.temperature;
+  s.top_k = a.k;
+  s.top_p = a.p;
+  s.seed = static_cast<uint64_t>(a.seed);
   return s;
 }
 

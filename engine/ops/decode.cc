@@ -39,6 +39,7 @@ absl::StatusOr<TensorDesc> InferInputs_(const OpAttrs& attrs, InferInputs in) {
   RECQ_ASSIGN_OR_RETURN(const DecodeAttrs* a, AttrsOf<DecodeAttrs>(kDecodeInputs, attrs));
   RECQ_RETURN_IF_ERROR(CheckState(kDecodeInputs, *in[0], a->length));
   if (a->which == DecodeAttrs::Which::kMask) return TensorDesc{{1, a->length}, DataType::kInt64};
+  if (a->which == DecodeAttrs::Which::kStep) return TensorDesc{{1}, DataType::kInt64};
   return TensorDesc{{1, 1}, DataType::kInt64};
 }
 
@@ -107,9 +108,9 @@ absl::Status LowerBegin(LoweringContext&, const Node&) { return absl::OkStatus()
 
 absl::Status LowerInputs(LoweringContext& ctx, const Node& node) {
   const DecodeAttrs& a = AttrsOr<DecodeAttrs>(node);
-  const char* kernel = a.which == DecodeAttrs::Which::kToken      ? "decode_token"
-                       : a.which == DecodeAttrs::Which::kPosition ? "decode_position"
-                                                                  : "decode_mask";
+  const char* kernel = a.which == DecodeAttrs::Which::kToken  ? "decode_token"
+                       : a.which == DecodeAttrs::Which::kMask ? "decode_mask"
+                                                              : "decode_position";
   const size_t global = a.which == DecodeAttrs::Which::kMask ? size_t(a.length) : 1;
   Dispatch& d = ctx.Emit(MakeDispatch(ctx, "decode.cl", kernel, {global}));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};

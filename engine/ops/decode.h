@@ -31,8 +31,9 @@ enum class DecodeStop : int64_t { kRunning = 0, kEos = 1, kMaxNewTokens = 2, kCa
 // bound to the Generator's buffer); emits no dispatch.
 inline constexpr OpType kDecodeBegin{"recq.DecodeBegin"};
 // DecodeInputs(state) -> int64: the step's input_ids [1,1] (which = kToken:
-// token[position]), position_ids [1,1] (kPosition) or attention_mask [1,
-// length] (kMask: 1 for j <= position, 0 after).
+// token[position]), position_ids [1,1] (kPosition), attention_mask [1,
+// length] (kMask: 1 for j <= position, 0 after) or the sampler's step
+// counter [1] (kStep: the position).
 inline constexpr OpType kDecodeInputs{"recq.DecodeInputs"};
 // KvCacheWrite(x [1,H,1,D] float, state) -> cache [1,H,length,D]: writes x
 // as row `position` of the cache, in place, unless the state is stopped; the
@@ -56,7 +57,7 @@ inline constexpr OpType kDecodeAdvance{"recq.DecodeAdvance"};
 inline constexpr OpType kDecodeArgMax{"recq.DecodeArgMax"};
 
 struct DecodeAttrs {
-  enum class Which : int64_t { kToken = 0, kPosition = 1, kMask = 2 };
+  enum class Which : int64_t { kToken = 0, kPosition = 1, kMask = 2, kStep = 3 };
   int64_t length = 0;  // max_length: cache rows and sequence capacity
   Which which = Which::kToken;
   // KvCacheWrite from a strided source (heads > 0).

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "recq/onnx.h"
+#include "reference/sampling_reference.h"
 #include "testing/fault_layer_client.h"
 #include "testing/test_env.h"
 
@@ -328,6 +329,60 @@ TEST(GeneratorBackendsTest, BitIdenticalToReplay) {
   }
   EXPECT_EQ(want.tokens, std::vector<int64_t>(golden.greedy.begin(), golden.greedy.begin() + 12));
   RecordProperty("backends_compared", compared);
+}
+
+// Top-k sampling on the device: every step's id is the Sample op's CPU
+// reference applied to that step's logits at its position; a seed gives
+// the same ids run to run and on every backend, another seed others.
+TEST(GeneratorBackendsTest, TopKIsTheReferenceAndTheSameEverywhere) {
+  const Golden& golden = LoadGolden();
+  const int64_t length = 24;
+  auto make = [&](Backend backend, uint64_t seed) {
+    GeneratorOptions o;
+    o.max_length = length;
+    o.record.backend = backend;
+    o.engine.tuning = EngineOptions::Tuning::kOff;
+    o.sampling = ParseSampling(absl::StrCat("top_k=5,temperature=0.8,seed=", seed)).value();
+    absl::StatusOr<Graph> g = LoadDecoderOnnx(ModelPath(), length);
+    EXPECT_TRUE(g.ok()) << g.status();
+    return Generator::Create(SharedContext(), *g, o);
+  };
+  GenerateOptions o;
+  o.max_new_tokens = 12;
+  o.keep_logits = true;
+  RECQ_ASSERT_OK_AND_ASSIGN(Generator replay, make(Backend::kReplay, 3));
+  RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult want, replay.Generate(golden.prompt, o));
+  ASSERT_EQ(want.tokens.size(), 12u);
+  internal::SampleAttrs attrs;
+  attrs.mode = internal::SampleMode::kTopK;
+  attrs.k = 5;
+  attrs.temperature = 0.8f;
+  attrs.seed = 3;
+  const size_t n = golden.prompt.size();
+  for (size_t i = 0; i < want.tokens.size(); ++i) {
+    const size_t step = n - 1 + i;  // the step at position n - 1 + i sampled token i
+    EXPECT_EQ(want.tokens[i],
+              reference::SampleReferenceRow(want.logits[step].data(),
+                                            static_cast<int64_t>(want.logits[step].size()), 0,
+                                            static_cast<int64_t>(step), attrs))
+        << "token " << i;
+  }
+  EXPECT_NE(want.tokens, std::vector<int64_t>(golden.greedy.begin(), golden.greedy.begin() + 12));
+  GenerateOptions chunked = o;
+  chunked.keep_logits = false;
+  chunked.chunk = 5;
+  RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult again, replay.Generate(golden.prompt, chunked));
+  EXPECT_EQ(again.tokens, want.tokens);
+  for (Backend backend : RegisteredBackends()) {
+    if (backend == Backend::kReplay || !BackendAvailable(SharedContext(), backend).ok()) continue;
+    SCOPED_TRACE(BackendName(backend));
+    RECQ_ASSERT_OK_AND_ASSIGN(Generator gen, make(backend, 3));
+    RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult got, gen.Generate(golden.prompt, chunked));
+    EXPECT_EQ(got.tokens, want.tokens);
+  }
+  RECQ_ASSERT_OK_AND_ASSIGN(Generator other, make(Backend::kReplay, 4));
+  RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult r4, other.Generate(golden.prompt, chunked));
+  EXPECT_NE(r4.tokens, want.tokens);
 }
 
 // Under the fault layer: the OpenCL calls that wait for the device or read
