@@ -1,6 +1,7 @@
 #include "engine/decode/decoder_rewrite.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -168,6 +169,50 @@ RowSource FindRowSource(const Editor& e, ValueId row) {
 int64_t ConcatAxis(const Node& node) {
   const ConcatAttrs* a = node.attrs.get_if<ConcatAttrs>();
   return a != nullptr ? a->axis : 0;
+}
+
+// MergeDuplicates drops nodes that compute what an earlier node computes:
+// the same op, no attributes and no fused activation, and the same inputs
+// (constants compared by type, shape and bytes). Their readers read the
+// earlier node's output. Exporters repeat the attention mask's Where(mask,
+// 0, min) in every layer, each with its own copies of the constants.
+void MergeDuplicates(Editor& e, const std::vector<ValueId>& outputs) {
+  const size_t count = e.values.size();
+  std::vector<ValueId> canon(count);
+  std::map<std::string, ValueId> constants;
+  for (size_t i = 0; i < count; ++i) {
+    canon[i] = static_cast<ValueId>(i);
+    const Value& v = e.values[i];
+    if (v.kind != Value::Kind::kConstant || v.data == nullptr) continue;
+    std::string key = v.desc.ToString();
+    key.push_back('|');
+    key.append(static_cast<const char*>(v.data->bytes()), v.data->byte_size());
+    canon[i] = constants.emplace(std::move(key), static_cast<ValueId>(i)).first->second;
+  }
+  std::vector<ValueId> repl(count);
+  for (size_t i = 0; i < count; ++i) repl[i] = static_cast<ValueId>(i);
+  auto resolve = [&](ValueId id) {
+    while (id != kNoValue && repl[id] != id) id = repl[id];
+    return id;
+  };
+  std::map<std::string, ValueId> seen;
+  for (size_t n = 0; n < e.nodes.size(); ++n) {
+    if (e.dead[n]) continue;
+    Node& node = e.nodes[n];
+    for (ValueId& id : node.inputs) id = resolve(id);
+    if (!node.attrs.empty() || node.fused.kind != ActivationKind::kNone) continue;
+    const ValueId out = node.outputs[0];
+    if (std::find(outputs.begin(), outputs.end(), out) != outputs.end()) continue;
+    std::string key = node.op.name();
+    for (ValueId id : node.inputs) absl::StrAppend(&key, ",", id == kNoValue ? -1 : canon[id]);
+    auto [it, added] = seen.emplace(std::move(key), out);
+    if (added) continue;
+    repl[out] = it->second;
+    e.dead[n] = true;
+  }
+  for (size_t n = 0; n < e.nodes.size(); ++n) {
+    for (ValueId& id : e.nodes[n].inputs) id = resolve(id);
+  }
 }
 
 // Compact drops dead nodes and values nothing refers to, then validates.
@@ -364,6 +409,7 @@ absl::StatusOr<DecodeGraph> RewriteDecoder(const Graph& graph, int64_t max_lengt
   outputs.push_back(state);
   outputs.push_back(token);
 
+  MergeDuplicates(e, outputs);
   RECQ_ASSIGN_OR_RETURN(out.graph, Compact(e, {control}, std::move(outputs)));
   return out;
 }

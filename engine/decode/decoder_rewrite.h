@@ -16,7 +16,9 @@
 //   * the sampler picks the next id from the logits (greedy: DecodeArgMax;
 //     top_k, top_p: the Sample op with the position as its step counter),
 //     and DecodeAdvance appends it and advances the position;
-//   * the graph's inputs become one: kDecodeControlName.
+//   * the graph's inputs become one: kDecodeControlName;
+//   * nodes that repeat an earlier one (the same op without attributes, the
+//     same inputs, constants compared by value) are merged.
 // Anything else is InvalidArgument naming what was found and what was
 // expected.
 #ifndef RECQ_ENGINE_DECODE_DECODER_REWRITE_H_
