@@ -7,11 +7,11 @@ Usage: python3 bench/models/export_models.py [--models a,b] [--out DIR]
 
 The set: torchvision's architectures (below), and the families of
 bench/models/families.py: text and audio models from `transformers` configs
-(bert, gpt2, t5_encoder, whisper_encoder, wav2vec2, segformer; gpt2_past and
-gpt2_past_tiny, decoders with past key/values), timm families
+(bert, gpt2, t5_encoder, whisper_encoder, wav2vec2, segformer), timm families
 (timm_NAME), a YOLO detector (yolov8n, raw head without NMS) and a U-Net
-(unet_resnet18). --models takes names, 'quick', 'all' (torchvision's),
-'families' or 'everything'.
+(unet_resnet18), and the decoders with past key/values (gpt2_past,
+gpt2_past_tiny). --models takes names, 'quick', 'all' (torchvision's),
+'families', 'decoders' or 'everything' (torchvision's and the families).
 
 Both PyTorch exporters: --exporter torchscript (dynamo=False, opset 17, stem
 NAME) and dynamo (torch.export, dynamo=True, opset 21, stem NAME_dynamo).
@@ -114,16 +114,22 @@ def family_with_past():
 
 
 def parse_models(spec):
-    """'all' (torchvision's), 'quick', 'families', 'everything' or a
-    comma-separated list of names."""
+    """'all' (torchvision's), 'quick', 'families', 'decoders',
+    'everything' (torchvision's and the families) or a comma-separated list
+    of names."""
     if spec in (None, "", "all"):
         return list(MODELS)
     names = []
     fam = family_names()
+    decoders = list(family_with_past())
     for part in spec.split(","):
         part = part.strip()
         if part == "quick":
             names += QUICK
+        elif part == "decoders":
+            names += decoders
+        elif part in decoders:
+            names.append(part)
         elif part == "all":
             names += list(MODELS)
         elif part == "families":
@@ -133,7 +139,8 @@ def parse_models(spec):
         elif part in MODELS or part in fam:
             names.append(part)
         elif part:
-            sys.exit(f"unknown model '{part}'; the set: {', '.join(list(MODELS) + fam)}")
+            sys.exit(f"unknown model '{part}'; the set: "
+                     f"{', '.join(list(MODELS) + fam + decoders)}")
     return list(dict.fromkeys(names))
 
 
@@ -590,7 +597,12 @@ def _export(names, out, batch, dynamic, force, bn_calibration, log, exporter):
             results[key] = m
             mib = m["files"]["onnx"]["bytes"] / 2**20
             if is_family:
-                ins = ", ".join(f"{i['name']} {i['dtype']} {i['shape']}" for i in m["inputs"])
+                shown = [i for i in m["inputs"] if not i["name"].startswith("past_key_values.")]
+                ins = ", ".join(f"{i['name']} {i['dtype']} {i['shape']}" for i in shown)
+                if len(shown) < len(m["inputs"]):
+                    past = next(i for i in m["inputs"] if i["name"].startswith("past_key_values."))
+                    ins += (f", {len(m['inputs']) - len(shown)} past_key_values.* "
+                            f"{past['dtype']} {past['shape']}")
                 log(f"{st}: {mib:.1f} MiB, {m['onnx_nodes']} nodes, in {ins}, ort vs torch rel "
                     f"L2 {m['ort_vs_torch_rel_l2']:.1e}, {m['export_s']:.1f} s")
             else:
@@ -609,6 +621,8 @@ def main():
             print(f"{name:<30} {r}x{r}{'  (quick)' if name in QUICK else ''}")
         for name in family_names():
             print(f"{name:<30} (families.py)")
+        for name in family_with_past():
+            print(f"{name:<30} (families.py, decoder with past)")
         return 0
     names = parse_models(args.models)
     if args.batch < 1:

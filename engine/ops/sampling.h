@@ -14,10 +14,10 @@
 //             one key, NaN ranks below every number; ties of keys are
 //             ranked by lower index first.
 //   greedy    the index of the largest key (the lowest such index).
-//   weights   w_i = round(2^30 * exp((x_i - x_max) / temperature)) in fixed
-//             point, computed as SampleWeight below: 0 for NaN, for
-//             logits 2^-32 times or less as likely as the largest, and for
-//             every logit when x_max is +-inf or NaN.
+//   weights   w_i ~ 2^30 * exp((x_i - x_max) / temperature) in fixed point,
+//             exactly as SampleWeight below: 0 for NaN, for logits under
+//             2^-30 times as likely as the largest, and for every logit
+//             when x_max is +-inf or NaN.
 //   top_k     candidates: the k highest-ranked logits (all when k >= V).
 //   top_p     candidates: the fewest highest-ranked logits whose weights
 //             sum to at least ceil(W * P16 / 2^16), W the sum of all

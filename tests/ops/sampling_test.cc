@@ -317,7 +317,7 @@ TEST(SampleDefinitionTest, PhiloxKnownAnswers) {
 }
 
 // The weights follow exp((x - max) / temperature) to about 1e-7 of the
-// largest, and are 0 past 2^-32 of it.
+// largest, and are 0 under 2^-30 of it.
 TEST(SampleDefinitionTest, WeightsFollowTheSoftmax) {
   const float scale = internal::SampleScale(0.7f);
   for (float d = 0.0f; d < 16.0f; d += 0.01953125f) {
@@ -327,6 +327,9 @@ TEST(SampleDefinitionTest, WeightsFollowTheSoftmax) {
   }
   EXPECT_EQ(internal::SampleWeight(0.0f, 0.0f, scale), int64_t{1} << 30);
   EXPECT_EQ(internal::SampleWeight(-30.0f, 0.0f, internal::SampleScale(1.0f)), 0);
+  const float ln2 = static_cast<float>(std::log(2.0));
+  EXPECT_EQ(internal::SampleWeight(-31.0f * ln2, 0.0f, internal::SampleScale(1.0f)), 0);
+  EXPECT_EQ(internal::SampleWeight(-29.0f * ln2, 0.0f, internal::SampleScale(1.0f)), 2);
 }
 
 // Drawn over many steps, ids follow the candidates' softmax: the draw
