@@ -1,7 +1,7 @@
 // The decode loop (recq/generator.h) on the 2-layer decoder of
-// tests/models/decoder (make_tiny_decoder.py): greedy ids against
-// transformers' generate(), every step's logits against onnxruntime running
-// the same file with its growing past, the cache rewrite's errors, Reset,
+// tests/models/decoder (make_tiny_decoder.py; both PyTorch exporters):
+// greedy ids against transformers' generate(), every step's logits against
+// onnxruntime running the same file with its growing past, the cache rewrite's errors, Reset,
 // the capacity and bad-input errors, every backend bit-identical to the
 // replay list, and (under the fault layer) OpenCL waits and reads per
 // chunk, not per token.
@@ -155,6 +155,29 @@ TEST(GeneratorTest, StepLogitsMatchOnnxruntime) {
     EXPECT_LT(RelativeL2(r.logits[step], golden.logits[step]), 1e-4) << "step " << step;
   }
   EXPECT_EQ(r.tokens, golden.greedy);
+}
+
+// The same weights through the dynamo exporter (torch.export, opset 21):
+// its own graph around the caches, the same ids and logits.
+TEST(GeneratorTest, DynamoExportMatchesToo) {
+  const Golden& golden = LoadGolden();
+  const int64_t length = 40;
+  RECQ_ASSERT_OK_AND_ASSIGN(
+      Graph g,
+      LoadDecoderOnnx(std::string(RECQ_DECODER_DIR) + "/tiny_decoder_dynamo.onnx", length));
+  GeneratorOptions go;
+  go.max_length = length;
+  go.engine.tuning = EngineOptions::Tuning::kOff;
+  RECQ_ASSERT_OK_AND_ASSIGN(Generator gen, Generator::Create(SharedContext(), g, go));
+  GenerateOptions o;
+  o.max_new_tokens = static_cast<int64_t>(golden.greedy.size());
+  o.keep_logits = true;
+  RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult r, gen.Generate(golden.prompt, o));
+  EXPECT_EQ(r.tokens, golden.greedy);
+  ASSERT_EQ(r.logits.size(), golden.logits.size());
+  for (size_t step = 0; step < golden.logits.size(); ++step) {
+    EXPECT_LT(RelativeL2(r.logits[step], golden.logits[step]), 1e-4) << "step " << step;
+  }
 }
 
 TEST(GeneratorTest, EosStopsInsideAChunkAndResetRepeats) {

@@ -1,6 +1,7 @@
 """Writes the tiny GPT-2-style decoder with past key/values and its golden data.
 
-tiny_decoder.onnx: GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=256,
+tiny_decoder.onnx (and tiny_decoder_dynamo.onnx, the same weights through
+the dynamo exporter at opset 21): GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=256,
 n_positions=128), weights drawn with torch.manual_seed(SEED), exported by
 torch.onnx.export (TorchScript) with inputs input_ids [batch, seq],
 attention_mask [batch, past + seq], position_ids [batch, seq],
@@ -91,9 +92,18 @@ def main():
             dyn[in_names[-1]] = {0: "batch", 2: "past"}
             dyn[out_names[-1]] = {0: "batch", 2: "total"}
     path = os.path.join(HERE, "tiny_decoder.onnx")
-    torch.onnx.export(WithPast(model), inputs + past, path, input_names=in_names,
+    torch.onnx.export(WithPast(model).eval(), inputs + past, path, input_names=in_names,
                       output_names=out_names, dynamic_axes=dyn, opset_version=17,
                       dynamo=False)
+    # The same weights through the dynamo exporter (torch.export), opset 21.
+    # torch.export takes no related sizes (past + seq): every axis dynamic.
+    dyn = torch.export.Dim.DYNAMIC
+    shapes = ({0: dyn, 1: dyn}, {0: dyn, 1: dyn}, {0: dyn, 1: dyn},
+              tuple({0: dyn, 2: dyn} for _ in range(2 * LAYERS)))
+    torch.onnx.export(WithPast(model).eval(), inputs + past,
+                      os.path.join(HERE, "tiny_decoder_dynamo.onnx"), input_names=in_names,
+                      output_names=out_names, dynamic_shapes=shapes, opset_version=21,
+                      dynamo=True, external_data=False)
 
     # onnxruntime token by token over the same sequence.
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
