@@ -1,8 +1,9 @@
 // The decode loop (recq/generator.h) on the 2-layer decoder of
 // tests/models/decoder (make_tiny_decoder.py; both PyTorch exporters):
 // greedy ids against transformers' generate(), every step's logits against
-// onnxruntime running the same file with its growing past, the cache rewrite's errors, Reset,
-// the capacity and bad-input errors, every backend bit-identical to the
+// onnxruntime running the same file with its growing past, the cache
+// rewrite's errors, Reset, the capacity and bad-input errors, top-k
+// against the Sample op's reference, every backend bit-identical to the
 // replay list, and (under the fault layer) OpenCL waits and reads per
 // chunk, not per token.
 #include "recq/generator.h"
