@@ -22,6 +22,10 @@ weights as bench/models/export_models.py's export) it writes into --out
                     torch_step_logits float32 [P + N - 1, V]: PyTorch's
                     logits for the same steps
 
+  STEM.decode.prompt.i64, STEM.decode.ids.i64, STEM.decode.step_logits.f32
+                    prompt_ids, generated_ids and step_logits again as raw
+                    little-endian int64 / float32 (for C++ tests)
+
 STEM is the ONNX file's stem (--onnx; default OUT/MODEL.onnx, which
 export_models.py --models MODEL writes). The prompt is fixed: numpy
 default_rng(SEED + 3) ids in [0, vocab). Generation runs for exactly N new
@@ -159,6 +163,9 @@ def main():
     np.savez(os.path.join(out, st + ".decode.npz"), prompt_ids=prompt, generated_ids=generated,
              ort_ids=ort_ids, step_logits=rows, prefill_logits=prefill,
              torch_step_logits=torch_rows)
+    for suffix, array, dtype in (("prompt.i64", prompt, "<i8"), ("ids.i64", generated, "<i8"),
+                                 ("step_logits.f32", rows, "<f4")):
+        array.astype(dtype).tofile(os.path.join(out, f"{st}.decode.{suffix}"))
     report = {
         "model": args.model, "stem": st, "seed": export_models.SEED,
         "onnx": os.path.basename(onnx_path), "onnx_sha256": digest,
