@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -180,6 +181,52 @@ TEST(GeneratorTest, DynamoExportMatchesToo) {
     EXPECT_LT(RelativeL2(r.logits[step], golden.logits[step]), 1e-4) << "step " << step;
   }
 }
+
+// The model set's 2-layer decoder (bench/models/export_models.py
+// gpt2_past_tiny, tests/models/decoder/make_decoder.sh) in the three
+// layouts: TorchScript, dynamo and optimum-onnx. Each against its own
+// reference: transformers' greedy ids and onnxruntime's logits at every
+// position.
+class ModelSetDecoderTest : public ::testing::TestWithParam<const char*> {};
+
+std::vector<char> ReadBytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<char>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+TEST_P(ModelSetDecoderTest, GreedyIdsAndLogitsMatchTheReference) {
+  const std::string stem = std::string(RECQ_DECODER_DIR) + "/" + GetParam();
+  const std::vector<char> p = ReadBytes(stem + ".decode.prompt.i64");
+  const std::vector<char> i = ReadBytes(stem + ".decode.ids.i64");
+  const std::vector<char> l = ReadBytes(stem + ".decode.step_logits.f32");
+  ASSERT_FALSE(p.empty() || i.empty() || l.empty()) << stem;
+  std::vector<int64_t> prompt(p.size() / 8), want(i.size() / 8);
+  std::memcpy(prompt.data(), p.data(), p.size());
+  std::memcpy(want.data(), i.data(), i.size());
+  const int64_t length = 32;
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph g, LoadDecoderOnnx(stem + ".onnx", length));
+  GeneratorOptions go;
+  go.max_length = length;
+  go.engine.tuning = EngineOptions::Tuning::kOff;
+  RECQ_ASSERT_OK_AND_ASSIGN(Generator gen, Generator::Create(SharedContext(), g, go));
+  GenerateOptions o;
+  o.max_new_tokens = static_cast<int64_t>(want.size());
+  o.keep_logits = true;
+  RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult r, gen.Generate(prompt, o));
+  EXPECT_EQ(r.tokens, want);
+  const size_t vocab = static_cast<size_t>(gen.vocab());
+  ASSERT_EQ(r.logits.size() * vocab * sizeof(float), l.size());
+  for (size_t step = 0; step < r.logits.size(); ++step) {
+    std::vector<float> row(vocab);
+    std::memcpy(row.data(), l.data() + step * vocab * sizeof(float), vocab * sizeof(float));
+    EXPECT_LT(RelativeL2(r.logits[step], row), 1e-4) << "step " << step;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, ModelSetDecoderTest,
+                         ::testing::Values("gpt2_past_tiny", "gpt2_past_tiny_dynamo",
+                                           "gpt2_past_tiny_optimum"),
+                         [](const auto& info) { return std::string(info.param); });
 
 TEST(GeneratorTest, EosStopsInsideAChunkAndResetRepeats) {
   const Golden& golden = LoadGolden();
