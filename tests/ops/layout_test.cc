@@ -36,16 +36,14 @@ TEST(SliceTest, ChannelHalvesOfShuffleNet) {
 }
 
 // Slice of other element types copies their bits (a bool attention mask
-// sliced to the keys, an int64 one), with negative steps too.
+// sliced to the keys, an int64 one, float16 data), negative steps too.
 TEST(SliceTest, EveryElementType) {
-  for (DataType type : {DataType::kBool, DataType::kInt64, DataType::kInt32, DataType::kUInt8,
-                        DataType::kFloat16}) {
+  for (DataType type : {DataType::kBool, DataType::kInt64, DataType::kFloat16}) {
     SCOPED_TRACE(DataTypeName(type));
     for (const SliceAttrs& a :
          {SliceAttrs{{0}, {9}, {3}, {}}, SliceAttrs{{-1, 2}, {-kMax, 7}, {1, 3}, {-2, 1}}}) {
       OpGraphBuilder b;
-      TensorRef x =
-          b.Input("x", {1, 5, 6, 13}, type == DataType::kUInt8 ? 0.0f : -50.0f, 50.0f, type);
+      TensorRef x = b.Input("x", {1, 5, 6, 13}, -50.0f, 50.0f, type);
       TensorRef y = b.graph().AddNode(OpType("Slice"), {x}, a);
       RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), Exact());
     }
