@@ -59,12 +59,13 @@ const char* StopReasonName(StopReason reason) {
   return "?";
 }
 
+// The recording is declared last so that it is destroyed first: its
+// destructor waits for its runs, which use the tensors above it.
 struct Generator::State {
   State(Context c, Engine e, Recording r)
       : context(std::move(c)), engine(std::move(e)), recording(std::move(r)) {}
   Context context;
   Engine engine;
-  Recording recording;
   int64_t max_length = 0;
   int64_t vocab = 0;
   int64_t cache_bytes = 0;
@@ -74,7 +75,8 @@ struct Generator::State {
   Tensor state;
   Tensor logits;
   std::vector<Tensor> caches;
-  std::map<std::string, Tensor> others;  // outputs nobody reads, bound all the same
+  std::map<std::string, Tensor> others;  // bindings nobody reads, bound all the same
+  Recording recording;
 };
 
 Generator::Generator(std::unique_ptr<State> state) : state_(std::move(state)) {}
