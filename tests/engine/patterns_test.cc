@@ -777,6 +777,22 @@ std::string OnnxAttention(AttentionForm form, const AttentionDims& s) {
       y = reshape(transpose(m.Node("MatMul", {a, pick(2)}), {0, 2, 1, 3}), {B, L, E});
       break;
     }
+    case AttentionForm::kGpt2Sdpa: {
+      m.Input("x", {B, L, E});
+      const std::string qkv = linear("x", E, 3 * E, 81);
+      auto heads = [&](int64_t i) {
+        const std::string t = m.Node(
+            "Slice", {qkv, m.Ints({1}, {i * E}), m.Ints({1}, {(i + 1) * E}), m.Ints({1}, {2})});
+        return transpose(reshape(t, {B, L, H, D}), {0, 2, 1, 3});
+      };
+      const std::string sq = m.FloatData({}, {std::sqrt(1.0f / std::sqrt(static_cast<float>(D)))});
+      const std::string kt = m.Node("Mul", {transpose(heads(1), {0, 1, 3, 2}), sq});
+      std::string a = m.Node("Softmax", {m.Node("MatMul", {m.Node("Mul", {heads(0), sq}), kt})},
+                             {{"axis", {-1}}});
+      a = m.Node("Where", {m.Node("IsNaN", {a}), m.FloatData({}, {0.0f}), a});
+      y = reshape(transpose(m.Node("MatMul", {a, heads(2)}), {0, 2, 1, 3}), {B, L, E});
+      break;
+    }
   }
   m.Rename(y, "y");
   m.Output("y");
@@ -785,8 +801,9 @@ std::string OnnxAttention(AttentionForm form, const AttentionDims& s) {
 
 TEST(PatternsTest, ImportedOnnxAttentionBecomesOneNode) {
   const AttentionDims dims[] = {{1, 17, 4, 8}, {2, 9, 2, 16}};
-  for (AttentionForm form : {AttentionForm::kTorchScriptMha, AttentionForm::kDynamoSdpa,
-                             AttentionForm::kBert, AttentionForm::kSwinShifted}) {
+  for (AttentionForm form :
+       {AttentionForm::kTorchScriptMha, AttentionForm::kDynamoSdpa, AttentionForm::kBert,
+        AttentionForm::kSwinShifted, AttentionForm::kGpt2Sdpa}) {
     for (const AttentionDims& s : dims) {
       SCOPED_TRACE(::testing::Message() << "form " << static_cast<int>(form) << ", B=" << s.b
                                         << " L=" << s.l << " H=" << s.h << " D=" << s.d);
