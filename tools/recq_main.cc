@@ -12,6 +12,8 @@
 //   recq run|bench MODEL.onnx --shapes=NAME:1x1..512/pow2 [--pad=NAME:0,...] [--exact]
 //   recq export-mobilenet OUT.onnx
 //   recq tune MODEL.onnx [--exhaustive]
+//   recq generate MODEL.onnx [--prompt-ids=1,2,3] [--max-new-tokens=N] [--max-length=L]
+//                 [--sampling=greedy|top_k=K,...] [--chunk=K] [--json=FILE|-]
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -27,6 +29,7 @@
 #include "recq/log.h"
 #include "tools/bench_command.h"
 #include "tools/commands.h"
+#include "tools/generate_command.h"
 #include "tools/models/mobilenet_onnx.h"
 #include "tools/onnx_commands.h"
 #include "tools/shaped_commands.h"
@@ -161,16 +164,20 @@ int main(int argc, char** argv) {
       "  recq tune MODEL.onnx  auto-tune the model's kernels into the tuning cache "
       "(--exhaustive); $RECQ_TUNING=off|fast|exhaustive sets every compile's tuning\n"
       "  recq export-mobilenet OUT.onnx  write the demo's MobileNet (--model, --resolution) as "
-      "ONNX");
-  // --input-format and --output-format (the spelling the docs use) are the
-  // flags input_format and output_format.
+      "ONNX\n"
+      "  recq generate MODEL.onnx  decode with a decoder exported with past key/values "
+      "(--prompt-ids, --max-new-tokens, --max-length, --sampling, --chunk, --json)");
+  // --input-format, --output-format and generate's --prompt-ids... (the
+  // spelling the docs use) are the flags input_format, output_format,
+  // prompt_ids...
   std::vector<std::string> spelled(argv, argv + argc);
   std::vector<char*> argv_fixed;
   for (std::string& a : spelled) {
-    for (const char* dashed : {"--input-format", "--output-format"}) {
+    for (const char* dashed : {"--input-format", "--output-format", "--prompt-ids", "--prompt-len",
+                               "--max-new-tokens", "--max-length", "--eos-id", "--profile-step"}) {
       const std::string d = dashed;
       if (a.compare(0, d.size(), d) == 0 && (a.size() == d.size() || a[d.size()] == '=')) {
-        a[d.find('-', 2)] = '_';
+        for (size_t i = d.find('-', 2); i != std::string::npos; i = d.find('-', i + 1)) a[i] = '_';
       }
     }
     argv_fixed.push_back(a.data());
@@ -195,7 +202,8 @@ int main(int argc, char** argv) {
   } else if (command == "devices") {
     status = recq::tools::DevicesCommand();
   } else if ((command == "run" || command == "bench" || command == "info" ||
-              command == "export-mobilenet" || command == "build" || command == "tune") &&
+              command == "export-mobilenet" || command == "build" || command == "tune" ||
+              command == "generate") &&
              args.size() != 3) {
     status = absl::InvalidArgumentError(absl::StrCat("usage: recq ", command, " MODEL.onnx"));
   } else if (command == "run" && recq::tools::IsRangeProfile(absl::GetFlag(FLAGS_shapes))) {
@@ -269,6 +277,9 @@ int main(int argc, char** argv) {
   } else if (command == "tune") {
     status = recq::tools::TuneModelCommand(args[2], absl::GetFlag(FLAGS_exhaustive), common.device,
                                            absl::GetFlag(FLAGS_shapes));
+  } else if (command == "generate") {
+    status = recq::tools::GenerateCommand(args[2], common.device, common.backend,
+                                          absl::GetFlag(FLAGS_json));
   } else if (command == "info") {
     status = recq::tools::InfoModelCommand(args[2], absl::GetFlag(FLAGS_shapes),
                                            absl::GetFlag(FLAGS_input_format));

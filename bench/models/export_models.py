@@ -10,8 +10,9 @@ The set: torchvision's architectures (below), and the families of
 bench/models/families.py: text and audio models from `transformers` configs
 (bert, gpt2, t5_encoder, whisper_encoder, wav2vec2, segformer), timm families
 (timm_NAME), a YOLO detector (yolov8n, raw head without NMS) and a U-Net
-(unet_resnet18). --models takes names, 'quick', 'all' (torchvision's),
-'families' or 'everything'.
+(unet_resnet18), and the decoders with past key/values (gpt2_past,
+gpt2_past_tiny). --models takes names, 'quick', 'all' (torchvision's),
+'families', 'decoders' or 'everything' (torchvision's and the families).
 
 Both PyTorch exporters: --exporter torchscript (dynamo=False, opset 17, stem
 NAME) and dynamo (torch.export, dynamo=True, opset 21, stem NAME_dynamo).
@@ -50,6 +51,16 @@ The families have named, typed inputs (int64 ids and masks for text models):
   (onnxruntime's output, raw, its own type) and STEM.json, whose "inputs" and
   "outputs" list name, shape, dtype and file of each. Text models run at
   batch 2 with a different attention mask per row (the second padded).
+The decoders with past (gpt2_past: GPT-2-small, 12 layers, 768 wide, 12
+heads, 50257 tokens; gpt2_past_tiny: 2 layers, 64 wide, 4 heads, 256 tokens)
+take int64 input_ids [batch, sequence], attention_mask [batch, past +
+sequence], position_ids [batch, sequence] and past_key_values.{i}.key/value
+[batch, heads, past, head_dim]; they give logits [batch, sequence, vocab] and
+present.{i}.key/value [batch, heads, past + sequence, head_dim]. Batch,
+sequence and past are always symbolic; the sample step is batch 2, 3 new
+tokens after 5 cached (random) ones. bench/models/decode_reference.py writes
+their generation references, bench/models/export_optimum.py the optimum-onnx
+layout.
 
 Existing complete exports with the same settings are skipped unless --force.
 Deterministic: the same torch / torchvision versions give the same bytes.
@@ -109,17 +120,29 @@ def family_names():
     return families.names()
 
 
+def family_with_past():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import families
+    return families.WITH_PAST
+
+
 def parse_models(spec):
-    """'all' (torchvision's), 'quick', 'families', 'everything' or a
-    comma-separated list of names."""
+    """'all' (torchvision's), 'quick', 'families', 'decoders',
+    'everything' (torchvision's and the families) or a comma-separated list
+    of names."""
     if spec in (None, "", "all"):
         return list(MODELS)
     names = []
     fam = family_names()
+    decoders = list(family_with_past())
     for part in spec.split(","):
         part = part.strip()
         if part == "quick":
             names += QUICK
+        elif part == "decoders":
+            names += decoders
+        elif part in decoders:
+            names.append(part)
         elif part == "all":
             names += list(MODELS)
         elif part == "families":
@@ -129,7 +152,8 @@ def parse_models(spec):
         elif part in MODELS or part in fam:
             names.append(part)
         elif part:
-            sys.exit(f"unknown model '{part}'; the set: {', '.join(list(MODELS) + fam)}")
+            sys.exit(f"unknown model '{part}'; the set: "
+                     f"{', '.join(list(MODELS) + fam + decoders)}")
     return list(dict.fromkeys(names))
 
 
@@ -315,20 +339,57 @@ def complete(out, st, settings):
     return True
 
 
-def torch_export(model, args, path, input_names, output_names, dynamic_axes, exporter):
+def torch_export(model, args, path, input_names, output_names, dynamic_axes, exporter,
+                 varargs_shapes=False):
     """Writes MODEL's ONNX export to PATH with EXPORTER ('torchscript': the
     TorchScript-based exporter at OPSET; 'dynamo': torch.export at
-    DYNAMO_OPSET, weights inside the file)."""
+    DYNAMO_OPSET, weights inside the file). VARARGS_SHAPES: MODEL's forward
+    takes *args, and the dynamo exporter gets DYNAMIC_AXES as torch.export
+    dynamic_shapes (every named axis Dim.DYNAMIC), its symbols then renamed
+    to the axis names (torch.export cannot take dynamic_axes whose sizes are
+    related, as a decoder's past + sequence = total)."""
     import torch
     if exporter == "torchscript":
         torch.onnx.export(model, args, path, dynamo=False, opset_version=OPSET,
                           input_names=input_names, output_names=output_names,
                           dynamic_axes=dynamic_axes, do_constant_folding=True)
+    elif varargs_shapes and dynamic_axes:
+        dyn = torch.export.Dim.DYNAMIC
+        shapes = (tuple({axis: dyn for axis in dynamic_axes.get(n, {})} for n in input_names),)
+        torch.onnx.export(model, args, path, dynamo=True, opset_version=DYNAMO_OPSET,
+                          input_names=input_names, output_names=output_names,
+                          dynamic_shapes=shapes, external_data=False, optimize=True,
+                          verbose=False)
+        name_symbolic_dims(path, {n: a for n, a in dynamic_axes.items() if n in input_names})
     else:
         torch.onnx.export(model, args, path, dynamo=True, opset_version=DYNAMO_OPSET,
                           input_names=input_names, output_names=output_names,
                           dynamic_axes=dynamic_axes, external_data=False, optimize=True,
                           verbose=False)
+
+
+def name_symbolic_dims(path, input_axes):
+    """Renames the symbols that the graph inputs of the ONNX file PATH carry
+    on the axes of INPUT_AXES ({input: {axis: name}}) to those names,
+    everywhere in the graph (torch.export calls them s0, s1, ...). A symbol
+    inside an expression ("s1 + s2") is renamed as a whole word."""
+    import re
+    import onnx
+    proto = onnx.load(path)
+    rename = {}
+    for vi in proto.graph.input:
+        dims = vi.type.tensor_type.shape.dim
+        for axis, name in input_axes.get(vi.name, {}).items():
+            if axis < len(dims) and dims[axis].dim_param:
+                rename.setdefault(dims[axis].dim_param, name)
+    if not rename:
+        return
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, rename)) + r")\b")
+    for vi in list(proto.graph.input) + list(proto.graph.output) + list(proto.graph.value_info):
+        for d in vi.type.tensor_type.shape.dim:
+            if d.dim_param:
+                d.dim_param = pattern.sub(lambda m: rename[m.group(1)], d.dim_param)
+    onnx.save(proto, path)
 
 
 def export_one(name, out, batch, dynamic, bn_calibration, exporter="torchscript"):
@@ -404,8 +465,10 @@ def export_family(name, out, exporter, dynamic, dynamic_seq=False):
     st = stem(name, 1, dynamic, True, exporter, dynamic_seq)
     start = time.perf_counter()
     spec = families.make(name, SEED)
+    with_past = name in families.WITH_PAST
+    dynamic = dynamic or with_past
     axes = spec.dynamic_axes if dynamic else None
-    if dynamic_seq:
+    if dynamic_seq and not with_past:
         axes = sequence_axes(spec)
         if axes is None:
             raise ValueError(f"{name} has no sequence dimension (--dynamic-seq: text models)")
@@ -424,7 +487,7 @@ def export_family(name, out, exporter, dynamic, dynamic_seq=False):
         expected = [e.detach().clone() for e in expected]
         write_atomic(onnx_path, lambda p: torch_export(
             spec.model, args, p, list(spec.inputs), spec.outputs,
-            axes, exporter))
+            axes, exporter, varargs_shapes=with_past))
     export_s = time.perf_counter() - start
     proto = onnx.load(onnx_path, load_external_data=False)
     onnx.checker.check_model(onnx_path)
@@ -435,7 +498,8 @@ def export_family(name, out, exporter, dynamic, dynamic_seq=False):
     manifest = {
         "model": name, "stem": st, "family": families.family(name),
         "opset": OPSET if exporter == "torchscript" else DYNAMO_OPSET, "seed": SEED,
-        "batch": 1, "dynamic_batch": False, "dynamic_sequence": dynamic or dynamic_seq,
+        "batch": len(next(iter(spec.inputs.values()))), "dynamic_batch": with_past,
+        "dynamic_sequence": dynamic or dynamic_seq,
         "bn_calibration": res is not None,
         "exporter": f"torch.onnx.export(dynamo={exporter == 'dynamo'})",
         "inputs": [], "outputs": [],
@@ -446,6 +510,17 @@ def export_family(name, out, exporter, dynamic, dynamic_seq=False):
                      "onnxruntime": onnxruntime.__version__, "numpy": np.__version__},
         "files": {},
     }
+    if with_past:
+        cfg = spec.model.lm.config
+        manifest["decoder"] = {
+            "layers": cfg.n_layer, "heads": cfg.n_head, "head_dim": cfg.n_embd // cfg.n_head,
+            "hidden": cfg.n_embd, "vocab": cfg.vocab_size, "max_positions": cfg.n_positions,
+            "past_inputs": families.past_names(cfg.n_layer)[0],
+            "present_outputs": families.past_names(cfg.n_layer)[1],
+            "attn_implementation": cfg._attn_implementation,
+            "sample_step": {"batch": families.PAST_BATCH, "sequence": families.PAST_SEQUENCE,
+                            "past": families.PAST_LENGTH}}
+        manifest["versions"]["transformers"] = __import__("transformers").__version__
     manifest["files"]["onnx"] = {"file": os.path.basename(onnx_path),
                                  "bytes": os.path.getsize(onnx_path), "sha256": sha256(onnx_path)}
     for key, value in spec.inputs.items():
@@ -537,7 +612,8 @@ def _export(names, out, batch, dynamic, force, bn_calibration, log, exporter, dy
             opset = OPSET if ex == "torchscript" else DYNAMO_OPSET
             # Keyed by name where one export per name (what callers index).
             key = name if not is_family and chosen != "both" else st
-            settings = ({"opset": opset, "seed": SEED, "dynamic_sequence": dynamic or dynamic_seq}
+            settings = ({"opset": opset, "seed": SEED,
+                         "dynamic_sequence": dynamic or dynamic_seq or name in family_with_past()}
                         if is_family
                         else {"opset": opset, "seed": SEED, "batch": batch,
                               "dynamic_batch": dynamic, "bn_calibration": bn_calibration})
@@ -557,7 +633,12 @@ def _export(names, out, batch, dynamic, force, bn_calibration, log, exporter, dy
             results[key] = m
             mib = m["files"]["onnx"]["bytes"] / 2**20
             if is_family:
-                ins = ", ".join(f"{i['name']} {i['dtype']} {i['shape']}" for i in m["inputs"])
+                shown = [i for i in m["inputs"] if not i["name"].startswith("past_key_values.")]
+                ins = ", ".join(f"{i['name']} {i['dtype']} {i['shape']}" for i in shown)
+                if len(shown) < len(m["inputs"]):
+                    past = next(i for i in m["inputs"] if i["name"].startswith("past_key_values."))
+                    ins += (f", {len(m['inputs']) - len(shown)} past_key_values.* "
+                            f"{past['dtype']} {past['shape']}")
                 log(f"{st}: {mib:.1f} MiB, {m['onnx_nodes']} nodes, in {ins}, ort vs torch rel "
                     f"L2 {m['ort_vs_torch_rel_l2']:.1e}, {m['export_s']:.1f} s")
             else:
@@ -576,6 +657,8 @@ def main():
             print(f"{name:<30} {r}x{r}{'  (quick)' if name in QUICK else ''}")
         for name in family_names():
             print(f"{name:<30} (families.py)")
+        for name in family_with_past():
+            print(f"{name:<30} (families.py, decoder with past)")
         return 0
     names = parse_models(args.models)
     if args.batch < 1:

@@ -34,6 +34,34 @@ TEXT_BATCH = 2
 TEXT_LENGTH = 64
 TEXT_PAD = 23  # padded positions at the end of the second row
 
+# Decoders with a KV cache (past key/values in, present out), family
+# "decoder": GPT-2-small-sized, and the same decoder at 2 layers, 64 wide,
+# 256 tokens for tests. Not in names() ('families'): export_models.py takes
+# them by name or as 'decoders'. Their dynamic axes (batch, sequence, past)
+# are exported always, not only with --dynamic-batch.
+WITH_PAST = {
+    # name -> GPT2Config arguments
+    # initializer_range 0.1 (transformers' default is 0.02): at 0.02 the
+    # random decoder's greedy ids repeat one token whatever the prompt, and
+    # a comparison of 128 greedy ids would test one id; at 0.1 20 of the
+    # first 24 differ (smallest top-two logit gap 0.014, logits up to 13).
+    # Speed does not depend on the values.
+    "gpt2_past": dict(vocab_size=50257, n_embd=768, n_layer=12, n_head=12, n_positions=1024,
+                      initializer_range=0.1),
+    # initializer_range 0.3: at the default 0.02 a 2-layer random decoder
+    # repeats one token whatever the prompt, and a greedy reference would
+    # test little; at 0.3 the 16 greedy ids vary and the top two logits of
+    # every step are still >= 0.04 apart (logits up to about 9).
+    "gpt2_past_tiny": dict(vocab_size=256, n_embd=64, n_layer=2, n_head=4, n_positions=128,
+                           bos_token_id=0, eos_token_id=None, pad_token_id=None,
+                           initializer_range=0.3),
+}
+# The sample step of a with-past export: batch 2, 3 new tokens after 5 cached
+# ones (no size is 0 or 1, so torch.export keeps every axis symbolic).
+PAST_BATCH = 2
+PAST_SEQUENCE = 3
+PAST_LENGTH = 5
+
 Spec = collections.namedtuple("Spec", "model inputs outputs dynamic_axes")
 
 
@@ -42,6 +70,8 @@ def names():
 
 
 def family(name):
+    if name in WITH_PAST:
+        return "decoder"
     if name in TEXT_AUDIO:
         return TEXT_AUDIO[name]
     if name in OTHER:
@@ -83,6 +113,63 @@ def _text_axes(inputs, outputs):
     return axes
 
 
+def gpt2_past_config(name):
+    """The transformers GPT2Config of a WITH_PAST model."""
+    from transformers import GPT2Config
+    return GPT2Config(**WITH_PAST[name])
+
+
+def past_names(layers):
+    """The KV input and output names of a with-past decoder of LAYERS layers,
+    in the order of its inputs (after input_ids, attention_mask,
+    position_ids) and outputs (after logits)."""
+    ins = [f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    outs = [f"present.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    return ins, outs
+
+
+def gpt2_past_lm(name, seed):
+    """The GPT2LMHeadModel of a WITH_PAST model, weights from
+    torch.manual_seed(SEED)."""
+    import torch
+    from transformers import GPT2LMHeadModel
+    torch.manual_seed(seed)
+    return GPT2LMHeadModel(gpt2_past_config(name)).eval()
+
+
+def with_past_step(lm):
+    """Wraps LM as one decoder step over flat tensors: (input_ids [B, S],
+    attention_mask [B, P+S], position_ids [B, S], past key, past value per
+    layer [B, H, P, D]) -> (logits [B, S, V], present key, present value per
+    layer [B, H, P+S, D]), the layout of transformers' ONNX exports."""
+    import torch
+    import inspect
+    from transformers import DynamicCache
+    layers = lm.config.n_layer
+    # transformers 5.2x names the argument `cache`, earlier ones `past_key_values`.
+    params = inspect.signature(lm.forward).parameters
+    cache_arg = "cache" if "cache" in params else "past_key_values"
+
+    class Step(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lm = lm
+
+        def forward(self, *args):
+            input_ids, attention_mask, position_ids = args[:3]
+            past = args[3:]
+            cache = DynamicCache([(past[2 * i], past[2 * i + 1]) for i in range(layers)],
+                                 config=self.lm.config)
+            out = self.lm(input_ids=input_ids, attention_mask=attention_mask,
+                          position_ids=position_ids, use_cache=True, **{cache_arg: cache})
+            present = []
+            for layer in out.past_key_values.layers:
+                present += [layer.keys, layer.values]
+            return (out.logits, *present)
+
+    return Step().eval()
+
+
 def make(name, seed):
     """Builds NAME with weights from torch.manual_seed(SEED) and sample
     inputs from numpy's default_rng(SEED)."""
@@ -111,6 +198,26 @@ def make(name, seed):
         inputs = _text_inputs(rng, cfg.vocab_size)
         outs = ["logits"]
         return Spec(_wrap(m, list(inputs), outs), inputs, outs, _text_axes(inputs, outs))
+    if name in WITH_PAST:
+        lm = gpt2_past_lm(name, seed)
+        cfg = lm.config
+        b, s, p = PAST_BATCH, PAST_SEQUENCE, PAST_LENGTH
+        head_dim = cfg.n_embd // cfg.n_head
+        inputs = collections.OrderedDict(
+            input_ids=rng.integers(0, cfg.vocab_size, size=(b, s), dtype=np.int64),
+            attention_mask=np.ones((b, p + s), dtype=np.int64),
+            position_ids=np.tile(np.arange(p, p + s, dtype=np.int64), (b, 1)))
+        past_in, past_out = past_names(cfg.n_layer)
+        for n in past_in:
+            inputs[n] = rng.standard_normal((b, cfg.n_head, p, head_dim)).astype(np.float32)
+        outs = ["logits"] + past_out
+        axes = {"input_ids": {0: "batch", 1: "sequence"},
+                "attention_mask": {0: "batch", 1: "total_sequence"},
+                "position_ids": {0: "batch", 1: "sequence"},
+                "logits": {0: "batch", 1: "sequence"}}
+        axes.update({n: {0: "batch", 2: "past_sequence"} for n in past_in})
+        axes.update({n: {0: "batch", 2: "total_sequence"} for n in past_out})
+        return Spec(with_past_step(lm), inputs, outs, axes)
     if name == "t5_encoder":
         from transformers import T5Config, T5EncoderModel
         cfg = T5Config(vocab_size=32128, d_model=256, d_kv=32, d_ff=1024, num_layers=4,

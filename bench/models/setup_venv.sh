@@ -27,6 +27,16 @@
 #
 # Versions are pinned so exports are reproducible; override with
 # RECQ_TORCH_VERSION etc. (torch and torchvision must be a matching pair).
+#
+#   bash bench/models/setup_venv.sh --optimum   also the optimum-onnx overlay
+#
+# --optimum adds $venv/optimum-overlay for bench/models/export_optimum.py:
+# optimum-onnx 0.1.0 (the newest) needs transformers < 4.58 and optimum
+# 2.1, while the venv's transformers is 5.x; so transformers 4.57,
+# huggingface_hub < 1.0, tokenizers 0.22, optimum 2.1.0 and optimum-onnx
+# 0.1.0 go into a folder of their own (pip --target, --no-deps: 138 MB)
+# that export_optimum.py puts first on PYTHONPATH for its export step only.
+# Everything else (torch, onnx, safetensors, numpy...) is the venv's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${RECQ_BUILD_DIR:-build}
@@ -39,10 +49,34 @@ ort_v=${RECQ_ONNXRUNTIME_VERSION:-1.32.0}
 others=(numpy matplotlib pillow)
 
 case "$mode" in light|full) ;; *) echo "RECQ_MODELS_TORCH must be light or full" >&2; exit 2 ;; esac
+with_optimum=0
+for arg in "$@"; do
+  case "$arg" in
+    --optimum) with_optimum=1 ;;
+    *) echo "setup_venv: unknown argument '$arg' (expected --optimum)" >&2; exit 2 ;;
+  esac
+done
+optimum_reqs=("transformers>=4.57,<4.58" "huggingface_hub>=0.34,<1.0" "tokenizers>=0.22,<=0.23.0"
+              "optimum==2.1.0" "optimum-onnx==0.1.0")
+# install_optimum PY: the overlay beside the venv's packages (see above).
+install_optimum() {
+  local overlay="$venv/optimum-overlay"
+  if [ -f "$overlay/.recq-optimum-ready" ]; then
+    echo "setup_venv: $overlay is ready"
+    return 0
+  fi
+  rm -rf "$overlay"
+  "$1" -m pip install --quiet --disable-pip-version-check --no-deps --target "$overlay" \
+    "${optimum_reqs[@]}"
+  PYTHONPATH="$overlay" "$1" -c 'import transformers, optimum.exporters.onnx' >/dev/null
+  printf '%s\n' "${optimum_reqs[@]}" >"$overlay/.recq-optimum-ready"
+  du -sh "$overlay" | awk '{print "setup_venv: " $1 " in " $2}'
+}
 mkdir -p "$build"
 # The marker is written after the smoke test passed.
 if [ -f "$venv/.recq-models-ready" ] && "$venv/bin/python3" -c 'import torch, torchvision, onnx, onnxruntime, numpy, matplotlib' 2>/dev/null; then
   echo "setup_venv: $venv is ready ($("$venv/bin/python3" -c 'import torch; print("torch", torch.__version__)'))"
+  if [ "$with_optimum" = 1 ]; then install_optimum "$venv/bin/python3"; fi
   exit 0
 fi
 echo "setup_venv: creating $venv ($mode recipe: torch $torch_v, torchvision $torchvision_v, onnx $onnx_v, onnxruntime $ort_v)"
@@ -72,3 +106,4 @@ fi
 echo "$mode torch==$torch_v torchvision==$torchvision_v onnx==$onnx_v onnxruntime==$ort_v" \
   >"$venv/.recq-models-ready"
 du -sh "$venv" | awk '{print "setup_venv: " $1 " in " $2}'
+if [ "$with_optimum" = 1 ]; then install_optimum "$py"; fi

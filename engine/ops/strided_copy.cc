@@ -54,9 +54,13 @@ absl::Status EmitStridedCopy(LoweringContext& ctx, const Node& node, int64_t bas
   if (total >= (int64_t{1} << 31)) return Unsupported(node, "2^31 or more output elements");
   bool wrap = false;
   for (size_t i = 0; i < d3.size(); ++i) wrap |= m3[i] != d3[i];
-  const std::vector<std::string> options = {absl::StrCat("-DRANK=", d3.size()),
-                                            absl::StrCat("-DWRAP=", wrap ? 1 : 0)};
-  if (ctx.device().CpuKernels() && !wrap && d3.back() >= 4) {
+  std::vector<std::string> options = {absl::StrCat("-DRANK=", d3.size()),
+                                      absl::StrCat("-DWRAP=", wrap ? 1 : 0)};
+  // Tensors other than float32 (a bool or int64 mask) copy their bits.
+  const DataType dtype = ctx.graph().value(node.outputs[0]).desc.dtype;
+  const bool bits = dtype != DataType::kFloat32;
+  if (bits) options.push_back(absl::StrCat("-DCOPY_BITS=", TypedBits(dtype)));
+  if (ctx.device().CpuKernels() && !wrap && d3.back() >= 4 && !bits) {
     // CPUs: a row of the innermost dimension per item.
     const int64_t rows = total / d3.back();
     Dispatch d;
@@ -343,6 +347,7 @@ RECQ_REGISTER_OPS(StridedCopy) {
   OpDef slice;
   slice.type = kSlice;
   slice.infer = InferSlice;
+  slice.typed = true;  // any element type: a copy
   slice.variants = {{"strided_copy", nullptr, LowerSlice}};
   RECQ_RETURN_IF_ERROR(table.Add(std::move(slice)));
   RECQ_RETURN_IF_ERROR(table.AddOnnx({"", "Split", 2, 21, ImportSplit}));

@@ -3,6 +3,22 @@
 // dimensions, 1 to 8, held in the last RANK lanes of the int8 arguments;
 // WRAP 1 when some coordinate wraps around (Tile).
 
+// COPY_BITS (an unsigned integer type of the element's size): a tensor of
+// another element type than float (Slice of a bool or int64 mask), its
+// elements copied as bits; only `strided_copy` is built for it.
+#ifdef COPY_BITS
+#undef RECQ_T
+#undef RECQ_LOAD
+#undef RECQ_STORE
+#undef RECQ_LOAD16
+#undef RECQ_STORE16
+#define RECQ_T COPY_BITS
+#define RECQ_LOAD(p, i) ((p)[(i)])
+#define RECQ_STORE(p, i, v) ((p)[(i)] = (v))
+#define RECQ_LOAD16(p, i) vload16((i), (p))
+#define RECQ_STORE16(p, i, v) vstore16((v), (i), (p))
+#endif
+
 // y[i] = x[base + sum_d (coord_d(i) % mods_d) * strides_d], where coord_d is
 // i's coordinate in the output `dims`. Strides may be negative (a Slice with
 // a negative step) or 0 (a broadcast axis).

@@ -45,6 +45,7 @@ using Shape = std::vector<int64_t>;
 const OpType kAttention("Attention");
 const OpType kMatMul("MatMul");
 const OpType kGather("Gather");
+const OpType kSlice("Slice");
 
 // A view of a tensor's elements: dimension d of `shape` walks the strided
 // parts dims[d] (size, stride), outermost first, as one mixed-radix index.
@@ -174,8 +175,8 @@ std::optional<float> ScaleOf(const Editable& g, const Node& n, ValueId* x) {
 }
 
 // Forward returns the view of node `n`'s output given the view `in` of
-// the input it reads (a view op, a Transpose, a Gather of one index, or a
-// scalar Mul or Div), or nullopt.
+// the input it reads (a view op, a Transpose, a Gather of one index, a
+// Slice with unit steps, or a scalar Mul or Div), or nullopt.
 std::optional<StridedView> Forward(const Editable& g, const Node& n, const StridedView& in) {
   const Shape& out = g.values[n.outputs[0]].desc.shape;
   if (IsView(n.op)) return Reshaped(in, out);
@@ -223,6 +224,34 @@ std::optional<StridedView> Forward(const Editable& g, const Node& n, const Strid
     if (r.shape != out) return std::nullopt;
     return r;
   }
+  if (n.op == kSlice) {
+    // Unit steps along axes of one strided part (a packed QKV projection
+    // split into q, k and v): an offset and a shorter axis.
+    const auto* a = n.attrs.get_if<SliceAttrs>();
+    const int64_t rank = static_cast<int64_t>(in.shape.size());
+    if (a == nullptr || n.inputs.size() != 1) return std::nullopt;
+    StridedView r = in;
+    for (size_t k = 0; k < a->starts.size(); ++k) {
+      int64_t axis = a->axes.empty() ? static_cast<int64_t>(k) : a->axes[k];
+      if (axis < 0) axis += rank;
+      if (axis < 0 || axis >= rank || k >= a->ends.size()) return std::nullopt;
+      if (!a->steps.empty() && a->steps[k] != 1) return std::nullopt;
+      const int64_t dim = in.shape[axis];
+      auto clamp = [dim](int64_t v) {
+        return std::min(std::max(v < 0 ? v + dim : v, int64_t{0}), dim);
+      };
+      const int64_t begin = clamp(a->starts[k]), end = clamp(a->ends[k]);
+      if (end <= begin) return std::nullopt;
+      if (begin == 0 && end == dim) continue;
+      if (in.dims[axis].size() != 1) return std::nullopt;
+      const int64_t stride = in.dims[axis][0].second;
+      r.offset += begin * stride;
+      r.shape[axis] = end - begin;
+      r.dims[axis] = {{end - begin, stride}};
+    }
+    if (r.shape != out) return std::nullopt;
+    return r;
+  }
   ValueId x = kNoValue;
   if (ScaleOf(g, n, &x).has_value() && in.shape == out) return in;
   return std::nullopt;
@@ -248,7 +277,7 @@ Source SourceOf(const Editable& g, ValueId id, bool allow_scale) {
     if (p < 0 || !Plain(g.nodes[p])) break;
     const Node& n = g.nodes[p];
     ValueId in = kNoValue;
-    if (IsView(n.op) || n.op == OpType::kTranspose || n.op == kGather) {
+    if (IsView(n.op) || n.op == OpType::kTranspose || n.op == kGather || n.op == kSlice) {
       if (n.inputs.empty()) break;
       in = n.inputs[0];
     } else if (!allow_scale || !ScaleOf(g, n, &in).has_value()) {
@@ -410,6 +439,34 @@ std::optional<StridedView> OutputView(const Editable& g, const std::vector<int>&
   return v;
 }
 
+// NanGuard finds SDPA's guard after the softmax P, Where(IsNaN(P), 0, P)
+// (rows that see no key give zeros, not NaN), and returns its IsNaN and
+// Where nodes. The fused kernel's softmax never makes NaN of finite scores,
+// so the guard folds away; a NaN already in Q, K, V or the mask then stays
+// NaN where the guard would have written 0.
+std::optional<std::pair<int, int>> NanGuard(const Editable& g, ValueId p) {
+  if (g.IsOutput(p) || g.Uses(p) != 2) return std::nullopt;
+  int isnan = -1, where = -1;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.removed[i]) continue;
+    const Node& n = g.nodes[i];
+    if (std::find(n.inputs.begin(), n.inputs.end(), p) == n.inputs.end()) continue;
+    if (n.op == OpType("IsNaN") && n.inputs.size() == 1 && Plain(n)) {
+      isnan = static_cast<int>(i);
+    } else if (n.op == OpType("Where") && n.inputs.size() == 3 && Plain(n)) {
+      where = static_cast<int>(i);
+    }
+  }
+  if (isnan < 0 || where < 0) return std::nullopt;
+  const Node& w = g.nodes[where];
+  if (w.inputs[0] != g.nodes[isnan].outputs[0] || w.inputs[2] != p ||
+      OnlyConsumer(g, w.inputs[0]) != where || !IsScalar(g, w.inputs[1], 0.0f) ||
+      g.values[w.outputs[0]].desc != g.values[p].desc) {
+    return std::nullopt;
+  }
+  return std::make_pair(isnan, where);
+}
+
 // TryFuse fuses the attention whose score MatMul is node `qk`; false when
 // the nodes around it do not form the pattern.
 bool TryFuse(Editable& g, int qk) {
@@ -454,6 +511,11 @@ bool TryFuse(Editable& g, int qk) {
     }
     removed.push_back(n);
     cur = node.outputs[0];
+  }
+  if (std::optional<std::pair<int, int>> guard = NanGuard(g, cur)) {
+    removed.push_back(guard->first);
+    removed.push_back(guard->second);
+    cur = g.nodes[guard->second].outputs[0];
   }
   const int pv = OnlyConsumer(g, cur);
   if (pv < 0 || g.nodes[pv].op != kMatMul || !Plain(g.nodes[pv]) ||

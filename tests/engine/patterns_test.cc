@@ -216,6 +216,42 @@ TEST(PatternsTest, GeluLookAlikesAreLeftAlone) {
   ExpectMatchesUnfused(g, {2, 7, 19}, 26);
 }
 
+// GELU's tanh approximation as GPT-2 exports it (`cubic` the Pow's
+// coefficient: 0.044715, or a look-alike).
+Graph DecomposedGeluTanh(bool half_first, float cubic = 0.044715f) {
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {2, 7, 19});
+  TensorRef p = b.AddNode(OpType("Pow"), {x, Scalar(b, "three", 3.0f)});
+  TensorRef w = b.AddNode(OpType::kMul, {Scalar(b, "cubic", cubic), p});
+  TensorRef v = b.AddNode(OpType::kAdd, {x, w});
+  TensorRef u = b.AddNode(OpType::kMul, {v, Scalar(b, "c", std::sqrt(2.0f / float(M_PI)))});
+  TensorRef a = b.AddNode(OpType::kAdd, {b.AddNode(OpType("Tanh"), {u}), Scalar(b, "one", 1.0f)});
+  TensorRef y;
+  if (half_first) {
+    y = b.AddNode(OpType::kMul, {b.AddNode(OpType::kMul, {x, Scalar(b, "half", 0.5f)}), a});
+  } else {
+    y = b.AddNode(OpType::kMul, {b.AddNode(OpType::kMul, {x, a}), Scalar(b, "half", 0.5f)});
+  }
+  b.Output(y, "y");
+  return *std::move(b).Build();
+}
+
+TEST(PatternsTest, TanhGeluBecomesOneNode) {
+  for (bool half_first : {false, true}) {
+    SCOPED_TRACE(::testing::Message() << "half_first " << half_first);
+    Graph g = DecomposedGeluTanh(half_first);
+    RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, internal::RunPatternPasses(g));
+    ASSERT_EQ(fused.nodes().size(), 1u);
+    EXPECT_EQ(fused.nodes()[0].op, OpType("Gelu"));
+    ExpectMatchesUnfused(g, {2, 7, 19}, 27);
+  }
+  // Another cubic coefficient is not GELU.
+  Graph g = DecomposedGeluTanh(true, 0.05f);
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph after, internal::RunPatternPasses(g));
+  EXPECT_EQ(Count(after, OpType("Gelu")), 0);
+  ExpectMatchesUnfused(g, {2, 7, 19}, 28);
+}
+
 // torch.roll as exported: Concat(x[s:], x[:s]) along the rolled axis, on
 // axes 1 (shift 2, positive bounds) and 2 (shift -2 written with negative
 // starts and an INT64_MAX end), or a look-alike (`variant`): 1 a slice of
@@ -315,6 +351,7 @@ enum class AttentionForm {
   kDynamoSdpa,      // F.scaled_dot_product_attention through the dynamo exporter
   kBert,            // hand-written, Div by sqrt(d), additive [B, 1, 1, L] mask
   kSwinShifted,     // hand-written, q * scale, bias, window mask in 5-D
+  kGpt2Sdpa,        // GPT-2's packed QKV split by Slices, SDPA's NaN guard after the softmax
 };
 
 struct AttentionDims {
@@ -430,6 +467,23 @@ Graph AttentionGraph(AttentionForm form, const AttentionDims& s) {
       y = b.Reshape(Perm(b, o, {0, 2, 1, 3}), {B, L, E});
       break;
     }
+    case AttentionForm::kGpt2Sdpa: {
+      TensorRef x = b.Input("x", {B, L, E});
+      TensorRef qkv = Linear(b, x, E, 3 * E, 81);
+      auto heads = [&](int64_t i) {
+        TensorRef t = b.AddNode(OpType("Slice"), {qkv},
+                                internal::SliceAttrs{{i * E}, {(i + 1) * E}, {2}, {}});
+        return Perm(b, b.Reshape(t, {B, L, H, D}), {0, 2, 1, 3});
+      };
+      TensorRef sq = Scalar(b, "sqrt_scale", std::sqrt(scale));
+      TensorRef kt = b.AddNode(OpType::kMul, {Perm(b, heads(1), {0, 1, 3, 2}), sq});
+      TensorRef a = b.Softmax(Scores(b, b.AddNode(OpType::kMul, {heads(0), sq}), kt), -1);
+      TensorRef nan = b.AddNode(OpType("IsNaN"), {a});
+      a = b.AddNode(OpType("Where"), {nan, Scalar(b, "zero", 0.0f), a});
+      TensorRef o = b.AddNode(OpType("MatMul"), {a, heads(2)});
+      y = b.Reshape(Perm(b, o, {0, 2, 1, 3}), {B, L, E});
+      break;
+    }
   }
   b.Output(y, "y");
   absl::StatusOr<Graph> g = std::move(b).Build();
@@ -475,8 +529,9 @@ void ExpectAttentionMatchesUnfused(const Graph& g, const EngineOptions& options,
 
 TEST(PatternsTest, ExportedAttentionBecomesOneNode) {
   const AttentionDims dims[] = {{1, 17, 4, 8}, {2, 9, 2, 16}};
-  for (AttentionForm form : {AttentionForm::kTorchScriptMha, AttentionForm::kDynamoSdpa,
-                             AttentionForm::kBert, AttentionForm::kSwinShifted}) {
+  for (AttentionForm form :
+       {AttentionForm::kTorchScriptMha, AttentionForm::kDynamoSdpa, AttentionForm::kBert,
+        AttentionForm::kSwinShifted, AttentionForm::kGpt2Sdpa}) {
     for (const AttentionDims& s : dims) {
       SCOPED_TRACE(::testing::Message() << "form " << static_cast<int>(form) << ", B=" << s.b
                                         << " L=" << s.l << " H=" << s.h << " D=" << s.d);
@@ -722,6 +777,22 @@ std::string OnnxAttention(AttentionForm form, const AttentionDims& s) {
       y = reshape(transpose(m.Node("MatMul", {a, pick(2)}), {0, 2, 1, 3}), {B, L, E});
       break;
     }
+    case AttentionForm::kGpt2Sdpa: {
+      m.Input("x", {B, L, E});
+      const std::string qkv = linear("x", E, 3 * E, 81);
+      auto heads = [&](int64_t i) {
+        const std::string t = m.Node(
+            "Slice", {qkv, m.Ints({1}, {i * E}), m.Ints({1}, {(i + 1) * E}), m.Ints({1}, {2})});
+        return transpose(reshape(t, {B, L, H, D}), {0, 2, 1, 3});
+      };
+      const std::string sq = m.FloatData({}, {std::sqrt(1.0f / std::sqrt(static_cast<float>(D)))});
+      const std::string kt = m.Node("Mul", {transpose(heads(1), {0, 1, 3, 2}), sq});
+      std::string a = m.Node("Softmax", {m.Node("MatMul", {m.Node("Mul", {heads(0), sq}), kt})},
+                             {{"axis", {-1}}});
+      a = m.Node("Where", {m.Node("IsNaN", {a}), m.FloatData({}, {0.0f}), a});
+      y = reshape(transpose(m.Node("MatMul", {a, heads(2)}), {0, 2, 1, 3}), {B, L, E});
+      break;
+    }
   }
   m.Rename(y, "y");
   m.Output("y");
@@ -730,8 +801,9 @@ std::string OnnxAttention(AttentionForm form, const AttentionDims& s) {
 
 TEST(PatternsTest, ImportedOnnxAttentionBecomesOneNode) {
   const AttentionDims dims[] = {{1, 17, 4, 8}, {2, 9, 2, 16}};
-  for (AttentionForm form : {AttentionForm::kTorchScriptMha, AttentionForm::kDynamoSdpa,
-                             AttentionForm::kBert, AttentionForm::kSwinShifted}) {
+  for (AttentionForm form :
+       {AttentionForm::kTorchScriptMha, AttentionForm::kDynamoSdpa, AttentionForm::kBert,
+        AttentionForm::kSwinShifted, AttentionForm::kGpt2Sdpa}) {
     for (const AttentionDims& s : dims) {
       SCOPED_TRACE(::testing::Message() << "form " << static_cast<int>(form) << ", B=" << s.b
                                         << " L=" << s.l << " H=" << s.h << " D=" << s.d);

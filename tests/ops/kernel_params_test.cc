@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/ops/attention.h"
+#include "engine/ops/sampling.h"
 #include "gtest/gtest.h"
 #include "ops/op_test_util.h"
 #include "recq/engine.h"
@@ -99,6 +100,23 @@ std::function<absl::StatusOr<OpGraph>()> AttentionGraph(int64_t h, int64_t lq, i
 }
 
 constexpr Activation kRelu{ActivationKind::kRelu, 0.0f, 0.0f};
+
+// Sample over float16 logits [2, V] (float16 inputs: under fp16 storage a
+// float32 input would be rounded before the op and its ids would not be the
+// float32 reference's).
+std::function<absl::StatusOr<OpGraph>()> SampleGraph(int64_t vocab, internal::SampleMode mode) {
+  return [=]() {
+    OpGraphBuilder b;
+    TensorRef logits = b.Input("logits", {2, vocab}, -4.0f, 4.0f, DataType::kFloat16);
+    TensorRef step = b.Input("step", {1}, 0.0f, 1000.0f, DataType::kInt64);
+    internal::SampleAttrs a;
+    a.mode = mode;
+    a.k = 37;
+    a.p = 0.8f;
+    a.seed = 5;
+    return std::move(b).Build(internal::Sample(b.graph(), logits, step, a));
+  };
+}
 
 class KernelParamsTest : public ::testing::TestWithParam<SpaceCase> {};
 
@@ -221,6 +239,9 @@ std::vector<SpaceCase> Cases() {
       {"attention_gpu_l9x37_part2", "attention_gpu", gpu, AttentionGraph(2, 9, 37, 16), 12, 24},
       {"attention_gpu_l9x37_part3", "attention_gpu", gpu, AttentionGraph(2, 9, 37, 16), 24, 36},
       {"attention_gpu_l9x37_part4", "attention_gpu", gpu, AttentionGraph(2, 9, 37, 16), 36},
+      // 1001 logits: chunks and strides that do not divide the row.
+      {"sample_top_p_cpu", "sample", cpu, SampleGraph(1001, internal::SampleMode::kTopP)},
+      {"sample_top_k_gpu", "sample", gpu, SampleGraph(1001, internal::SampleMode::kTopK)},
   };
 }
 

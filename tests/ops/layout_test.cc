@@ -35,6 +35,21 @@ TEST(SliceTest, ChannelHalvesOfShuffleNet) {
   ExpectOp("Slice", {1, 116, 7, 9}, SliceAttrs{{58}, {116}, {1}, {}});
 }
 
+// Slice of other element types copies their bits (a bool attention mask
+// sliced to the keys, an int64 one, float16 data), negative steps too.
+TEST(SliceTest, EveryElementType) {
+  for (DataType type : {DataType::kBool, DataType::kInt64, DataType::kFloat16}) {
+    SCOPED_TRACE(DataTypeName(type));
+    for (const SliceAttrs& a :
+         {SliceAttrs{{0}, {9}, {3}, {}}, SliceAttrs{{-1, 2}, {-kMax, 7}, {1, 3}, {-2, 1}}}) {
+      OpGraphBuilder b;
+      TensorRef x = b.Input("x", {1, 5, 6, 13}, -50.0f, 50.0f, type);
+      TensorRef y = b.graph().AddNode(OpType("Slice"), {x}, a);
+      RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), Exact());
+    }
+  }
+}
+
 TEST(SliceTest, NegativeAxesStartsAndEnds) {
   ExpectOp("Slice", {2, 5, 6, 7}, SliceAttrs{{-4, 1}, {-1, 100}, {-1, -3}, {}});
 }

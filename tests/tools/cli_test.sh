@@ -125,4 +125,21 @@ if "$recq" bench "$tmp/m.onnx" --input-format=rgbx,kind=image --iterations=1 2>"
   fail "bench took an image input"
 fi
 grep -q "kind=image is for recq run" "$tmp/err.txt" || fail "bench kind=image: $(cat "$tmp/err.txt")"
+# recq generate on the 2-layer decoder: transformers' greedy ids, JSON out,
+# and a prompt too long for --max-length refused.
+dec="$src/tests/models/decoder"
+"$recq" generate "$dec/tiny_decoder.onnx" --prompt-ids=17,3,200,91,45,128,7,250 --max-new-tokens=24 \
+  --max-length=40 --repeat=1 --json="$tmp/gen.json" >"$tmp/gen.txt" || fail "recq generate"
+want=$(sed -n 's/^greedy //p' "$dec/golden.txt" | tr ' ' ',')
+grep -qF "ids (24): $want" "$tmp/gen.txt" || fail "recq generate ids: $(cat "$tmp/gen.txt")"
+python3 - "$tmp/gen.json" "$want" <<'PY' || fail "recq generate --json"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert ",".join(map(str, r["ids"])) == sys.argv[2], r["ids"]
+assert r["decode_tokens_per_s"] > 0 and r["kv_cache_bytes"] == 2 * 2 * 4 * 40 * 16 * 4, r
+PY
+if "$recq" generate "$dec/tiny_decoder.onnx" --prompt-ids=1,2,3,4 --max-length=4 2>"$tmp/err.txt"; then
+  fail "a prompt of max_length tokens ran"
+fi
+grep -q "leaves room for at most 3" "$tmp/err.txt" || fail "generate prompt length: $(cat "$tmp/err.txt")"
 echo "cli ok"

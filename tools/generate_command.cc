@@ -1,0 +1,204 @@
+#include "tools/generate_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "recq/generator.h"
+#include "recq/recq.h"
+#include "recq/status_macros.h"
+#include "tools/json_writer.h"
+#include "tools/latency_stats.h"
+
+ABSL_FLAG(std::string, prompt_ids, "",
+          "generate (also spelled --prompt-ids): the prompt's token ids, comma-separated "
+          "(default: --prompt-len ids drawn with a fixed seed)");
+ABSL_FLAG(int64_t, prompt_len, 16, "generate: prompt length when --prompt-ids is not given");
+ABSL_FLAG(int64_t, max_new_tokens, 32, "generate (also --max-new-tokens): tokens to generate");
+ABSL_FLAG(int64_t, max_length, 0,
+          "generate (also --max-length): KV cache rows, the longest sequence (default: prompt + "
+          "max_new_tokens)");
+ABSL_FLAG(std::string, sampling, "greedy",
+          "generate: greedy, or top_k=K[,temperature=T][,seed=S], or top_p=P[,...]");
+ABSL_FLAG(int64_t, eos_id, -1, "generate (also --eos-id): end-of-sequence id (-1: none)");
+ABSL_FLAG(int64_t, chunk, 16, "generate: decode steps enqueued between host reads");
+ABSL_FLAG(bool, profile_step, false,
+          "generate (also --profile-step): after the generations, time one step op by op and "
+          "print the device time per kernel variant, most first");
+ABSL_FLAG(int, repeat, 3,
+          "generate: timed generations after one warm-up; medians and percentiles over all");
+
+namespace recq::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return Percentile(v, 50);
+}
+
+}  // namespace
+
+absl::Status GenerateCommand(const std::string& model_path, const std::string& device,
+                             const std::string& backend, const std::string& json_path) {
+  std::vector<int64_t> prompt;
+  const std::string ids_text = absl::GetFlag(FLAGS_prompt_ids);
+  for (absl::string_view part : absl::StrSplit(ids_text, ',', absl::SkipEmpty())) {
+    int64_t id = 0;
+    if (!absl::SimpleAtoi(part, &id)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--prompt-ids: '", part, "' is not an integer id"));
+    }
+    prompt.push_back(id);
+  }
+  const int64_t max_new = absl::GetFlag(FLAGS_max_new_tokens);
+  const int64_t prompt_len =
+      prompt.empty() ? absl::GetFlag(FLAGS_prompt_len) : static_cast<int64_t>(prompt.size());
+  int64_t max_length = absl::GetFlag(FLAGS_max_length);
+  if (max_length == 0) max_length = prompt_len + max_new;
+  RECQ_ASSIGN_OR_RETURN(SamplingOptions sampling, ParseSampling(absl::GetFlag(FLAGS_sampling)));
+  const int repeat = std::max(1, absl::GetFlag(FLAGS_repeat));
+
+  ContextOptions context_options;
+  context_options.device = device;
+  RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(context_options));
+  const Clock::time_point start = Clock::now();
+  RECQ_ASSIGN_OR_RETURN(Graph graph, LoadDecoderOnnx(model_path, max_length));
+  GeneratorOptions options;
+  options.max_length = max_length;
+  options.sampling = sampling;
+  RECQ_ASSIGN_OR_RETURN(options.record.backend, ParseBackend(backend));
+  RECQ_ASSIGN_OR_RETURN(Generator gen, Generator::Create(context, graph, options));
+  const double setup_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  if (prompt.empty()) {
+    std::mt19937_64 rng(1234);
+    for (int64_t i = 0; i < prompt_len; ++i) prompt.push_back(int64_t(rng() % gen.vocab()));
+  }
+
+  GenerateOptions g;
+  g.max_new_tokens = max_new;
+  g.eos_id = absl::GetFlag(FLAGS_eos_id);
+  g.chunk = absl::GetFlag(FLAGS_chunk);
+  RECQ_RETURN_IF_ERROR(gen.Generate(prompt, g).status());  // warm-up
+  std::vector<double> prefill_tps, decode_tps, token_ms;
+  GenerateResult last;
+  for (int i = 0; i < repeat; ++i) {
+    RECQ_ASSIGN_OR_RETURN(last, gen.Generate(prompt, g));
+    prefill_tps.push_back(double(last.prompt_tokens) / (last.prefill_ms / 1e3));
+    const int64_t decoded = static_cast<int64_t>(last.tokens.size()) - 1;
+    if (decoded > 0) decode_tps.push_back(double(decoded) / (last.decode_ms / 1e3));
+    token_ms.insert(token_ms.end(), last.token_ms.begin(), last.token_ms.end());
+  }
+  const LatencyStats lat = Summarize(token_ms);
+  const DeviceInfo& info = context.device_info();
+  const double prefill = Median(prefill_tps);
+  const double decode = decode_tps.empty() ? 0 : Median(decode_tps);
+
+  std::printf("model: %s (max_length %lld, vocab %lld)\n", model_path.c_str(),
+              static_cast<long long>(max_length), static_cast<long long>(gen.vocab()));
+  std::printf("device: %s; backend: %s (%s); %zu dispatches per step; setup %.0f ms\n",
+              info.name.c_str(), BackendName(gen.recording().backend()),
+              gen.recording().backend_reason().c_str(), gen.recording().dispatch_count(), setup_ms);
+  std::printf("sampling: %s; chunk %lld\n", SamplingName(sampling).c_str(),
+              static_cast<long long>(g.chunk));
+  std::printf("prompt (%lld): %s\n", static_cast<long long>(prompt.size()),
+              absl::StrJoin(prompt, ",").c_str());
+  std::printf("ids (%zu): %s\n", last.tokens.size(), absl::StrJoin(last.tokens, ",").c_str());
+  std::printf("stop: %s (%s)\n", StopReasonName(last.stop), last.stop_detail.c_str());
+  std::printf("prefill: %.1f tokens/s; decode: %.1f tokens/s (medians of %d generations)\n",
+              prefill, decode, repeat);
+  std::printf("per-token decode latency: p50 %.3f ms, p99 %.3f ms (chunk time / steps)\n", lat.p50,
+              lat.p99);
+  std::printf("KV cache: %.2f MiB; intermediates %.2f MiB; weights %.2f MiB\n",
+              gen.kv_cache_bytes() / 1048576.0, gen.engine().stats().intermediate_bytes / 1048576.0,
+              gen.engine().stats().weight_bytes / 1048576.0);
+
+  if (absl::GetFlag(FLAGS_profile_step)) {
+    RECQ_ASSIGN_OR_RETURN(std::vector<DispatchProfile> profile, gen.ProfileStep());
+    // By variant: the label's part after the node name.
+    std::map<std::string, std::pair<double, int>> by_variant;
+    double total = 0;
+    for (const DispatchProfile& d : profile) {
+      const size_t slash = d.label.rfind('/');
+      auto& e = by_variant[slash == std::string::npos ? d.label : d.label.substr(slash + 1)];
+      e.first += d.device_ms;
+      e.second += 1;
+      total += d.device_ms;
+    }
+    std::vector<std::pair<double, std::string>> rows;
+    for (const auto& [name, e] : by_variant) {
+      rows.push_back({e.first, absl::StrCat(name, " x", e.second)});
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    std::printf("one step op by op: %zu dispatches, %.3f ms of device time\n", profile.size(),
+                total);
+    for (const auto& [ms, name] : rows) std::printf("  %9.3f ms  %s\n", ms, name.c_str());
+  }
+
+  if (!json_path.empty()) {
+    JsonWriter j;
+    j.BeginObject();
+    j.Key("model");
+    j.String(model_path);
+    j.Key("device");
+    j.String(info.name);
+    j.Key("driver");
+    j.String(info.driver_version);
+    j.Key("backend");
+    j.String(BackendName(gen.recording().backend()));
+    j.Key("dispatches_per_step");
+    j.Int(static_cast<int64_t>(gen.recording().dispatch_count()));
+    j.Key("max_length");
+    j.Int(max_length);
+    j.Key("sampling");
+    j.String(SamplingName(sampling));
+    j.Key("chunk");
+    j.Int(g.chunk);
+    j.Key("prompt");
+    j.BeginArray();
+    for (int64_t id : prompt) j.Int(id);
+    j.EndArray();
+    j.Key("ids");
+    j.BeginArray();
+    for (int64_t id : last.tokens) j.Int(id);
+    j.EndArray();
+    j.Key("stop");
+    j.String(StopReasonName(last.stop));
+    j.Key("generations");
+    j.Int(repeat);
+    j.Key("prefill_tokens_per_s");
+    j.Number(prefill);
+    j.Key("decode_tokens_per_s");
+    j.Number(decode);
+    j.Key("token_ms_p50");
+    j.Number(lat.p50);
+    j.Key("token_ms_p99");
+    j.Number(lat.p99);
+    j.Key("kv_cache_bytes");
+    j.Int(gen.kv_cache_bytes());
+    j.Key("intermediate_bytes");
+    j.Int(static_cast<int64_t>(gen.engine().stats().intermediate_bytes));
+    j.EndObject();
+    if (json_path == "-") {
+      std::printf("%s\n", j.str().c_str());
+    } else {
+      std::ofstream out(json_path);
+      out << j.str() << "\n";
+      if (!out) return absl::UnavailableError(absl::StrCat("cannot write '", json_path, "'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace recq::tools
