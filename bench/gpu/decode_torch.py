@@ -175,9 +175,13 @@ class Decoder:
         def reset():
             # The cache's rows are overwritten as positions advance: only its
             # length goes back (StaticCache.crop keeps the buffers' addresses).
+            # transformers versions without StaticLayer.crop (5.17) zero the
+            # buffers in place instead (StaticCache.reset).
             length = int(cache.get_seq_length())
-            if length:
+            if length and all(hasattr(layer, "crop") for layer in getattr(cache, "layers", [])):
                 cache.crop(-length)
+            elif length:
+                cache.reset()
 
         def prefill():
             reset()
