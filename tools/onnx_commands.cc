@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -229,13 +230,38 @@ absl::StatusOr<PrePostProcessing> ParsePrePost(const Graph& graph, const std::st
   return ppp;
 }
 
+absl::StatusOr<EngineOptions::Tuning> BuildTuning(const std::string& tuning) {
+  if (tuning.empty()) {
+    const char* env = std::getenv("RECQ_TUNING");
+    return env != nullptr && *env != '\0' ? EngineOptions::DefaultTuning()
+                                           : EngineOptions::Tuning::kExhaustive;
+  }
+  if (tuning == "exhaustive") return EngineOptions::Tuning::kExhaustive;
+  if (tuning == "fast") return EngineOptions::Tuning::kFast;
+  if (tuning == "off") return EngineOptions::Tuning::kOff;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--tuning=", tuning, ": expected exhaustive (build's default), fast or off"));
+}
+
+void PrintBuildTuningStart(EngineOptions::Tuning tuning) {
+  std::fprintf(stderr, "recq build: %s\n",
+               tuning == EngineOptions::Tuning::kExhaustive
+                   ? "tuning every kernel exhaustively (the tuning cache keeps the choices; "
+                     "--tuning=fast or --tuning=off builds sooner)"
+               : tuning == EngineOptions::Tuning::kFast
+                   ? "tuning within the fast tuner's budget (--tuning=fast)"
+                   : "not tuning: the kernels' heuristics (--tuning=off)");
+}
+
 absl::Status BuildEngineCommand(const std::string& model_path, const std::string& engine_path,
                                 const std::string& device_spec, const std::string& precision,
-                                const std::string& shapes) {
+                                const std::string& shapes, const std::string& tuning) {
   EngineOptions options;
   if (!precision.empty()) {
     RECQ_ASSIGN_OR_RETURN(options.precision, ParsePrecision(precision));
   }
+  RECQ_ASSIGN_OR_RETURN(options.tuning, BuildTuning(tuning));
+  options.tuning_budget_s = 1e9;
   if (engine_path.empty()) {
     return absl::InvalidArgumentError("recq build: name the engine file with -o FILE.recq");
   }
@@ -246,6 +272,7 @@ absl::Status BuildEngineCommand(const std::string& model_path, const std::string
   OnnxOptions load;
   RECQ_ASSIGN_OR_RETURN(load.profiles, ParseShapeProfiles(shapes));
   RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(model_path, load));
+  PrintBuildTuningStart(options.tuning);
   RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, graph, options));
   RECQ_RETURN_IF_ERROR(engine.SerializeToFile(engine_path));
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -257,6 +284,8 @@ absl::Status BuildEngineCommand(const std::string& model_path, const std::string
       engine_path.c_str(), model_path.c_str(), context.device_info().name.c_str(),
       context.device_info().platform_name.c_str(), context.device_info().driver_version.c_str(),
       stats.dispatches, bytes.size(), ms, stats.compile_ms, stats.warmup_ms);
+  std::printf("tuning: %zu keys, %zu from the tuning cache, %zu measured, %.1f ms\n",
+              stats.tuning_keys, stats.tuning_cache_hits, stats.tuning_measured, stats.tuning_ms);
   return absl::OkStatus();
 }
 
@@ -323,9 +352,10 @@ absl::Status InfoEngineFile(const std::string& path, absl::string_view bytes) {
   std::printf("graph: %s\n", s.has_graph ? "stored (re-lowerable on another device type)"
                                          : ("none: " + s.graph_missing_reason).c_str());
   if (!s.shape_profile.empty()) {
-    std::printf("shape profile: %s, %zu buckets (recq run|bench --shapes=... serve them all; "
-                "the bindings above are the first bucket's)\n",
-                s.shape_profile.c_str(), s.shape_buckets);
+    std::printf(
+        "shape profile: %s, %zu buckets (recq run|bench --shapes=... serve them all; "
+        "the bindings above are the first bucket's)\n",
+        s.shape_profile.c_str(), s.shape_buckets);
   }
   std::printf("dispatches (%zu, node/kernel variant):\n", s.dispatches.size());
   for (size_t i = 0; i < s.dispatches.size(); ++i) {

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "recq/engine.h"
 #include "recq/graph.h"
 #include "recq/preprocess.h"
 
@@ -72,12 +73,21 @@ struct RunModelOptions {
 // `device_spec` names (ContextOptions::device) and writes the engine file
 // (Engine::SerializeToFile), like trtexec --saveEngine. `shapes` sets
 // symbolic input dimensions as RunModelOptions::shapes does (fixed sizes: an
-// engine file holds one shape).
+// engine file holds one shape). Like trtexec it tunes every kernel by
+// default: `tuning` is "exhaustive", "fast" or "off" (EngineOptions::
+// tuning); empty takes $RECQ_TUNING where it is set, else exhaustive. How
+// it tunes is said on stderr before the compile starts.
 [[nodiscard]] absl::Status BuildEngineCommand(const std::string& model_path,
                                               const std::string& engine_path,
                                               const std::string& device_spec,
                                               const std::string& precision = "",
-                                              const std::string& shapes = "");
+                                              const std::string& shapes = "",
+                                              const std::string& tuning = "");
+
+// BuildTuning reads build's --tuning (empty: $RECQ_TUNING, else exhaustive);
+// PrintBuildTuningStart says on stderr how the build tunes.
+[[nodiscard]] absl::StatusOr<recq::EngineOptions::Tuning> BuildTuning(const std::string& tuning);
+void PrintBuildTuningStart(EngineOptions::Tuning tuning);
 
 // TuneModelCommand compiles the ONNX model with the auto-tuner
 // (EngineOptions::tuning kFast without its time budget, or kExhaustive),

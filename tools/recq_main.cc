@@ -109,6 +109,8 @@ ABSL_FLAG(int64_t, iterations, 0,
 ABSL_FLAG(bool, exhaustive, false,
           "tune: time every candidate of every key instead of kFast's few (no time budget)");
 ABSL_FLAG(std::string, o, "", "build: the engine file to write (MODEL.recq)");
+ABSL_FLAG(std::string, tuning, "",
+          "build: exhaustive (the default, as trtexec tunes every build), fast or off");
 ABSL_FLAG(std::string, json, "",
           "bench: write the full report (device, driver, options, every statistic) as JSON here");
 
@@ -267,13 +269,13 @@ int main(int argc, char** argv) {
   } else if (command == "export-mobilenet") {
     status = ExportMobileNet(absl::GetFlag(FLAGS_model), absl::GetFlag(FLAGS_resolution), args[2]);
   } else if (command == "build" && recq::tools::IsRangeProfile(absl::GetFlag(FLAGS_shapes))) {
-    status = recq::tools::ShapedBuildCommand(args[2], absl::GetFlag(FLAGS_o),
-                                             absl::GetFlag(FLAGS_shapes), absl::GetFlag(FLAGS_pad),
-                                             common.device, absl::GetFlag(FLAGS_precision));
+    status = recq::tools::ShapedBuildCommand(
+        args[2], absl::GetFlag(FLAGS_o), absl::GetFlag(FLAGS_shapes), absl::GetFlag(FLAGS_pad),
+        common.device, absl::GetFlag(FLAGS_precision), absl::GetFlag(FLAGS_tuning));
   } else if (command == "build") {
-    status = recq::tools::BuildEngineCommand(args[2], absl::GetFlag(FLAGS_o), common.device,
-                                             absl::GetFlag(FLAGS_precision),
-                                             absl::GetFlag(FLAGS_shapes));
+    status = recq::tools::BuildEngineCommand(
+        args[2], absl::GetFlag(FLAGS_o), common.device, absl::GetFlag(FLAGS_precision),
+        absl::GetFlag(FLAGS_shapes), absl::GetFlag(FLAGS_tuning));
   } else if (command == "tune") {
     status = recq::tools::TuneModelCommand(args[2], absl::GetFlag(FLAGS_exhaustive), common.device,
                                            absl::GetFlag(FLAGS_shapes));

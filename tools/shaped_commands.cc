@@ -22,6 +22,7 @@
 #include "recq/status_macros.h"
 #include "tools/json_writer.h"
 #include "tools/latency_stats.h"
+#include "tools/onnx_commands.h"
 
 namespace recq::tools {
 namespace {
@@ -97,10 +98,15 @@ std::string ProfilesText(const ShapeProfiles& profiles) {
 // name and whose stored pad values apply.
 absl::StatusOr<Loaded> Load(const std::string& model_path, const std::string& shapes,
                             const std::string& pad, const std::string& backend,
-                            const std::string& device, const std::string& precision = "") {
+                            const std::string& device, const std::string& precision = "",
+                            const EngineOptions::Tuning* tuning = nullptr) {
   OnnxOptions load;
   RECQ_ASSIGN_OR_RETURN(load.profiles, ParseShapeProfiles(shapes));
   ShapedEngineOptions options;
+  if (tuning != nullptr) {
+    options.engine.tuning = *tuning;
+    options.engine.tuning_budget_s = 1e9;
+  }
   RECQ_ASSIGN_OR_RETURN(options.pad_values, ParsePadValues(pad));
   RECQ_ASSIGN_OR_RETURN(options.backend, ParseBackend(backend));
   if (!precision.empty()) {
@@ -330,12 +336,16 @@ absl::Status ShapedRunCommand(const ShapedRunOptions& options) {
 
 absl::Status ShapedBuildCommand(const std::string& model_path, const std::string& engine_path,
                                 const std::string& shapes, const std::string& pad,
-                                const std::string& device, const std::string& precision) {
+                                const std::string& device, const std::string& precision,
+                                const std::string& tuning) {
   if (engine_path.empty()) {
     return absl::InvalidArgumentError("recq build: name the engine file with -o FILE.recq");
   }
+  RECQ_ASSIGN_OR_RETURN(const EngineOptions::Tuning build_tuning, BuildTuning(tuning));
+  PrintBuildTuningStart(build_tuning);
   const Clock::time_point start = Clock::now();
-  RECQ_ASSIGN_OR_RETURN(Loaded loaded, Load(model_path, shapes, pad, "auto", device, precision));
+  RECQ_ASSIGN_OR_RETURN(Loaded loaded,
+                        Load(model_path, shapes, pad, "auto", device, precision, &build_tuning));
   RECQ_RETURN_IF_ERROR(loaded.engine.SerializeToFile(engine_path));
   RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(engine_path));
   const ShapedEngineStats stats = loaded.engine.stats();

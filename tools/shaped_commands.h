@@ -71,12 +71,14 @@ struct ShapedBenchOptions {
 
 // ShapedBuildCommand compiles every bucket of the profile and writes them
 // as one engine file (ShapedEngine::Serialize) that run and bench load with
-// the same --shapes.
+// the same --shapes; `tuning` as BuildEngineCommand's (exhaustive when
+// empty).
 [[nodiscard]] absl::Status ShapedBuildCommand(const std::string& model_path,
                                               const std::string& engine_path,
                                               const std::string& shapes, const std::string& pad,
                                               const std::string& device,
-                                              const std::string& precision);
+                                              const std::string& precision,
+                                              const std::string& tuning = "");
 
 }  // namespace recq::tools
 
