@@ -112,7 +112,7 @@ struct IsInfAttrs {
 };
 
 // CumSum (engine/ops/scan_ops.cc): y = running sums of x along `axis`
-// (float32, float16, int32, int64); exclusive leaves out the element
+// (the float types and the integers of 16 bits or more); exclusive leaves out the element
 // itself, reverse runs from the end.
 inline constexpr OpType kCumSum("CumSum");
 struct CumSumAttrs {

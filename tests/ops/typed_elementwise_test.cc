@@ -298,7 +298,7 @@ TEST_P(CumSumTest, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(TypesAndFlags, CumSumTest,
                          ::testing::Combine(::testing::Values(DataType::kFloat32,
                                                               DataType::kFloat16, DataType::kInt64,
-                                                              DataType::kInt32),
+                                                              DataType::kInt32, DataType::kFloat64),
                                             ::testing::Values<int64_t>(1, -1), ::testing::Bool(),
                                             ::testing::Bool()),
                          [](const auto& info) {
