@@ -21,7 +21,9 @@ constexpr TypeInfo kTypes[] = {
     {DataType::kFloat32, "float32", "f32", 4, 1}, {DataType::kFloat16, "float16", "f16", 2, 10},
     {DataType::kInt64, "int64", "i64", 8, 7},     {DataType::kInt32, "int32", "i32", 4, 6},
     {DataType::kInt8, "int8", "i8", 1, 3},        {DataType::kUInt8, "uint8", "u8", 1, 2},
-    {DataType::kBool, "bool", "bool", 1, 9},
+    {DataType::kBool, "bool", "bool", 1, 9},      {DataType::kFloat64, "float64", "f64", 8, 11},
+    {DataType::kUInt16, "uint16", "u16", 2, 4},   {DataType::kInt16, "int16", "i16", 2, 5},
+    {DataType::kUInt32, "uint32", "u32", 4, 12},  {DataType::kUInt64, "uint64", "u64", 8, 13},
 };
 
 const TypeInfo& Info(DataType dtype) {
@@ -62,10 +64,12 @@ absl::StatusOr<DataType> ParseDataType(absl::string_view name) {
   }
   if (name == "float") return DataType::kFloat32;
   if (name == "half") return DataType::kFloat16;
+  if (name == "double") return DataType::kFloat64;
   return absl::InvalidArgumentError(
       absl::StrCat("unknown element type '", name,
                    "'; expected one of float32 (f32), float16 (f16), int64 (i64), int32 (i32), "
-                   "int8 (i8), uint8 (u8), bool"));
+                   "int8 (i8), uint8 (u8), bool, float64 (f64), uint16 (u16), int16 (i16), "
+                   "uint32 (u32), uint64 (u64)"));
 }
 
 absl::StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type) {
@@ -74,8 +78,8 @@ absl::StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type) {
   }
   return absl::UnimplementedError(
       absl::StrCat("element type ", OnnxTypeName(onnx_type),
-                   " is not supported; recq supports float32, float16, int64, int32, int8, uint8 "
-                   "and bool"));
+                   " is not supported; recq supports float32, float16, float64, int64, int32, "
+                   "int16, int8, uint64, uint32, uint16, uint8 and bool"));
 }
 
 std::string OnnxTypeName(int32_t onnx_type) {
@@ -90,7 +94,7 @@ std::string OnnxTypeName(int32_t onnx_type) {
 int32_t DataTypeToOnnx(DataType dtype) { return Info(dtype).onnx; }
 
 bool IsFloatingPoint(DataType dtype) {
-  return dtype == DataType::kFloat32 || dtype == DataType::kFloat16;
+  return dtype == DataType::kFloat32 || dtype == DataType::kFloat16 || dtype == DataType::kFloat64;
 }
 bool IsIntegral(DataType dtype) { return !IsFloatingPoint(dtype); }
 
@@ -174,6 +178,16 @@ absl::StatusOr<HostData> HostData::FromBytes(DataType dtype, absl::Span<const ui
       for (uint8_t& b : v) b = b != 0;
       return HostData(dtype, std::move(v));
     }
+    case DataType::kFloat64:
+      return HostData(copy(double{}));
+    case DataType::kUInt16:
+      return HostData(dtype, copy(uint16_t{}));
+    case DataType::kInt16:
+      return HostData(copy(int16_t{}));
+    case DataType::kUInt32:
+      return HostData(copy(uint32_t{}));
+    case DataType::kUInt64:
+      return HostData(copy(uint64_t{}));
   }
   return absl::InternalError("unknown DataType");
 }
@@ -196,6 +210,16 @@ HostData HostData::FromDoubles(DataType dtype, absl::Span<const double> values) 
       return HostData(dtype, Convert<uint8_t>(values, ToInteger<uint8_t>));
     case DataType::kBool:
       return HostData(dtype, Convert<uint8_t>(values, [](double v) -> uint8_t { return v != 0; }));
+    case DataType::kFloat64:
+      return HostData(std::vector<double>(values.begin(), values.end()));
+    case DataType::kUInt16:
+      return HostData(dtype, Convert<uint16_t>(values, ToInteger<uint16_t>));
+    case DataType::kInt16:
+      return HostData(Convert<int16_t>(values, ToInteger<int16_t>));
+    case DataType::kUInt32:
+      return HostData(Convert<uint32_t>(values, ToInteger<uint32_t>));
+    case DataType::kUInt64:
+      return HostData(Convert<uint64_t>(values, ToInteger<uint64_t>));
   }
   return HostData();
 }

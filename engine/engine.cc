@@ -132,6 +132,22 @@ absl::Status CheckTensorsFit(const Graph& graph, const DeviceInfo& device) {
   return absl::OkStatus();
 }
 
+// CheckFloat64 fails with Unimplemented, naming the tensor and the device,
+// when `graph` holds a float64 tensor and the device lacks cl_khr_fp64
+// (which every float64 kernel needs).
+absl::Status CheckFloat64(const Graph& graph, const DeviceInfo& device) {
+  for (const Value& v : graph.values()) {
+    if (v.desc.dtype != DataType::kFloat64) continue;
+    for (const std::string& e : device.extensions) {
+      if (e == "cl_khr_fp64") return absl::OkStatus();
+    }
+    return absl::UnimplementedError(absl::StrCat(
+        "tensor '", v.name, "' is float64; the device '", device.name,
+        "' lacks cl_khr_fp64, which recq's float64 kernels need (cast the model to float32)"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status CheckPlanFits(const internal::DispatchList& list, const DeviceInfo& device) {
@@ -315,6 +331,7 @@ absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(
   auto start = std::chrono::steady_clock::now();
   RECQ_RETURN_IF_ERROR(CheckPrecision(options.precision, context.device_info()));
   RECQ_RETURN_IF_ERROR(CheckTensorsFit(graph, context.device_info()));
+  RECQ_RETURN_IF_ERROR(CheckFloat64(graph, context.device_info()));
   auto state = std::make_shared<EngineState>(context);
   state->weight_cache = std::move(weights);
   state->options = options;

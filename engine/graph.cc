@@ -83,7 +83,7 @@ absl::StatusOr<TensorDesc> InferOutputShape(OpType op, const OpAttrs& attrs,
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (inputs[i] == nullptr) continue;
       half |= inputs[i]->dtype == DataType::kFloat16;
-      if (!IsFloatingPoint(inputs[i]->dtype)) {
+      if (inputs[i]->dtype != DataType::kFloat32 && inputs[i]->dtype != DataType::kFloat16) {
         return absl::UnimplementedError(
             absl::StrCat(op.name(), " input ", i, " is ", inputs[i]->ToString(),
                          "; the op takes float32 only (float16 under fp16 storage)"));

@@ -50,7 +50,8 @@ absl::Status BadInput(const std::string& name, const std::string& what) {
 absl::StatusOr<PreprocessAttrs> Resolve(const std::string& name, InputPreprocess in,
                                         const TensorDesc& model) {
   const auto& m = model.shape;
-  if (m.size() != 4 || (m[1] != 1 && m[1] != 3) || !IsFloatingPoint(model.dtype)) {
+  if (m.size() != 4 || (m[1] != 1 && m[1] != 3) || model.dtype == DataType::kFloat64 ||
+      !IsFloatingPoint(model.dtype)) {
     return BadInput(name, absl::StrCat("the model input is ", model.ToString(),
                                        "; preprocessing needs [N, 1 or 3, H, W] of float32 or "
                                        "float16"));

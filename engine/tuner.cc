@@ -210,7 +210,7 @@ bool Tuner::KeyOf(const Node& node, const LoweringContext& ctx, std::string* key
     const Value& v = ctx.graph().value(id);
     // Float tensors: float32, or float16 under fp16 storage (the precision
     // is part of the device key).
-    if (!IsFloatingPoint(v.desc.dtype)) return false;
+    if (v.desc.dtype != DataType::kFloat32 && v.desc.dtype != DataType::kFloat16) return false;
     absl::StrAppend(&shapes, " ", ShapeToString(v.desc.shape),
                     v.kind == Value::Kind::kConstant ? "c" : "");
   }

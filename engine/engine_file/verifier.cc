@@ -29,11 +29,12 @@ struct ElementTypeInfo {
 // recq's DataType; engine_file_test checks them against DataTypeSize and
 // DataTypeName.
 constexpr ElementTypeInfo kElementTypes[] = {
-    {0, "?"},     {4, "float32"}, {2, "float16"}, {8, "int64"},
-    {4, "int32"}, {1, "int8"},    {1, "uint8"},   {1, "bool"},
+    {0, "?"},     {4, "float32"}, {2, "float16"}, {8, "int64"},   {4, "int32"},
+    {1, "int8"},  {1, "uint8"},   {1, "bool"},    {8, "float64"}, {2, "uint16"},
+    {2, "int16"}, {4, "uint32"},  {8, "uint64"},
 };
 
-bool Defined(int element_type) { return element_type >= pb::FLOAT32 && element_type <= pb::BOOL; }
+bool Defined(int element_type) { return element_type >= pb::FLOAT32 && element_type <= pb::UINT64; }
 
 absl::Status Invalid(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("engine file: ", what));
@@ -195,7 +196,7 @@ absl::Status CheckDispatch(const pb::EngineFile& f, int d) {
 absl::Status CheckElementType(int element_type, absl::string_view what) {
   if (Defined(element_type)) return absl::OkStatus();
   return Invalid(absl::StrCat(what, " has element type ", element_type,
-                              "; expected 1 to 7 (FLOAT32 to BOOL)"));
+                              "; expected 1 to 12 (FLOAT32 to UINT64)"));
 }
 
 uint64_t ElementTypeSize(int element_type) {

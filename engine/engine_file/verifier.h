@@ -31,7 +31,7 @@ namespace recq::internal {
 // Errors as described in recq/engine_file.h; never aborts.
 [[nodiscard]] absl::StatusOr<engine_file::EngineFile> ParseEngineFile(absl::string_view bytes);
 
-// CheckElementType is OK for a defined element type (FLOAT32 to BOOL) and
+// CheckElementType is OK for a defined element type (FLOAT32 to UINT64) and
 // InvalidArgument naming `what` otherwise.
 [[nodiscard]] absl::Status CheckElementType(int element_type, absl::string_view what);
 

@@ -37,6 +37,7 @@ OnnxConstant ToConstant(HostTensorData data) {
   c.is_float = data.is_float();
   c.dtype = data.dtype;
   c.floats = std::move(data.floats);
+  c.doubles = std::move(data.doubles);
   c.ints = std::move(data.ints);
   return c;
 }

@@ -23,7 +23,8 @@ absl::StatusOr<DataType> FromOnnxType(int32_t data_type, absl::string_view what)
   if (t.ok()) return t;
   return absl::UnimplementedError(
       absl::StrCat(what, " has element type ", DataTypeName(data_type),
-                   "; recq supports float32, float16, int64, int32, int8, uint8 and bool"));
+                   "; recq supports float32, float16, float64, int64, int32, int16, int8, "
+                   "uint64, uint32, uint16, uint8 and bool"));
 }
 
 int32_t ToOnnxType(DataType dtype) { return DataTypeToOnnx(dtype); }
@@ -126,6 +127,26 @@ void FromBytes(const std::string& raw, HostTensorData& out) {
     case DataType::kBool:
       each(uint8_t{}, [&](uint8_t v) { out.ints.push_back(v != 0); });
       return;
+    case DataType::kFloat64:
+      each(double{}, [&](double v) {
+        out.doubles.push_back(v);
+        out.floats.push_back(static_cast<float>(v));
+      });
+      return;
+    case DataType::kUInt16:
+      each(uint16_t{}, [&](uint16_t v) { out.ints.push_back(v); });
+      return;
+    case DataType::kInt16:
+      each(int16_t{}, [&](int16_t v) { out.ints.push_back(v); });
+      return;
+    case DataType::kUInt32:
+      each(uint32_t{}, [&](uint32_t v) { out.ints.push_back(v); });
+      return;
+    case DataType::kUInt64:
+      // Held as int64: values of 2^63 and more wrap (only import-time
+      // folding reads them; device data keeps its bits).
+      each(uint64_t{}, [&](uint64_t v) { out.ints.push_back(static_cast<int64_t>(v)); });
+      return;
   }
 }
 
@@ -193,12 +214,19 @@ absl::StatusOr<HostTensorData> DecodeTensor(const onnx::TensorProto& tensor,
     FromBytes(raw, out);  // raw_data is little-endian, like every host recq runs on
     return out;
   }
-  // The typed fields: float_data, int64_data, and int32_data for the
-  // narrower integers, bool and float16 (its bits).
+  // The typed fields: float_data, double_data, int64_data, and int32_data
+  // for the narrower integers, bool and float16 (its bits).
   int64_t have = 0;
   switch (out.dtype) {
     case DataType::kFloat32:
       have = tensor.float_data_size();
+      break;
+    case DataType::kFloat64:
+      have = tensor.double_data_size();
+      break;
+    case DataType::kUInt32:
+    case DataType::kUInt64:
+      have = tensor.uint64_data_size();
       break;
     case DataType::kInt64:
       have = tensor.int64_data_size();
@@ -215,6 +243,10 @@ absl::StatusOr<HostTensorData> DecodeTensor(const onnx::TensorProto& tensor,
     case DataType::kFloat32:
       out.floats.assign(tensor.float_data().begin(), tensor.float_data().end());
       break;
+    case DataType::kFloat64:
+      out.doubles.assign(tensor.double_data().begin(), tensor.double_data().end());
+      out.floats.assign(tensor.double_data().begin(), tensor.double_data().end());
+      break;
     case DataType::kFloat16:
       for (int32_t v : tensor.int32_data()) {
         out.floats.push_back(HalfToFloat(static_cast<uint16_t>(v)));
@@ -225,6 +257,10 @@ absl::StatusOr<HostTensorData> DecodeTensor(const onnx::TensorProto& tensor,
       break;
     case DataType::kBool:
       for (int32_t v : tensor.int32_data()) out.ints.push_back(v != 0);
+      break;
+    case DataType::kUInt32:
+    case DataType::kUInt64:
+      for (uint64_t v : tensor.uint64_data()) out.ints.push_back(static_cast<int64_t>(v));
       break;
     default:
       out.ints.assign(tensor.int32_data().begin(), tensor.int32_data().end());

@@ -16,14 +16,16 @@ namespace recq::onnx_import {
 
 // A decoded tensor of one of recq's element types (recq/data_type.h).
 // Floating-point elements are held as floats (float16 converted), integers
-// and bools as int64, so that import-time folding has one path per kind.
+// and bools as int64, so that import-time folding has one path per kind;
+// float64 elements are kept in `doubles` too, at full precision.
 struct HostTensorData {
   std::string name;
   std::vector<int64_t> dims;
   int32_t data_type = 0;  // onnx::TensorProto::DataType
   DataType dtype = DataType::kFloat32;
-  std::vector<float> floats;  // float32, float16
-  std::vector<int64_t> ints;  // int64, int32, int8, uint8, bool
+  std::vector<float> floats;    // float32, float16, float64 (rounded)
+  std::vector<double> doubles;  // float64
+  std::vector<int64_t> ints;    // int64, int32, int8, uint8, bool
   bool is_float() const { return IsFloatingPoint(dtype); }
   int64_t size() const;
 };
@@ -32,7 +34,7 @@ struct HostTensorData {
 std::string DataTypeName(int32_t data_type);
 
 // FromOnnxType maps an onnx::TensorProto::DataType to recq's element type;
-// Unimplemented (naming `what`) for the ones recq has not (float64, string,
+// Unimplemented (naming `what`) for the ones recq has not (string,
 // bfloat16, uint16...).
 [[nodiscard]] absl::StatusOr<DataType> FromOnnxType(int32_t data_type, absl::string_view what);
 // ToOnnxType maps back.

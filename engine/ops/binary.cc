@@ -219,8 +219,11 @@ absl::Status FoldIntegers(OnnxNodeContext& n, OpType op,
   return n.DefineConstant(*std::move(out));
 }
 
-// Integer tensors (index and mask arithmetic) run the integer twins of
+// Integer tensors (index and mask arithmetic) and float64 ones (which the
+// float32 kernels here do not take) run the typed twins of
 // typed_elementwise.cc; a variadic Min or Max becomes a chain of them.
+bool TypedArithmetic(DataType t) { return IsIntegral(t) || t == DataType::kFloat64; }
+
 absl::Status EmitInteger(OnnxNodeContext& n, OpType op, const std::vector<ValueId>& inputs) {
   const OpType twin = IntegerOpFor(op);
   if (twin == op) {
@@ -288,7 +291,7 @@ RECQ_REGISTER_OPS(Binary) {
                RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(i));
                inputs.push_back(x);
              }
-             if (IsIntegral(n.desc(inputs[0]).dtype)) return EmitInteger(n, b.type, inputs);
+             if (TypedArithmetic(n.desc(inputs[0]).dtype)) return EmitInteger(n, b.type, inputs);
              return n.Emit(b.type, std::move(inputs), {});
            }
            std::vector<const OnnxConstant*> constants;
@@ -301,7 +304,7 @@ RECQ_REGISTER_OPS(Binary) {
            RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
            RECQ_ASSIGN_OR_RETURN(ValueId y, n.Input(1));
            if (b.type == kPow) return ImportPow(n, x, y);
-           if (IsIntegral(n.desc(x).dtype)) return EmitInteger(n, b.type, {x, y});
+           if (TypedArithmetic(n.desc(x).dtype)) return EmitInteger(n, b.type, {x, y});
            return n.Emit(b.type, {x, y}, {});
          }}};
     def.infer = [b](const OpAttrs&, InferInputs in) -> absl::StatusOr<TensorDesc> {

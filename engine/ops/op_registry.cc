@@ -262,6 +262,9 @@ HostData OnnxConstant::ToHostData() const {
     }
     case DataType::kInt64:
       return HostData(ints);
+    case DataType::kFloat64:
+      if (doubles.size() == floats.size()) return HostData(doubles);
+      return HostData(std::vector<double>(floats.begin(), floats.end()));
     default: {
       std::vector<double> values(ints.begin(), ints.end());
       return HostData::FromDoubles(t, values);

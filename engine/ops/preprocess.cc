@@ -85,7 +85,8 @@ absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
     }
   }
   const Shape& m = a->model.shape;
-  if (m.size() != 4 || (m[1] != 1 && m[1] != 3) || !IsFloatingPoint(a->model.dtype)) {
+  if (m.size() != 4 || (m[1] != 1 && m[1] != 3) || a->model.dtype == DataType::kFloat64 ||
+      !IsFloatingPoint(a->model.dtype)) {
     return Bad(kPreprocess, absl::StrCat("the model input ", a->model.ToString(),
                                          " is not [N, 1 or 3, H, W] of float32 or float16"));
   }

@@ -52,8 +52,9 @@ absl::StatusOr<TensorDesc> InferCumSum(const OpAttrs& attrs, InferInputs in) {
   RECQ_ASSIGN_OR_RETURN(const CumSumAttrs* a, AttrsOf<CumSumAttrs>(kCumSum, attrs));
   const DataType t = in[0]->dtype;
   if (t == DataType::kBool || t == DataType::kInt8 || t == DataType::kUInt8) {
-    return Bad(kCumSum, absl::StrCat("input is ", in[0]->ToString(),
-                                     "; expected float32, float16, int32 or int64"));
+    return Bad(kCumSum,
+               absl::StrCat("input is ", in[0]->ToString(),
+                            "; expected a float type or an integer type of 16 bits or more"));
   }
   RECQ_RETURN_IF_ERROR(
       NormalizeAxis(kCumSum, a->axis, static_cast<int64_t>(in[0]->shape.size()), false).status());

@@ -1,20 +1,6 @@
 // CumSum, Trilu, ArgMax and ArgMin (scan_ops.cc), built per element type:
-// KIND as TypedKind (0 float, 1 half, 2 long, 3 int, 4 char, 5 uchar), T
-// the storage type (Trilu: an unsigned integer of the element's size).
-
-#if KIND == 1
-#define LOAD(p, i) vload_half((i), (__global const half*)(p))
-#define STORE(v, p, i) vstore_half_rte((v), (i), (__global half*)(p))
-#define V float
-#elif KIND == 0
-#define LOAD(p, i) (p)[(i)]
-#define STORE(v, p, i) ((p)[(i)] = (v))
-#define V float
-#else
-#define LOAD(p, i) (p)[(i)]
-#define STORE(v, p, i) ((p)[(i)] = (v))
-#define V T
-#endif
+// KIND as TypedKind, T the storage type (Trilu: an unsigned integer of the
+// element's size); LOAD, STORE and V come from common.cl.
 
 #ifdef CUMSUM
 // One work-item per line along the axis (global size outer * inner): the

@@ -1,23 +1,9 @@
 // ScatterElements (scatter_elements.cc), built per element type (KIND as
-// TypedKind, T its storage type), index type (IDX_T: int or long) and
+// TypedKind, T its storage type; LOAD, STORE and V from common.cl), index type (IDX_T: int or long) and
 // REDUCTION (0 none, 1 add, 2 mul, 3 max, 4 min). `dims` is the output
 // (data) shape and `idims` the indices' shape, both padded to rank 8 with
 // leading 1s; `axis` is the scattered position among the 8 and `dim` the
 // data's size there. Global size: (number of output elements).
-
-#if KIND == 1
-#define LOAD(p, i) vload_half((i), (__global const half*)(p))
-#define STORE(v, p, i) vstore_half_rte((v), (i), (__global half*)(p))
-#define V float
-#elif KIND == 0
-#define LOAD(p, i) (p)[(i)]
-#define STORE(v, p, i) ((p)[(i)] = (v))
-#define V float
-#else
-#define LOAD(p, i) (p)[(i)]
-#define STORE(v, p, i) ((p)[(i)] = (v))
-#define V T
-#endif
 
 // y[i] = x[i], then each update whose index (along the axis, at i's other
 // coordinates) names i's coordinate on the axis is applied, in order.

@@ -1,5 +1,5 @@
 // ScatterND's update step (the output already holds a copy of data). KIND
-// as TypedKind (0 float, 1 half, 2 long, 3 int, 4 char, 5 uchar, 6 bool);
+// as TypedKind (LOAD, STORE and V from common.cl);
 // T the storage type (for scatter_nd, the unsigned type of the element's
 // size: elements are copied as bits); REDUCTION 1 add, 2 mul, 3 max, 4 min.
 // `dims` holds data's first k dimensions; `slice` is the number of elements
@@ -41,15 +41,7 @@ __kernel void scatter_nd(__global const long* restrict indices, __global const T
   y[recq_scatter_row(indices, r, k, dims) * slice + e] = updates[i];
 }
 
-#if KIND == 1
-#define LOAD(p, i) vload_half((i), (__global const half*)(p))
-#define STORE(v, p, i) vstore_half_rte((v), (i), (__global half*)(p))
-#define ACC float
-#else
-#define LOAD(p, i) (p)[(i)]
-#define STORE(v, p, i) ((p)[(i)] = (v))
-#define ACC T
-#endif
+#define ACC V
 
 #if REDUCTION == 1
 #define COMBINE(a, b) ((a) + (b))

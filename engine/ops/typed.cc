@@ -28,13 +28,23 @@ int TypedKind(DataType t) {
       return 5;
     case DataType::kBool:
       return 6;
+    case DataType::kFloat64:
+      return 7;
+    case DataType::kUInt16:
+      return 8;
+    case DataType::kInt16:
+      return 9;
+    case DataType::kUInt32:
+      return 10;
+    case DataType::kUInt64:
+      return 11;
   }
   return 0;
 }
 
 const char* TypedStorage(DataType t) {
-  static constexpr const char* kStorage[] = {"float", "ushort", "long", "int",
-                                             "char",  "uchar",  "uchar"};
+  static constexpr const char* kStorage[] = {"float", "ushort", "long",   "int",   "char", "uchar",
+                                             "uchar", "double", "ushort", "short", "uint", "ulong"};
   return kStorage[TypedKind(t)];
 }
 

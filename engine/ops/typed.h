@@ -91,6 +91,11 @@ inline constexpr OpType kIntMax("IntMax");
 // squaring in a's type (wrapping on overflow). A negative exponent gives
 // the truncated 1 / a^-b: 1 for a = 1, +-1 for a = -1, otherwise 0.
 inline constexpr OpType kIntPow("IntPow");
+// BitShiftLeft / BitShiftRight (ONNX BitShift, direction LEFT / RIGHT):
+// y = a << b or a >> b of unsigned integers, 0 where b is the type's width
+// or more.
+inline constexpr OpType kBitShiftLeft("BitShiftLeft");
+inline constexpr OpType kBitShiftRight("BitShiftRight");
 // IntegerOpFor returns the integer twin of Add, Sub, Mul, Div, Min or Max,
 // or `op` itself for any other op.
 OpType IntegerOpFor(OpType op);
@@ -107,7 +112,7 @@ struct IsInfAttrs {
 };
 
 // CumSum (engine/ops/scan_ops.cc): y = running sums of x along `axis`
-// (float32, float16, int32, int64); exclusive leaves out the element
+// (the float types and the integers of 16 bits or more); exclusive leaves out the element
 // itself, reverse runs from the end.
 inline constexpr OpType kCumSum("CumSum");
 struct CumSumAttrs {

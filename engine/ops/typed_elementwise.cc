@@ -55,6 +55,7 @@ enum class Family {
   kInteger,  // one integer type -> that type
   kIsFloat,  // float -> bool (IsNaN, IsInf)
   kSame,     // any numeric type -> that type (Sign)
+  kShift,    // one unsigned integer type -> that type (BitShift)
 };
 
 // One op: its kernel code (OP in typed_elementwise.cl), arity, family and
@@ -84,6 +85,8 @@ const ElementOp kOps[] = {
     {kIntMin, 14, 2, Family::kInteger, nullptr, 0},
     {kIntMax, 15, 2, Family::kInteger, nullptr, 0},
     {kIntPow, 16, 2, Family::kInteger, nullptr, 0},
+    {kBitShiftLeft, 17, 2, Family::kShift, nullptr, 0},
+    {kBitShiftRight, 18, 2, Family::kShift, nullptr, 0},
     {kNot, 20, 1, Family::kLogic, "Not", 1},
     {kIsNaN, 21, 1, Family::kIsFloat, "IsNaN", 9},
     {kIsInf, 22, 1, Family::kIsFloat, "IsInf", 10},
@@ -146,8 +149,10 @@ absl::StatusOr<TensorDesc> Infer(const ElementOp& op, InferInputs in) {
       }
       return TensorDesc{std::move(shape), DataType::kBool};
     case Family::kInteger:
-      if (!IsIntegral(t) || is_bool) {
-        return Bad(op.type, absl::StrCat("input is ", in[0]->ToString(), "; expected an integer"));
+      // float64 too, except for IntPow (integer exponents by squaring).
+      if ((!IsIntegral(t) || is_bool) && (t != DataType::kFloat64 || op.type == kIntPow)) {
+        return Bad(op.type, absl::StrCat("input is ", in[0]->ToString(),
+                                         "; expected an integer or float64"));
       }
       return TensorDesc{std::move(shape), t};
     case Family::kIsFloat:
@@ -155,6 +160,13 @@ absl::StatusOr<TensorDesc> Infer(const ElementOp& op, InferInputs in) {
         return Bad(op.type, absl::StrCat("input is ", in[0]->ToString(), "; expected a float"));
       }
       return TensorDesc{std::move(shape), DataType::kBool};
+    case Family::kShift:
+      if (t != DataType::kUInt8 && t != DataType::kUInt16 && t != DataType::kUInt32 &&
+          t != DataType::kUInt64) {
+        return Bad(op.type,
+                   absl::StrCat("input is ", in[0]->ToString(), "; expected an unsigned integer"));
+      }
+      return TensorDesc{std::move(shape), t};
     case Family::kSame:
       if (is_bool) {
         return Bad(op.type, absl::StrCat("input is ", in[0]->ToString(), "; expected numeric"));
@@ -214,8 +226,8 @@ absl::Status Import(const ElementOp& op, OnnxNodeContext& n) {
     return n.Invalid(absl::StrCat("has ", n.num_inputs(), " inputs; expected ", op.arity));
   }
   std::vector<const OnnxConstant*> c;
-  if (AllConstantInputs(n, &c) && static_cast<int>(c.size()) == op.arity && c[0] &&
-      (op.arity == 1 || c[1])) {
+  if (op.family != Family::kShift && AllConstantInputs(n, &c) &&
+      static_cast<int>(c.size()) == op.arity && c[0] && (op.arity == 1 || c[1])) {
     const bool same = op.family == Family::kSame;
     const int code = op.code;
     absl::StatusOr<OnnxConstant> out =
@@ -235,9 +247,26 @@ absl::Status Import(const ElementOp& op, OnnxNodeContext& n) {
   return n.Emit(op.type, std::move(in), {});
 }
 
+// ONNX BitShift: direction LEFT or RIGHT picks the op (run on the device
+// even for constant inputs, which folding would have to wrap per type).
+absl::Status ImportBitShift(OnnxNodeContext& n) {
+  RECQ_RETURN_IF_ERROR(n.CheckAttrs({"direction"}));
+  RECQ_ASSIGN_OR_RETURN(std::string direction, n.String("direction", ""));
+  if (direction != "LEFT" && direction != "RIGHT") {
+    return n.Invalid(absl::StrCat("direction is '", direction, "'; expected LEFT or RIGHT"));
+  }
+  if (n.num_inputs() != 2) {
+    return n.Invalid(absl::StrCat("has ", n.num_inputs(), " inputs; expected 2"));
+  }
+  RECQ_ASSIGN_OR_RETURN(ValueId x, n.Input(0));
+  RECQ_ASSIGN_OR_RETURN(ValueId y, n.Input(1));
+  return n.Emit(direction == "LEFT" ? kBitShiftLeft : kBitShiftRight, {x, y}, {});
+}
+
 }  // namespace
 
 RECQ_REGISTER_OPS(TypedElementwise) {
+  RECQ_RETURN_IF_ERROR(table.AddOnnx({"", "BitShift", 11, kOnnxOpsetMax, ImportBitShift}));
   for (const ElementOp& op : kOps) {
     OpDef def;
     def.type = op.type;

@@ -1,25 +1,8 @@
 // Element-wise kernels of any element type (typed_elementwise.cc), built
 // per op and type. KIND / OUT_KIND number the input / output type as
-// TypedKind does (0 float, 1 half, 2 long, 3 int, 4 char, 5 uchar, 6 bool);
-// T / OUT_T are their storage types (ushort for half, uchar for bool). OP
-// is the op's code. Global size: (number of output elements).
-
-#if KIND == 1
-#define LOAD(p, i) vload_half((i), (__global const half*)(p))
-#define V float
-#elif KIND == 0
-#define LOAD(p, i) (p)[(i)]
-#define V float
-#else
-#define LOAD(p, i) (p)[(i)]
-#define V T
-#endif
-
-#if OUT_KIND == 1
-#define STORE(v, p, i) vstore_half_rte((float)(v), (i), (__global half*)(p))
-#else
-#define STORE(v, p, i) ((p)[(i)] = (OUT_T)(v))
-#endif
+// TypedKind does (see common.cl); T / OUT_T are their storage types (ushort for half, uchar for
+// bool), read and written through common.cl's LOAD and STORE. OP is the
+// op's code. Global size: (number of output elements).
 
 #ifdef BINARY
 // y = a op b with numpy broadcasting: `dims` is the output shape padded to
@@ -56,7 +39,10 @@ __kernel void typed_binary(__global const T* restrict a, __global const T* restr
   STORE(x * m, y, i);
 #elif OP == 13
   // Truncates toward zero; x / -1 is -x (MIN / -1 would trap).
-#if KIND == 5
+#if KIND == 7
+  // float64 (which the float32 Div kernel does not take): IEEE division.
+  STORE(x / m, y, i);
+#elif RECQ_KIND_UNSIGNED(KIND)
   STORE(m == 0 ? (T)0 : (T)(x / m), y, i);
 #else
   STORE(m == 0 ? (T)0 : (m == (T)-1 ? (T)(-x) : (T)(x / m)), y, i);
@@ -79,6 +65,10 @@ __kernel void typed_binary(__global const T* restrict a, __global const T* restr
     }
   }
   STORE(r, y, i);
+#elif OP == 17
+  STORE(m >= (T)(sizeof(T) * 8) ? (T)0 : (T)(x << m), y, i);
+#elif OP == 18
+  STORE(m >= (T)(sizeof(T) * 8) ? (T)0 : (T)(x >> m), y, i);
 #endif
 }
 #endif

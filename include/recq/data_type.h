@@ -9,9 +9,19 @@
 //   kInt8           int8_t             1       INT8
 //   kUInt8          uint8_t            1       UINT8
 //   kBool           bool (0 or 1)      1       BOOL
+//   kFloat64        double             8       DOUBLE
+//   kUInt16         uint16_t           2       UINT16
+//   kInt16          int16_t            2       INT16
+//   kUInt32         uint32_t           4       UINT32
+//   kUInt64         uint64_t           8       UINT64
 //
 // On the device every type is stored as its C type (half as 16 bits read
 // with vload_half), so a buffer of n elements is n * DataTypeSize bytes.
+// float64 kernels need the device's cl_khr_fp64 (Engine::Compile says so
+// where it is missing); recq's float kernels take float32 (and float16
+// storage) only, so float64 runs through the typed ops (Cast, Where, the
+// comparisons, Add/Sub/Mul/Div/Min/Max, Mod, CumSum, the gathers, scatters
+// and copies).
 #ifndef RECQ_DATA_TYPE_H_
 #define RECQ_DATA_TYPE_H_
 
@@ -27,18 +37,32 @@
 
 namespace recq {
 
-enum class DataType { kFloat32, kFloat16, kInt64, kInt32, kInt8, kUInt8, kBool };
+enum class DataType {
+  kFloat32,
+  kFloat16,
+  kInt64,
+  kInt32,
+  kInt8,
+  kUInt8,
+  kBool,
+  kFloat64,
+  kUInt16,
+  kInt16,
+  kUInt32,
+  kUInt64,
+};
 
 // DataTypeSize is the size of one element in bytes.
 size_t DataTypeSize(DataType dtype);
 // DataTypeName renders "float32", "float16", "int64", "int32", "int8",
-// "uint8" or "bool".
+// "uint8", "bool", "float64", "uint16", "int16", "uint32" or "uint64".
 const char* DataTypeName(DataType dtype);
 // ParseDataType reads a DataTypeName or its short form (f32, f16, i64, i32,
-// i8, u8); InvalidArgument listing the names otherwise.
+// i8, u8, f64, u16, i16, u32, u64); InvalidArgument listing the names otherwise.
 absl::StatusOr<DataType> ParseDataType(absl::string_view name);
 // DataTypeFromOnnx maps an ONNX TensorProto.DataType number (FLOAT = 1,
-// UINT8 = 2, INT8 = 3, INT32 = 6, INT64 = 7, BOOL = 9, FLOAT16 = 10) to
+// UINT8 = 2, INT8 = 3, INT32 = 6, INT64 = 7, BOOL = 9, FLOAT16 = 10,
+// DOUBLE = 11, UINT16 = 4, INT16 = 5, UINT32 = 12, UINT64 = 13) to
 // recq's type; Unimplemented naming the ONNX type for the others.
 absl::StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type);
 // DataTypeToOnnx maps back.
@@ -47,7 +71,7 @@ int32_t DataTypeToOnnx(DataType dtype);
 // "float64", "string"...; "data type N" for an unknown one).
 std::string OnnxTypeName(int32_t onnx_type);
 
-// IsFloatingPoint: kFloat32 and kFloat16.
+// IsFloatingPoint: kFloat32, kFloat16 and kFloat64.
 bool IsFloatingPoint(DataType dtype);
 // The types that hold an integer value: the integers and bool.
 bool IsIntegral(DataType dtype);
@@ -84,6 +108,22 @@ template <>
 struct DataTypeOf<bool> {
   static constexpr DataType value = DataType::kBool;
 };
+template <>
+struct DataTypeOf<double> {
+  static constexpr DataType value = DataType::kFloat64;
+};
+template <>
+struct DataTypeOf<int16_t> {
+  static constexpr DataType value = DataType::kInt16;
+};
+template <>
+struct DataTypeOf<uint32_t> {
+  static constexpr DataType value = DataType::kUInt32;
+};
+template <>
+struct DataTypeOf<uint64_t> {
+  static constexpr DataType value = DataType::kUInt64;
+};
 
 // FloatToHalf rounds to the nearest IEEE half (ties to even; overflow to
 // infinity, NaN kept NaN); HalfToFloat is exact.
@@ -96,11 +136,16 @@ float HalfToFloat(uint16_t bits);
 class HostData {
  public:
   HostData() : HostData(std::vector<float>{}) {}
-  HostData(std::vector<float> v) : dtype_(DataType::kFloat32), v_(std::move(v)) {}  // NOLINT
-  HostData(std::vector<int64_t> v) : dtype_(DataType::kInt64), v_(std::move(v)) {}  // NOLINT
-  HostData(std::vector<int32_t> v) : dtype_(DataType::kInt32), v_(std::move(v)) {}  // NOLINT
-  HostData(std::vector<int8_t> v) : dtype_(DataType::kInt8), v_(std::move(v)) {}    // NOLINT
-  // `dtype` is kFloat16 (bits), kUInt8 or kBool (0 or 1), matching `v`.
+  HostData(std::vector<float> v) : dtype_(DataType::kFloat32), v_(std::move(v)) {}    // NOLINT
+  HostData(std::vector<int64_t> v) : dtype_(DataType::kInt64), v_(std::move(v)) {}    // NOLINT
+  HostData(std::vector<int32_t> v) : dtype_(DataType::kInt32), v_(std::move(v)) {}    // NOLINT
+  HostData(std::vector<int8_t> v) : dtype_(DataType::kInt8), v_(std::move(v)) {}      // NOLINT
+  HostData(std::vector<double> v) : dtype_(DataType::kFloat64), v_(std::move(v)) {}   // NOLINT
+  HostData(std::vector<int16_t> v) : dtype_(DataType::kInt16), v_(std::move(v)) {}    // NOLINT
+  HostData(std::vector<uint32_t> v) : dtype_(DataType::kUInt32), v_(std::move(v)) {}  // NOLINT
+  HostData(std::vector<uint64_t> v) : dtype_(DataType::kUInt64), v_(std::move(v)) {}  // NOLINT
+  // `dtype` is kFloat16 (bits) or kUInt16, kUInt8 or kBool (0 or 1),
+  // matching `v`.
   HostData(DataType dtype, std::vector<uint16_t> v) : dtype_(dtype), v_(std::move(v)) {}
   HostData(DataType dtype, std::vector<uint8_t> v) : dtype_(dtype), v_(std::move(v)) {}
 
@@ -132,7 +177,8 @@ class HostData {
  private:
   DataType dtype_;
   std::variant<std::vector<float>, std::vector<uint16_t>, std::vector<int64_t>,
-               std::vector<int32_t>, std::vector<int8_t>, std::vector<uint8_t>>
+               std::vector<int32_t>, std::vector<int8_t>, std::vector<uint8_t>, std::vector<double>,
+               std::vector<int16_t>, std::vector<uint32_t>, std::vector<uint64_t>>
       v_;
 };
 

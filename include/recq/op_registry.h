@@ -58,14 +58,18 @@ namespace recq {
 
 // A constant ONNX tensor (an initializer, a Constant node's value or a value
 // folded at import) as an op's import function sees it, row-major:
-// floating-point elements (float32, float16) as floats, integers and bools
-// as int64. `dtype` is the element type it has in the model.
+// floating-point elements (float32, float16, float64) as floats, integers
+// and bools as int64. `dtype` is the element type it has in the model. A
+// float64 tensor read from the model also keeps its exact values in
+// `doubles`, which ToHostData prefers; values folded at import are
+// computed from the floats.
 struct OnnxConstant {
   std::string name;
   std::vector<int64_t> dims;
   bool is_float = true;
-  std::vector<float> floats;  // is_float
-  std::vector<int64_t> ints;  // !is_float
+  std::vector<float> floats;    // is_float
+  std::vector<int64_t> ints;    // !is_float
+  std::vector<double> doubles;  // float64 from the model (else empty)
   // The model's element type; float32 where is_float and it is not a
   // floating-point type, int64 where !is_float and it is not integral (so
   // that folding code may set only is_float).

@@ -58,7 +58,8 @@ class Tensor {
   // Upload copies `data` into the tensor; `data.size()` must equal the
   // tensor's element count and the element type its dtype (float for
   // float32, uint16_t bits for float16, int64_t, int32_t, int8_t, uint8_t,
-  // bool).
+  // bool, double, int16_t, uint32_t, uint64_t; uint16 tensors take
+  // UploadBytes).
   [[nodiscard]] absl::Status Upload(absl::Span<const float> data) { return UploadAs(data); }
   [[nodiscard]] absl::Status Upload(absl::Span<const uint16_t> data) { return UploadAs(data); }
   [[nodiscard]] absl::Status Upload(absl::Span<const int64_t> data) { return UploadAs(data); }
@@ -66,6 +67,10 @@ class Tensor {
   [[nodiscard]] absl::Status Upload(absl::Span<const int8_t> data) { return UploadAs(data); }
   [[nodiscard]] absl::Status Upload(absl::Span<const uint8_t> data) { return UploadAs(data); }
   [[nodiscard]] absl::Status Upload(absl::Span<const bool> data) { return UploadAs(data); }
+  [[nodiscard]] absl::Status Upload(absl::Span<const double> data) { return UploadAs(data); }
+  [[nodiscard]] absl::Status Upload(absl::Span<const int16_t> data) { return UploadAs(data); }
+  [[nodiscard]] absl::Status Upload(absl::Span<const uint32_t> data) { return UploadAs(data); }
+  [[nodiscard]] absl::Status Upload(absl::Span<const uint64_t> data) { return UploadAs(data); }
   // UploadBytes copies exactly ByteSize() bytes of elements of the tensor's
   // dtype.
   [[nodiscard]] absl::Status UploadBytes(absl::Span<const uint8_t> bytes);

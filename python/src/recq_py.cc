@@ -105,6 +105,16 @@ py::dtype NumpyDtype(DataType dtype) {
       return py::dtype("uint8");
     case DataType::kBool:
       return py::dtype("bool");
+    case DataType::kFloat64:
+      return py::dtype("float64");
+    case DataType::kUInt16:
+      return py::dtype("uint16");
+    case DataType::kInt16:
+      return py::dtype("int16");
+    case DataType::kUInt32:
+      return py::dtype("uint32");
+    case DataType::kUInt64:
+      return py::dtype("uint64");
   }
   return py::dtype("float32");
 }
@@ -126,6 +136,16 @@ const char* BufferFormat(DataType dtype) {
       return "B";
     case DataType::kBool:
       return "?";
+    case DataType::kFloat64:
+      return "d";
+    case DataType::kUInt16:
+      return "H";
+    case DataType::kInt16:
+      return "h";
+    case DataType::kUInt32:
+      return "I";
+    case DataType::kUInt64:
+      return "Q";
   }
   return "B";
 }
@@ -453,6 +473,16 @@ DLDataType DlpackType(DataType dtype) {
       return {1, 8, 1};
     case DataType::kBool:
       return {6, 8, 1};  // kDLBool
+    case DataType::kFloat64:
+      return {2, 64, 1};  // kDLFloat
+    case DataType::kUInt16:
+      return {1, 16, 1};
+    case DataType::kInt16:
+      return {0, 16, 1};
+    case DataType::kUInt32:
+      return {1, 32, 1};
+    case DataType::kUInt64:
+      return {1, 64, 1};
   }
   return {1, 8, 1};
 }

@@ -23,6 +23,7 @@
 #include "reference/reference_executor.h"
 #include "testing/fault_layer_client.h"
 #include "testing/test_env.h"
+#include "testing/text_encoder.h"
 #include "tools/models/mobilenet.h"
 
 namespace recq {
@@ -164,6 +165,45 @@ TEST_P(BackendConformanceTest, MobileNetV1At64) {
   RECQ_ASSERT_OK_AND_ASSIGN(Graph graph, models::BuildMobileNetV1(options));
   RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), graph));
   ExpectMatchesReplay(engine, {5, 6});
+}
+
+// A BERT-style text encoder (testing/text_encoder.h): int64 input_ids and
+// attention_mask bound by name, the run-time Gather and the int64
+// Expand/Cast mask chain recorded like any other dispatch. The replay list
+// is checked against the CPU reference first (masked positions included),
+// then the backend bit for bit against it, with fresh masks per seed.
+TEST_P(BackendConformanceTest, TextEncoderWithMask) {
+  const Graph graph = testing::TextEncoder();
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), graph));
+  absl::StatusOr<Recording> rec = Record(engine);
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  RECQ_ASSERT_OK_AND_ASSIGN(Recording replay, engine.Record({Backend::kReplay}));
+  const TensorDesc out_desc = engine.outputs()[0].desc;
+  Tensor out = NewTensor(out_desc), expected_out = NewTensor(out_desc);
+  for (uint64_t seed : {31, 32, 33}) {
+    SCOPED_TRACE(::testing::Message() << "input seed " << seed);
+    const auto host = testing::TextEncoderInputs(seed);
+    Bindings b;
+    std::vector<Tensor> inputs;
+    for (const auto& [name, values] : host) {
+      RECQ_ASSERT_OK_AND_ASSIGN(Tensor t, testing::UploadHost(SharedContext(), values));
+      b.Set(name, t);
+      inputs.push_back(std::move(t));
+    }
+    auto run = [&](Recording& r, Tensor& o) {
+      EXPECT_TRUE(o.Fill(NAN).ok());
+      b.Set("hidden", o);
+      absl::Status status = r.Run(b);
+      EXPECT_TRUE(status.ok()) << status;
+      return Download(o);
+    };
+    const std::vector<float> expected = run(replay, expected_out);
+    RECQ_ASSERT_OK_AND_ASSIGN(auto reference, reference::RunReference(graph, host));
+    const reference::CompareResult cmp =
+        reference::Compare(expected, reference.at("hidden").data, 1e-4f, 1e-3f);
+    EXPECT_TRUE(cmp.ok()) << cmp.ToString();
+    EXPECT_TRUE(SameBits(run(*rec, out), expected));
+  }
 }
 
 // Past the qcom layer's max size (64 by default, 16 in the layer run): the

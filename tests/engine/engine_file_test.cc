@@ -363,8 +363,10 @@ TEST_F(EngineFileTest, EveryPayloadMutantTheVerifierAcceptsSummarizes) {
 // The verifier's element-type table (it reads messages without recq's
 // graph types) agrees with DataTypeSize and DataTypeName.
 TEST(EngineFileVerifierTest, ElementTypesAreRecqsDataTypes) {
-  for (DataType dtype : {DataType::kFloat32, DataType::kFloat16, DataType::kInt64, DataType::kInt32,
-                         DataType::kInt8, DataType::kUInt8, DataType::kBool}) {
+  for (DataType dtype :
+       {DataType::kFloat32, DataType::kFloat16, DataType::kInt64, DataType::kInt32, DataType::kInt8,
+        DataType::kUInt8, DataType::kBool, DataType::kFloat64, DataType::kUInt16, DataType::kInt16,
+        DataType::kUInt32, DataType::kUInt64}) {
     const int element_type = internal::ElementTypeOf(dtype);
     EXPECT_TRUE(internal::CheckElementType(element_type, "x").ok()) << DataTypeName(dtype);
     EXPECT_EQ(internal::ElementTypeSize(element_type), DataTypeSize(dtype)) << DataTypeName(dtype);
@@ -373,11 +375,11 @@ TEST(EngineFileVerifierTest, ElementTypesAreRecqsDataTypes) {
     ASSERT_TRUE(back.ok()) << back.status();
     EXPECT_EQ(*back, dtype);
   }
-  for (int undefined : {0, 8, -1, 42}) {
+  for (int undefined : {0, 13, -1, 42}) {
     const absl::Status s = internal::CheckElementType(undefined, "constant 3");
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(s.message(), absl::StrCat("engine file: constant 3 has element type ", undefined,
-                                        "; expected 1 to 7 (FLOAT32 to BOOL)"));
+                                        "; expected 1 to 12 (FLOAT32 to UINT64)"));
     EXPECT_EQ(internal::ElementTypeSize(undefined), 0u);
   }
 }

@@ -207,12 +207,24 @@ TEST(OnnxImporterTest, NonFloatInputIsUnimplemented) {
 
 TEST(OnnxImporterTest, ElementTypeRecqLacksIsUnimplemented) {
   ModelBuilder m;
+  m.Input("x", {4}, onnx::TensorProto::BFLOAT16);
+  m.Node("Relu", {"x"}, {"y"});
+  m.Output("y");
+  absl::StatusOr<Graph> g = LoadOnnxFromBytes(m.Bytes());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(g.status().message(), HasSubstr("'x' has element type bfloat16"));
+}
+
+// float64 loads, but only the typed ops take it: a float32 kernel's op
+// names the type.
+TEST(OnnxImporterTest, Float64IntoAFloat32OpIsUnimplemented) {
+  ModelBuilder m;
   m.Input("x", {4}, onnx::TensorProto::DOUBLE);
   m.Node("Relu", {"x"}, {"y"});
   m.Output("y");
   absl::StatusOr<Graph> g = LoadOnnxFromBytes(m.Bytes());
   EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(g.status().message(), HasSubstr("'x' has element type float64"));
+  EXPECT_THAT(g.status().message(), HasSubstr("Relu input 0 is 4 float64"));
 }
 
 TEST(OnnxImporterTest, DynamicDimensionIsInvalidArgument) {

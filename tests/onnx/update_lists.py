@@ -9,7 +9,9 @@ Every case lands in one list: PASS lines in expected_pass.txt, the others in
 excluded.txt with a category in front of the importer's (or the run's) own
 message, so that the list says why rather than "not implemented":
 
-  training-only, sequence/optional, string, float64/unsupported element type,
+  training-only, sequence/optional, string, unsupported element type (one
+  recq does not have: bfloat16, string...), type without a kernel (float64
+  or an integer into an op whose kernels take float32 only),
   data-dependent shape, empty tensor, unsupported: <op> (an op type recq does
   not import), unsupported variant (an attribute or input form of an op recq
   imports), fails (imports but computes a different result or fails to run).
@@ -47,6 +49,8 @@ def category(name, message):
         return "unsupported opset"
     if "element type" in m or "has element type" in m:
         return "unsupported element type"
+    if "takes float32 only" in m:
+        return "type without a kernel"
     return "unsupported variant"
 
 

@@ -12,7 +12,8 @@ namespace recq::optest {
 namespace {
 
 constexpr DataType kNumericTypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kInt64,
-                                      DataType::kInt32,   DataType::kInt8,    DataType::kUInt8};
+                                      DataType::kInt32,   DataType::kInt8,    DataType::kUInt8,
+                                      DataType::kFloat64};
 
 class ModTest : public ::testing::TestWithParam<std::tuple<DataType, bool>> {};
 

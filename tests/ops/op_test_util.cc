@@ -140,12 +140,27 @@ absl::Status RunOnce(const Context& context, const Engine& engine, Recording& re
       if (spec.dtype == DataType::kBool) v = v > 0 ? 1.0f : 0.0f;
       if (IsIntegral(spec.dtype) && spec.dtype != DataType::kBool) {
         // Rounded down and kept inside the type's range.
-        const float lo = spec.dtype == DataType::kInt8    ? -128.0f
-                         : spec.dtype == DataType::kUInt8 ? 0.0f
-                                                          : -1e9f;
-        const float hi = spec.dtype == DataType::kInt8    ? 127.0f
-                         : spec.dtype == DataType::kUInt8 ? 255.0f
-                                                          : 1e9f;
+        float lo = -1e9f, hi = 1e9f;
+        switch (spec.dtype) {
+          case DataType::kInt8:
+            lo = -128.0f, hi = 127.0f;
+            break;
+          case DataType::kUInt8:
+            lo = 0.0f, hi = 255.0f;
+            break;
+          case DataType::kInt16:
+            lo = -32768.0f, hi = 32767.0f;
+            break;
+          case DataType::kUInt16:
+            lo = 0.0f, hi = 65535.0f;
+            break;
+          case DataType::kUInt32:
+          case DataType::kUInt64:
+            lo = 0.0f;
+            break;
+          default:
+            break;
+        }
         v = std::clamp(std::floor(v), lo, hi);
       }
       if (spec.dtype == DataType::kFloat16) v = HalfToFloat(FloatToHalf(v));

@@ -20,12 +20,13 @@ using internal::CumSumAttrs;
 using internal::TriluAttrs;
 
 constexpr DataType kNumericTypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kInt64,
-                                      DataType::kInt32,   DataType::kInt8,    DataType::kUInt8};
+                                      DataType::kInt32,   DataType::kInt8,    DataType::kUInt8,
+                                      DataType::kFloat64};
 constexpr DataType kIntegerTypes[] = {DataType::kInt64, DataType::kInt32, DataType::kInt8,
                                       DataType::kUInt8};
 constexpr DataType kAllTypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kInt64,
                                   DataType::kInt32,   DataType::kInt8,    DataType::kUInt8,
-                                  DataType::kBool};
+                                  DataType::kBool,    DataType::kFloat64};
 
 std::string TypeName(DataType t) { return DataTypeName(t); }
 
@@ -132,6 +133,72 @@ INSTANTIATE_TEST_SUITE_P(OpsAndTypes, IntegerArithmeticTest,
                                   TypeName(std::get<1>(info.param));
                          });
 
+// float64 takes the same ops (the float32 kernels of Add, Sub, Mul, Div,
+// Min and Max do not): IEEE arithmetic in double, division by 0 included.
+class Float64ArithmeticTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Float64ArithmeticTest, BroadcastsAndMatchesReference) {
+  OpGraphBuilder b;
+  TensorRef x = b.Input("a", {3, 4, 5}, -120.0f, 120.0f, DataType::kFloat64);
+  TensorRef y = b.Input("b", {4, 1}, -3.0f, 3.0f, DataType::kFloat64);
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(b.graph().AddNode(OpType(GetParam()), {x, y})),
+                                Exact());
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, Float64ArithmeticTest,
+                         ::testing::Values("IntAdd", "IntSub", "IntMul", "IntDiv", "IntMin",
+                                           "IntMax"));
+
+TEST(Float64ArithmeticTest, PowIsRejected) {
+  GraphBuilder b;
+  TensorRef x = b.Input("a", {4}, DataType::kFloat64);
+  b.Output(b.AddNode(internal::kIntPow, {x, x}), "y");
+  absl::Status s = std::move(b).Build().status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("expected an integer"), std::string::npos) << s;
+}
+
+// The unsigned and 16-bit integer types through the same integer ops.
+INSTANTIATE_TEST_SUITE_P(WideTypes, IntegerArithmeticTest,
+                         ::testing::Combine(::testing::Values("IntAdd", "IntDiv", "IntMax"),
+                                            ::testing::Values(DataType::kUInt16, DataType::kInt16,
+                                                              DataType::kUInt32,
+                                                              DataType::kUInt64)),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param)) + "_" +
+                                  TypeName(std::get<1>(info.param));
+                         });
+
+class BitShiftTest : public ::testing::TestWithParam<std::tuple<bool, DataType>> {};
+
+TEST_P(BitShiftTest, BroadcastsAndMatchesReference) {
+  const auto [left, t] = GetParam();
+  OpGraphBuilder b;
+  // Shifts from 0 to past the width of uint8 and uint16 (which give 0).
+  TensorRef x = b.Input("a", {3, 4, 5}, 0.0f, 250.0f, t);
+  TensorRef y = b.Input("b", {4, 1}, 0.0f, 20.0f, t);
+  const OpType op = left ? internal::kBitShiftLeft : internal::kBitShiftRight;
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(b.graph().AddNode(op, {x, y})), Exact());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    DirectionsAndTypes, BitShiftTest,
+    ::testing::Combine(::testing::Bool(), ::testing::Values(DataType::kUInt8, DataType::kUInt16,
+                                                            DataType::kUInt32, DataType::kUInt64)),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param) ? "Left_" : "Right_") +
+             TypeName(std::get<1>(info.param));
+    });
+
+TEST(BitShiftTest, SignedIntegersAreRejected) {
+  GraphBuilder b;
+  TensorRef x = b.Input("a", {4}, DataType::kInt32);
+  b.Output(b.AddNode(internal::kBitShiftLeft, {x, x}), "y");
+  absl::Status s = std::move(b).Build().status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("unsigned"), std::string::npos) << s;
+}
+
 class IntPowTest : public ::testing::TestWithParam<DataType> {};
 
 TEST_P(IntPowTest, BroadcastsAndMatchesReference) {
@@ -231,7 +298,7 @@ TEST_P(CumSumTest, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(TypesAndFlags, CumSumTest,
                          ::testing::Combine(::testing::Values(DataType::kFloat32,
                                                               DataType::kFloat16, DataType::kInt64,
-                                                              DataType::kInt32),
+                                                              DataType::kInt32, DataType::kFloat64),
                                             ::testing::Values<int64_t>(1, -1), ::testing::Bool(),
                                             ::testing::Bool()),
                          [](const auto& info) {

@@ -12,7 +12,7 @@ namespace {
 
 constexpr DataType kAllTypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kInt64,
                                   DataType::kInt32,   DataType::kInt8,    DataType::kUInt8,
-                                  DataType::kBool};
+                                  DataType::kBool,    DataType::kFloat64};
 
 class CastTest : public ::testing::TestWithParam<std::tuple<DataType, DataType>> {};
 
@@ -32,6 +32,18 @@ INSTANTIATE_TEST_SUITE_P(AllPairs, CastTest,
                            return std::string(DataTypeName(std::get<0>(info.param))) + "_to_" +
                                   DataTypeName(std::get<1>(info.param));
                          });
+
+// The 16-bit and unsigned integer types, to and from float32 and int64.
+INSTANTIATE_TEST_SUITE_P(
+    WideTypes, CastTest,
+    ::testing::Combine(::testing::Values(DataType::kFloat32, DataType::kInt64, DataType::kUInt16,
+                                         DataType::kInt16, DataType::kUInt32, DataType::kUInt64),
+                       ::testing::Values(DataType::kUInt16, DataType::kInt16, DataType::kUInt32,
+                                         DataType::kUInt64)),
+    [](const auto& info) {
+      return std::string(DataTypeName(std::get<0>(info.param))) + "_to_" +
+             DataTypeName(std::get<1>(info.param));
+    });
 
 class WhereTest : public ::testing::TestWithParam<DataType> {};
 

@@ -18,6 +18,30 @@
 
 namespace recq::reference::detail {
 
+// WrapTo wraps an integer result to `t` (two's complement, as OpenCL's
+// integer arithmetic does): int32, int8 and uint8 wrap, int64 and bool
+// truncate toward zero; float values are returned as they are.
+inline double WrapTo(double v, DataType t) {
+  if (IsFloatingPoint(t)) return v;
+  const int64_t i = static_cast<int64_t>(v);
+  switch (t) {
+    case DataType::kInt32:
+      return static_cast<int32_t>(static_cast<uint32_t>(i));
+    case DataType::kInt8:
+      return static_cast<int8_t>(static_cast<uint8_t>(i));
+    case DataType::kUInt8:
+      return static_cast<uint8_t>(i);
+    case DataType::kInt16:
+      return static_cast<int16_t>(static_cast<uint16_t>(i));
+    case DataType::kUInt16:
+      return static_cast<uint16_t>(i);
+    case DataType::kUInt32:
+      return static_cast<uint32_t>(i);
+    default:
+      return static_cast<double>(i);
+  }
+}
+
 // NormalizeAxis maps `axis` in [-rank, rank) (or [-rank, rank] if
 // `inclusive_end`) to [0, rank) (or [0, rank]).
 inline absl::StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank, bool inclusive_end,

@@ -96,3 +96,46 @@ RECQ_DEFINE_VECTOR_ACTIVATE(float16, 16)
 #define RECQ_STORE8(p, i, v) vstore8((v), (i), (p))
 #define RECQ_STORE16(p, i, v) vstore16((v), (i), (p))
 #endif
+
+// Element access of the kernels built per element type (typed.cl's Cast
+// aside): -DKIND numbers the element type as TypedKind does (0 float,
+// 1 half, 2 long, 3 int, 4 char, 5 uchar, 6 bool as uchar 0/1, 7 double,
+// 8 ushort, 9 short, 10 uint, 11 ulong) and -DT is its storage type
+// (ushort for half). RECQ_KIND_UNSIGNED(k) is whether kind k is an
+// unsigned integer. LOAD(p, i) reads element
+// i as V, the type arithmetic runs in (float for float and half, T
+// otherwise); STORE(v, p, i) writes v to element i of an output of type
+// OUT_KIND / OUT_T where those are given (typed_elementwise.cl: bool
+// results of comparisons), else of type KIND / T. half is read and written
+// with vload_half / vstore_half_rte (no cl_khr_fp16 needed); double needs
+// cl_khr_fp64, which the lowering checks before it builds a double kernel.
+#define RECQ_KIND_UNSIGNED(k) ((k) == 5 || (k) == 8 || (k) == 10 || (k) == 11)
+#if defined(KIND) || defined(SRC_KIND)
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#endif
+#ifdef KIND
+#if KIND == 1
+#define LOAD(p, i) vload_half((i), (__global const half*)(p))
+#define V float
+#elif KIND == 0
+#define LOAD(p, i) (p)[(i)]
+#define V float
+#else
+#define LOAD(p, i) (p)[(i)]
+#define V T
+#endif
+#ifdef OUT_KIND
+#define RECQ_STORE_KIND OUT_KIND
+#define RECQ_STORE_T OUT_T
+#else
+#define RECQ_STORE_KIND KIND
+#define RECQ_STORE_T T
+#endif
+#if RECQ_STORE_KIND == 1
+#define STORE(v, p, i) vstore_half_rte((float)(v), (i), (__global half*)(p))
+#else
+#define STORE(v, p, i) ((p)[(i)] = (RECQ_STORE_T)(v))
+#endif
+#endif

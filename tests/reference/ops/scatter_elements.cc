@@ -11,25 +11,8 @@
 #include "reference/reference_util.h"
 
 namespace recq::reference {
-namespace {
 
 using namespace detail;  // NOLINT: the helpers of every reference op
-
-double Wrap(double v, DataType t) {
-  const int64_t i = static_cast<int64_t>(v);
-  switch (t) {
-    case DataType::kInt32:
-      return static_cast<int32_t>(static_cast<uint32_t>(i));
-    case DataType::kInt8:
-      return static_cast<int8_t>(static_cast<uint8_t>(i));
-    case DataType::kUInt8:
-      return static_cast<uint8_t>(i);
-    default:
-      return v;
-  }
-}
-
-}  // namespace
 
 RECQ_REGISTER_REFERENCE(ScatterElements) {
   return table.Add(internal::kScatterElements,
@@ -81,7 +64,7 @@ RECQ_REGISTER_REFERENCE(ScatterElements) {
                          default:
                            break;
                        }
-                       if (integral) r = Wrap(r, x.dtype);
+                       if (integral) r = WrapTo(r, x.dtype);
                        acc[offset] = static_cast<float>(r);
                      }
                      HostTensor y = x;

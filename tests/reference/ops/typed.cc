@@ -34,6 +34,16 @@ float CastValue(float v, DataType to) {
       return static_cast<float>(Saturate<uint8_t>(v));
     case DataType::kBool:
       return v != 0 ? 1.0f : 0.0f;
+    case DataType::kFloat64:
+      return v;
+    case DataType::kUInt16:
+      return static_cast<float>(Saturate<uint16_t>(v));
+    case DataType::kInt16:
+      return static_cast<float>(Saturate<int16_t>(v));
+    case DataType::kUInt32:
+      return static_cast<float>(Saturate<uint32_t>(v));
+    case DataType::kUInt64:
+      return static_cast<float>(Saturate<uint64_t>(v));
   }
   return v;
 }

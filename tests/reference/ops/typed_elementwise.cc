@@ -17,21 +17,6 @@ namespace {
 
 using namespace detail;  // NOLINT: the helpers of every reference op
 
-// Wraps an integer result to `t` (two's complement), as OpenCL does.
-double WrapTo(double v, DataType t) {
-  const int64_t i = static_cast<int64_t>(v);
-  switch (t) {
-    case DataType::kInt32:
-      return static_cast<int32_t>(static_cast<uint32_t>(i));
-    case DataType::kInt8:
-      return static_cast<int8_t>(static_cast<uint8_t>(i));
-    case DataType::kUInt8:
-      return static_cast<uint8_t>(i);
-    default:
-      return static_cast<double>(i);
-  }
-}
-
 double IntegerOp(OpType op, double a, double b) {
   const int64_t x = static_cast<int64_t>(a), m = static_cast<int64_t>(b);
   if (op == internal::kIntAdd) return static_cast<double>(x + m);
@@ -50,21 +35,38 @@ double IntegerOp(OpType op, double a, double b) {
   return static_cast<double>(x > m ? x : m);
 }
 
+// The same ops on float64, which runs them too (the float32 kernels of
+// Add, Sub, Mul, Div, Min and Max do not take it): IEEE arithmetic.
+double FloatOp(OpType op, double a, double b) {
+  if (op == internal::kIntAdd) return a + b;
+  if (op == internal::kIntSub) return a - b;
+  if (op == internal::kIntMul) return a * b;
+  if (op == internal::kIntDiv) return a / b;
+  if (op == internal::kIntMin) return std::min(a, b);
+  return std::max(a, b);
+}
+
 using BinaryFn = std::function<double(double, double)>;
 
-absl::Status AddBinary(ReferenceTable& table, OpType op, bool bool_out, BinaryFn f) {
-  return table.Add(
-      op, [op, bool_out, f](const Node& node, ReferenceInputs in) -> absl::StatusOr<HostTensor> {
-        if (absl::Status s = CheckArity(node, in, 2, 2); !s.ok()) return s;
-        absl::StatusOr<HostTensor> y =
-            Binary(*in[0], *in[1], OpTypeName(op), [&](float a, float b) {
-              const double r = f(a, b);
-              return static_cast<float>(bool_out ? r : WrapTo(r, in[0]->dtype));
-            });
-        if (!y.ok()) return y.status();
-        y->dtype = bool_out ? DataType::kBool : in[0]->dtype;
-        return y;
-      });
+// AddBinary registers `f` for `op`; with `float_f`, float64 inputs take it
+// instead.
+absl::Status AddBinary(ReferenceTable& table, OpType op, bool bool_out, BinaryFn f,
+                       BinaryFn float_f = nullptr) {
+  return table.Add(op,
+                   [op, bool_out, f, float_f](const Node& node,
+                                              ReferenceInputs in) -> absl::StatusOr<HostTensor> {
+                     if (absl::Status s = CheckArity(node, in, 2, 2); !s.ok()) return s;
+                     const BinaryFn& fn =
+                         float_f && in[0]->dtype == DataType::kFloat64 ? float_f : f;
+                     absl::StatusOr<HostTensor> y =
+                         Binary(*in[0], *in[1], OpTypeName(op), [&](float a, float b) {
+                           const double r = fn(a, b);
+                           return static_cast<float>(bool_out ? r : WrapTo(r, in[0]->dtype));
+                         });
+                     if (!y.ok()) return y.status();
+                     y->dtype = bool_out ? DataType::kBool : in[0]->dtype;
+                     return y;
+                   });
 }
 
 // One line along `axis` of `shape`: outer, length and inner extents.
@@ -96,10 +98,36 @@ RECQ_REGISTER_REFERENCE(TypedElementwise) {
   for (const auto& c : compares) {
     if (absl::Status s = AddBinary(table, c.op, true, c.f); !s.ok()) return s;
   }
+  // BitShift of unsigned integers: 0 from the type's width on, the result
+  // wrapped to the type.
+  for (bool left : {true, false}) {
+    const OpType op = left ? internal::kBitShiftLeft : internal::kBitShiftRight;
+    if (absl::Status s = table.Add(
+            op,
+            [op, left](const Node& node, ReferenceInputs in) -> absl::StatusOr<HostTensor> {
+              if (absl::Status s = CheckArity(node, in, 2, 2); !s.ok()) return s;
+              const int bits = static_cast<int>(DataTypeSize(in[0]->dtype)) * 8;
+              absl::StatusOr<HostTensor> y =
+                  Binary(*in[0], *in[1], OpTypeName(op), [&](float a, float b) {
+                    const uint64_t x = static_cast<uint64_t>(a), m = static_cast<uint64_t>(b);
+                    if (m >= static_cast<uint64_t>(bits)) return 0.0f;
+                    uint64_t r = left ? x << m : x >> m;
+                    if (bits < 64) r &= (uint64_t{1} << bits) - 1;
+                    return static_cast<float>(r);
+                  });
+              if (!y.ok()) return y.status();
+              y->dtype = in[0]->dtype;
+              return y;
+            });
+        !s.ok()) {
+      return s;
+    }
+  }
   for (OpType op : {internal::kIntAdd, internal::kIntSub, internal::kIntMul, internal::kIntDiv,
                     internal::kIntMin, internal::kIntMax, internal::kIntPow}) {
-    if (absl::Status s =
-            AddBinary(table, op, false, [op](double a, double b) { return IntegerOp(op, a, b); });
+    if (absl::Status s = AddBinary(
+            table, op, false, [op](double a, double b) { return IntegerOp(op, a, b); },
+            [op](double a, double b) { return FloatOp(op, a, b); });
         !s.ok()) {
       return s;
     }
