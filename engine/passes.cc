@@ -1,10 +1,12 @@
 #include "engine/passes.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "engine/fusion/elementwise_fusion.h"
 #include "engine/graph_edit.h"
 #include "engine/patterns/pattern_table.h"
 #include "recq/engine.h"
@@ -148,13 +150,21 @@ absl::StatusOr<Graph> FoldConstants(const Graph& graph, const Context& context) 
   return g.Build();
 }
 
-absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context) {
+bool FusionDisabledByEnvironment() {
+  const char* env = std::getenv("RECQ_FUSION");
+  return env != nullptr && absl::string_view(env) == "off";
+}
+
+absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context, bool fuse_elementwise) {
   RECQ_ASSIGN_OR_RETURN(Graph g, RemoveIdentities(graph));
   RECQ_ASSIGN_OR_RETURN(g, EliminateDeadNodes(g));
   RECQ_ASSIGN_OR_RETURN(g, FoldConstants(g, context));
   RECQ_ASSIGN_OR_RETURN(g, RunPatternPasses(g));
   RECQ_ASSIGN_OR_RETURN(g, FoldBatchNorm(g));
   RECQ_ASSIGN_OR_RETURN(g, FuseActivations(g));
+  if (fuse_elementwise) {
+    RECQ_ASSIGN_OR_RETURN(g, FuseElementwise(g));
+  }
   return g;
 }
 

@@ -24,9 +24,16 @@ namespace recq::internal {
 // EliminateDeadNodes drops nodes no graph output depends on.
 [[nodiscard]] absl::StatusOr<Graph> EliminateDeadNodes(const Graph& graph);
 
-// Optimize runs RemoveIdentities, EliminateDeadNodes, FoldConstants,
-// FoldBatchNorm and FuseActivations, in that order.
-[[nodiscard]] absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context);
+// Optimize runs RemoveIdentities, EliminateDeadNodes, FoldConstants, the
+// pattern passes, FoldBatchNorm, FuseActivations and, with
+// `fuse_elementwise`, FuseElementwise (engine/fusion/elementwise_fusion.h),
+// in that order.
+[[nodiscard]] absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context,
+                                             bool fuse_elementwise = true);
+
+// FusionDisabledByEnvironment: $RECQ_FUSION is "off" (Compile then runs
+// without FuseElementwise whatever EngineOptions::fuse_elementwise says).
+bool FusionDisabledByEnvironment();
 
 }  // namespace recq::internal
 
