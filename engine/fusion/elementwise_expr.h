@@ -49,6 +49,12 @@ inline std::string ActivationExpr(const Activation& act, const std::string& x) {
       return absl::StrCat("(", x, "*clamp(", x, "/6.0f+0.5f,0.0f,1.0f))");
     case ActivationKind::kSilu:
       return absl::StrCat("(", x, "/(1.0f+exp(-", x, ")))");
+    case ActivationKind::kGelu:
+      // recq_fused_erfc: fused_elementwise.cl's erfc for float and floatN.
+      return absl::StrCat("(0.5f*", x, "*recq_fused_erfc(", x, "*-0.70710678118654752f))");
+    case ActivationKind::kGeluTanh:
+      return absl::StrCat("(0.5f*", x, "*(1.0f+tanh(0.79788456080286536f*(", x, "+0.044715f*", x,
+                          "*", x, "*", x, "))))");
   }
   return "";
 }

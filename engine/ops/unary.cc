@@ -154,6 +154,14 @@ RECQ_REGISTER_OPS(Unary) {
         };
       }
     }
+    // Gelu is also an epilogue (ActivationKind::kGelu, kGeluTanh) that
+    // FuseActivations moves into the op before it (a MatMul's bias Add).
+    if (op.code == UnaryCode::kGelu) {
+      def.as_activation = [op](const Node& node) {
+        return Activation{CodeOf(op, node) == UnaryCode::kGeluTanh ? ActivationKind::kGeluTanh
+                                                                   : ActivationKind::kGelu};
+      };
+    }
     def.elementwise = [op](const Node& node, const std::vector<std::string>& x) -> std::string {
       return x.size() == 1 ? UnaryExpr(CodeOf(op, node), x[0]) : "";
     };
