@@ -139,6 +139,8 @@ class Fuser {
     for (size_t k = 0; k < leaves.size(); ++k) var[leaves[k]] = absl::StrCat("a", k);
     FusedElementwiseAttrs attrs;
     std::vector<std::string> ops;
+    std::vector<ValueId> step_id(g_.values.size(), kNoValue);
+    for (size_t k = 0; k < leaves.size(); ++k) step_id[leaves[k]] = static_cast<ValueId>(k);
     int next = 0;
     auto let = [&](const std::string& expr) {
       std::string t = absl::StrCat("t", next++);
@@ -152,6 +154,11 @@ class Fuser {
       std::string t = let(FindOp(node.op)->elementwise(node, operands));
       if (node.fused.kind != ActivationKind::kNone) t = let(ActivationExpr(node.fused, t));
       var[node.outputs[0]] = t;
+      Node step = node;
+      for (ValueId& in : step.inputs) in = step_id[in];
+      step_id[node.outputs[0]] = static_cast<ValueId>(leaves.size() + attrs.steps.size());
+      step.outputs = {step_id[node.outputs[0]]};
+      attrs.steps.push_back(std::move(step));
       ops.push_back(node.op.name());
       if (node.fused.kind != ActivationKind::kNone) {
         ops.push_back(ActivationKindName(node.fused.kind));

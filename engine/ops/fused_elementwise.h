@@ -31,6 +31,11 @@ struct FusedElementwiseAttrs {
   // The fused ops' types in graph order ("Add,Erf,Mul"), for profiles,
   // keys and tests.
   std::string ops;
+  // The fused nodes in graph order, as they were (op, attributes, fused
+  // activation), renumbered: input ids 0 .. n-1 are the fused node's
+  // inputs, id n + j the output of step j; the last step's is the output.
+  // What the CPU reference replays, independently of `body`.
+  std::vector<Node> steps;
 };
 
 }  // namespace recq::internal

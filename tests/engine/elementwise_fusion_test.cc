@@ -108,6 +108,12 @@ TEST(ElementwiseFusionTest, FusesATreeIntoOneNode) {
   EXPECT_EQ(fused.value(n.outputs[0]).name, "y");
   EXPECT_EQ(n.name, g.nodes().back().name);
   ExpectEngineMatches(g, {2, 3, 4}, seed + 2);
+  // The reference replays the fused steps: the fused graph computes what
+  // the original does.
+  auto in = reference::RandomTensor({2, 3, 4}, seed + 3);
+  auto cmp = reference::Compare(testing::ReferenceOutput(fused, "x", in, "y"),
+                                testing::ReferenceOutput(g, "x", in, "y"), 0.0f, 0.0f);
+  EXPECT_TRUE(cmp.ok()) << cmp.ToString();
 }
 
 TEST(ElementwiseFusionTest, AnIntermediateWithTwoConsumersStays) {
