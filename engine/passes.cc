@@ -77,10 +77,22 @@ absl::StatusOr<Graph> FuseActivations(const Graph& graph) {
     ValueId x = act.inputs[0];
     int p = g.Producer(x);
     if (p < 0 || g.Uses(x) != 1) continue;
+    // Through a view read once (GPT-2's Conv1D: Gemm, Reshape, GELU): the
+    // op before the view applies the activation, and the view then gives
+    // the activation's output.
+    int view = -1;
+    if (const OpDef* def = FindOp(g.nodes[p].op); def != nullptr && def->is_view) {
+      const ValueId v = g.nodes[p].inputs[0];
+      const int pp = g.Producer(v);
+      if (pp >= 0 && g.Uses(v) == 1 && !g.IsOutput(v) && AbsorbsActivation(g.nodes[pp].op)) {
+        view = p;
+        p = pp;
+      }
+    }
     Node& prev = g.nodes[p];
     if (!AbsorbsActivation(prev.op) || prev.fused.kind != ActivationKind::kNone) continue;
     prev.fused = ActivationOfNode(act);
-    prev.outputs[0] = act.outputs[0];
+    (view >= 0 ? g.nodes[view] : prev).outputs[0] = act.outputs[0];
     g.removed[i] = true;
   }
   return g.Build();

@@ -15,7 +15,8 @@ namespace recq::internal {
 // op's weights are constants and the BatchNorm is its only consumer.
 [[nodiscard]] absl::StatusOr<Graph> FoldBatchNorm(const Graph& graph);
 // FuseActivations moves an activation node into the op before it (Conv2D,
-// Gemm, BatchNorm, Add/Sub/Mul/Div, pools) when it is that op's only consumer.
+// Gemm, BatchNorm, Add/Sub/Mul/Div, pools) when it is that op's only
+// consumer, also across a view (Reshape) that is the op's only consumer.
 [[nodiscard]] absl::StatusOr<Graph> FuseActivations(const Graph& graph);
 // FoldConstants evaluates every node whose inputs are all constants on the
 // context's device (through an unoptimized engine of that one node) and
