@@ -335,10 +335,13 @@ absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(
   auto state = std::make_shared<EngineState>(context);
   state->weight_cache = std::move(weights);
   state->options = options;
+  state->options.fuse_elementwise =
+      options.fuse_elementwise && !internal::FusionDisabledByEnvironment();
   state->source_graph = graph;
   Graph optimized = graph;
   if (options.optimize) {
-    RECQ_ASSIGN_OR_RETURN(optimized, internal::Optimize(graph, context));
+    RECQ_ASSIGN_OR_RETURN(optimized,
+                          internal::Optimize(graph, context, state->options.fuse_elementwise));
   }
   const DeviceInfo& device = context.device_info();
   internal::LoweringTarget target;

@@ -29,6 +29,10 @@ const char* ActivationKindName(ActivationKind kind) {
       return "HardSwish";
     case ActivationKind::kSilu:
       return "Silu";
+    case ActivationKind::kGelu:
+      return "Gelu";
+    case ActivationKind::kGeluTanh:
+      return "GeluTanh";
   }
   return "?";
 }

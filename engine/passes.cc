@@ -1,10 +1,12 @@
 #include "engine/passes.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "engine/fusion/elementwise_fusion.h"
 #include "engine/graph_edit.h"
 #include "engine/patterns/pattern_table.h"
 #include "recq/engine.h"
@@ -75,10 +77,22 @@ absl::StatusOr<Graph> FuseActivations(const Graph& graph) {
     ValueId x = act.inputs[0];
     int p = g.Producer(x);
     if (p < 0 || g.Uses(x) != 1) continue;
+    // Through a view read once (GPT-2's Conv1D: Gemm, Reshape, GELU): the
+    // op before the view applies the activation, and the view then gives
+    // the activation's output.
+    int view = -1;
+    if (const OpDef* def = FindOp(g.nodes[p].op); def != nullptr && def->is_view) {
+      const ValueId v = g.nodes[p].inputs[0];
+      const int pp = g.Producer(v);
+      if (pp >= 0 && g.Uses(v) == 1 && !g.IsOutput(v) && AbsorbsActivation(g.nodes[pp].op)) {
+        view = p;
+        p = pp;
+      }
+    }
     Node& prev = g.nodes[p];
     if (!AbsorbsActivation(prev.op) || prev.fused.kind != ActivationKind::kNone) continue;
     prev.fused = ActivationOfNode(act);
-    prev.outputs[0] = act.outputs[0];
+    (view >= 0 ? g.nodes[view] : prev).outputs[0] = act.outputs[0];
     g.removed[i] = true;
   }
   return g.Build();
@@ -148,13 +162,21 @@ absl::StatusOr<Graph> FoldConstants(const Graph& graph, const Context& context) 
   return g.Build();
 }
 
-absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context) {
+bool FusionDisabledByEnvironment() {
+  const char* env = std::getenv("RECQ_FUSION");
+  return env != nullptr && absl::string_view(env) == "off";
+}
+
+absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context, bool fuse_elementwise) {
   RECQ_ASSIGN_OR_RETURN(Graph g, RemoveIdentities(graph));
   RECQ_ASSIGN_OR_RETURN(g, EliminateDeadNodes(g));
   RECQ_ASSIGN_OR_RETURN(g, FoldConstants(g, context));
   RECQ_ASSIGN_OR_RETURN(g, RunPatternPasses(g));
   RECQ_ASSIGN_OR_RETURN(g, FoldBatchNorm(g));
   RECQ_ASSIGN_OR_RETURN(g, FuseActivations(g));
+  if (fuse_elementwise) {
+    RECQ_ASSIGN_OR_RETURN(g, FuseElementwise(g));
+  }
   return g;
 }
 

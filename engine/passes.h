@@ -15,7 +15,8 @@ namespace recq::internal {
 // op's weights are constants and the BatchNorm is its only consumer.
 [[nodiscard]] absl::StatusOr<Graph> FoldBatchNorm(const Graph& graph);
 // FuseActivations moves an activation node into the op before it (Conv2D,
-// Gemm, BatchNorm, Add/Sub/Mul/Div, pools) when it is that op's only consumer.
+// Gemm, BatchNorm, Add/Sub/Mul/Div, pools) when it is that op's only
+// consumer, also across a view (Reshape) that is the op's only consumer.
 [[nodiscard]] absl::StatusOr<Graph> FuseActivations(const Graph& graph);
 // FoldConstants evaluates every node whose inputs are all constants on the
 // context's device (through an unoptimized engine of that one node) and
@@ -24,9 +25,16 @@ namespace recq::internal {
 // EliminateDeadNodes drops nodes no graph output depends on.
 [[nodiscard]] absl::StatusOr<Graph> EliminateDeadNodes(const Graph& graph);
 
-// Optimize runs RemoveIdentities, EliminateDeadNodes, FoldConstants,
-// FoldBatchNorm and FuseActivations, in that order.
-[[nodiscard]] absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context);
+// Optimize runs RemoveIdentities, EliminateDeadNodes, FoldConstants, the
+// pattern passes, FoldBatchNorm, FuseActivations and, with
+// `fuse_elementwise`, FuseElementwise (engine/fusion/elementwise_fusion.h),
+// in that order.
+[[nodiscard]] absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context,
+                                             bool fuse_elementwise = true);
+
+// FusionDisabledByEnvironment: $RECQ_FUSION is "off" (Compile then runs
+// without FuseElementwise whatever EngineOptions::fuse_elementwise says).
+bool FusionDisabledByEnvironment();
 
 }  // namespace recq::internal
 

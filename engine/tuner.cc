@@ -200,7 +200,21 @@ absl::StatusOr<std::unique_ptr<Prepared>> Prepare(const Context& context, const 
 
 bool Tuner::KeyOf(const Node& node, const LoweringContext& ctx, std::string* key) {
   const OpDef* def = FindOp(node.op);
-  if (def == nullptr || !def->export_onnx) return false;
+  if (def == nullptr) return false;
+  // The attributes: the node's ONNX form, else the op's own rendering
+  // (ops made by the passes, such as Attention and FusedElementwise).
+  std::string attrs;
+  if (def->export_onnx) {
+    KeyWriter writer;
+    if (!def->export_onnx(node, ctx.graph(), writer).ok()) return false;
+    attrs = std::move(writer.text);
+  } else if (def->tuning_attrs) {
+    attrs = def->tuning_attrs(node);
+    if (attrs.empty()) return false;
+    attrs = absl::StrCat(node.op.name(), " ", attrs);
+  } else {
+    return false;
+  }
   std::string shapes;
   for (ValueId id : node.inputs) {
     if (id == kNoValue) {
@@ -214,11 +228,9 @@ bool Tuner::KeyOf(const Node& node, const LoweringContext& ctx, std::string* key
     absl::StrAppend(&shapes, " ", ShapeToString(v.desc.shape),
                     v.kind == Value::Kind::kConstant ? "c" : "");
   }
-  KeyWriter attrs;
-  if (!def->export_onnx(node, ctx.graph(), attrs).ok()) return false;
   *key = absl::StrCat(node.op.name(), shapes, " -> ",
-                      ShapeToString(ctx.graph().value(node.outputs[0]).desc.shape), " {",
-                      attrs.text, "} act=", ActivationKindName(node.fused.kind));
+                      ShapeToString(ctx.graph().value(node.outputs[0]).desc.shape), " {", attrs,
+                      "} act=", ActivationKindName(node.fused.kind));
   return true;
 }
 

@@ -44,8 +44,9 @@ class Tuner {
   // CopyStatsTo fills the tuning fields of `stats`.
   void CopyStatsTo(EngineStats& stats) const;
 
-  // Key returns a node's tuning key (without the device part) and whether it
-  // has one (an op that can be written as ONNX, float32 inputs).
+  // KeyOf returns a node's tuning key (without the device part) and whether
+  // it has one: float inputs, and an op that can be written as ONNX or
+  // renders its attributes (OpDef::tuning_attrs).
   static bool KeyOf(const Node& node, const LoweringContext& ctx, std::string* key);
 
  private:

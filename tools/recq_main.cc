@@ -15,6 +15,7 @@
 //   recq generate MODEL.onnx [--prompt-ids=1,2,3] [--max-new-tokens=N] [--max-length=L]
 //                 [--sampling=greedy|top_k=K,...] [--chunk=K] [--json=FILE|-]
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -108,6 +109,9 @@ ABSL_FLAG(int64_t, iterations, 0,
           "bench: measure exactly this many inferences over all streams instead of --duration");
 ABSL_FLAG(bool, exhaustive, false,
           "tune: time every candidate of every key instead of kFast's few (no time budget)");
+ABSL_FLAG(bool, fusion, true,
+          "run, bench, build, tune: merge chains of element-wise ops into one kernel each; "
+          "--no-fusion (or $RECQ_FUSION=off) compiles without it");
 ABSL_FLAG(std::string, o, "", "build: the engine file to write (MODEL.recq)");
 ABSL_FLAG(std::string, tuning, "",
           "build: exhaustive (the default, as trtexec tunes every build), fast or off");
@@ -175,6 +179,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> spelled(argv, argv + argc);
   std::vector<char*> argv_fixed;
   for (std::string& a : spelled) {
+    if (a == "--no-fusion") a = "--nofusion";
     for (const char* dashed : {"--input-format", "--output-format", "--prompt-ids", "--prompt-len",
                                "--max-new-tokens", "--max-length", "--eos-id", "--profile-step"}) {
       const std::string d = dashed;
@@ -190,6 +195,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string command = args[1];
+  // Every Compile of the process reads it (EngineOptions::fuse_elementwise).
+  if (!absl::GetFlag(FLAGS_fusion)) setenv("RECQ_FUSION", "off", 1);
   // Progress (compiles, warm-up, measuring) on one rewritten line, only when
   // stderr is a terminal.
   recq::tools::StatusLine status_line(recq::tools::StderrIsTerminal());

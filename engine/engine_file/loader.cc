@@ -86,6 +86,7 @@ absl::StatusOr<std::shared_ptr<EngineState>> LoadEngineState(
   f.clear_shape_profile();
   EngineOptions options;
   options.optimize = f.options().optimize();
+  options.fuse_elementwise = f.options().fuse_elementwise();
   options.kernel_target = internal::KernelTargetOf(f.options().kernel_target());
   options.precision = internal::PrecisionOf(f.options().precision());
   options.warm_up = load.warm_up;

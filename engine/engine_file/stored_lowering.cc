@@ -231,7 +231,7 @@ absl::StatusOr<Lowered> LowerStoredGraph(const pb::EngineFile& f, const Context&
   }
   Graph optimized = *std::move(graph);
   if (options.optimize) {
-    RECQ_ASSIGN_OR_RETURN(optimized, Optimize(optimized, context));
+    RECQ_ASSIGN_OR_RETURN(optimized, Optimize(optimized, context, options.fuse_elementwise));
   }
   LoweringTarget target;
   static_cast<DeviceFacts&>(target) = facts;

@@ -40,6 +40,7 @@ absl::StatusOr<std::string> SerializeEngineState(const EngineState& state) {
   device->set_compute_units(state.lowered_for.compute_units);
   pb::Options* options = f.mutable_options();
   options->set_optimize(state.options.optimize);
+  options->set_fuse_elementwise(state.options.fuse_elementwise);
   switch (state.options.kernel_target) {
     case EngineOptions::KernelTarget::kAuto:
       options->set_kernel_target(pb::Options::AUTO);

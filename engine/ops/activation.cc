@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/fusion/elementwise_expr.h"
 #include "engine/ops/onnx_emitter.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
@@ -151,6 +152,9 @@ RECQ_REGISTER_OPS(Activation) {
       return *in[0];
     };
     def.as_activation = [op](const Node& node) { return ActivationOf(op, node); };
+    def.elementwise = [op](const Node& node, const std::vector<std::string>& x) -> std::string {
+      return x.size() == 1 ? ActivationExpr(ActivationOf(op, node), x[0]) : "";
+    };
     def.variants = {{"activation", nullptr, [op](LoweringContext& ctx, const Node& node) {
                        EmitActivation(ctx, node.inputs[0], node.outputs[0], ActivationOf(op, node));
                        return absl::OkStatus();

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/fusion/elementwise_expr.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "recq/status_macros.h"
@@ -352,6 +354,23 @@ std::vector<KernelParams> GpuSpace(const Node& node, const LoweringContext& ctx)
   return space;
 }
 
+// ViewKey renders a view for the tuner's key.
+std::string ViewKey(const char* name, const AttentionView& v) {
+  return absl::StrCat(" ", name, "=", v.offset, ",", v.batch_mod, ",", v.sb_lo, ",", v.sb_hi, ",",
+                      v.sh, ",", v.sr, ",", v.sc);
+}
+
+// TuningAttrs renders every attribute: nodes of equal keys compute the same
+// function of equally shaped inputs.
+std::string TuningAttrs(const Node& node) {
+  const auto& a = AttrsOr<AttentionAttrs>(node);
+  return absl::StrCat("batch=", a.batch, " heads=", a.heads, " lq=", a.lq, " lk=", a.lk,
+                      " dk=", a.dk, " dv=", a.dv, " scale=", FloatLiteral(a.scale),
+                      " causal=", a.causal, " causal_offset=", a.causal_offset, ViewKey("q", a.q),
+                      ViewKey("k", a.k), ViewKey("v", a.v), ViewKey("o", a.o),
+                      ViewKey("mask", a.mask), " out=", absl::StrJoin(a.out_shape, ","));
+}
+
 }  // namespace
 
 RECQ_REGISTER_OPS(Attention) {
@@ -366,6 +385,7 @@ RECQ_REGISTER_OPS(Attention) {
   def.variants[1].scratch_bytes = GpuSplitScratch;
   def.variants[2].param_space = GpuSpace;
   def.variants[3].param_space = CpuSpace;
+  def.tuning_attrs = TuningAttrs;
   return table.Add(std::move(def));
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/fusion/elementwise_expr.h"
 #include "engine/ops/constant_eval.h"
 #include "engine/ops/onnx_emitter.h"
 #include "engine/ops/op_table.h"
@@ -190,6 +191,22 @@ bool PowFastFits(const Node& node, const LoweringContext& ctx) {
   return e.has_value() && (*e == 2.0f || *e == 0.5f);
 }
 
+// BinaryExpr is recq_binary of binary.cl over `x` (identifiers), the
+// variadic ops folded left to right and Mean's 1/n applied.
+std::string BinaryExpr(const BinaryOp& b, const std::vector<std::string>& x) {
+  if (x.empty() || (!b.variadic && x.size() != 2)) return "";
+  static const char* const kFold[] = {"+", "-", "*", "/", "fmin", "fmax"};
+  if (b.code < 6) {
+    std::string e = FoldOperands(kFold[b.code], x);
+    if (b.type == kMean) {
+      e = absl::StrCat("(", e, "*", FloatLiteral(1.0f / static_cast<float>(x.size())), ")");
+    }
+    return e;
+  }
+  if (b.code == 6) return absl::StrCat("select(", x[0], ",", x[0], "*", x[1], ",", x[0], "<0.0f)");
+  return absl::StrCat("pow(", x[0], ",", x[1], ")");
+}
+
 // Arithmetic on two constants, folded at import: integers when both are
 // integer tensors (shape arithmetic; integer division truncates toward
 // zero, as ONNX's does), else float32 computed in double.
@@ -344,6 +361,9 @@ RECQ_REGISTER_OPS(Binary) {
                       {"binary_mid_rows", MidFits, LowerMid},
                       {"binary_broadcast", nullptr, LowerBroadcast}};
     }
+    def.elementwise = [b](const Node&, const std::vector<std::string>& x) {
+      return BinaryExpr(b, x);
+    };
     // Pow's fast path has no activation epilogue.
     def.absorbs_activation = op != kPow;
     def.is_residual_add = op == OpType::kAdd;

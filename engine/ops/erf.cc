@@ -34,6 +34,9 @@ RECQ_REGISTER_OPS(Erf) {
   def.type = kErf;
   def.onnx = {{"", "Erf", 9, kOnnxOpsetMax, Import}};
   def.infer = Infer;
+  def.elementwise = [](const Node&, const std::vector<std::string>& x) -> std::string {
+    return x.size() == 1 ? "erf(" + x[0] + ")" : "";
+  };
   def.export_onnx = [](const Node&, const Graph&, OnnxNodeWriter& out) {
     out.SetOpType("Erf");
     return absl::OkStatus();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/fusion/elementwise_expr.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "engine/ops/unary.h"
@@ -37,6 +38,45 @@ UnaryCode CodeOf(const UnaryOp& op, const Node& node) {
     return UnaryCode::kGeluTanh;
   }
   return op.code;
+}
+
+// UnaryExpr is unary.cl's function `code` of the operand `x` (an
+// identifier) as an OpenCL expression of float or floatN.
+std::string UnaryExpr(UnaryCode code, const std::string& x) {
+  const std::string softplus = absl::StrCat("(fmax(", x, ",0.0f)+log1p(exp(-fabs(", x, "))))");
+  switch (code) {
+    case UnaryCode::kSqrt:
+      return absl::StrCat("sqrt(", x, ")");
+    case UnaryCode::kExp:
+      return absl::StrCat("exp(", x, ")");
+    case UnaryCode::kLog:
+      return absl::StrCat("log(", x, ")");
+    case UnaryCode::kTanh:
+      return absl::StrCat("tanh(", x, ")");
+    case UnaryCode::kNeg:
+      return absl::StrCat("(-", x, ")");
+    case UnaryCode::kAbs:
+      return absl::StrCat("fabs(", x, ")");
+    case UnaryCode::kReciprocal:
+      return absl::StrCat("(1.0f/", x, ")");
+    case UnaryCode::kFloor:
+      return absl::StrCat("floor(", x, ")");
+    case UnaryCode::kCeil:
+      return absl::StrCat("ceil(", x, ")");
+    case UnaryCode::kSoftplus:
+      return softplus;
+    case UnaryCode::kMish:
+      return absl::StrCat("(", x, "*tanh(", softplus, "))");
+    case UnaryCode::kGelu:
+      // recq_fused_erfc: unary.cl's recq_erfc for float and floatN.
+      return absl::StrCat("(0.5f*", x, "*recq_fused_erfc(", x, "*-0.70710678118654752f))");
+    case UnaryCode::kGeluTanh:
+      return absl::StrCat("(0.5f*", x, "*(1.0f+tanh(0.79788456080286536f*(", x, "+0.044715f*", x,
+                          "*", x, "*", x, "))))");
+    case UnaryCode::kSquare:
+      return absl::StrCat("(", x, "*", x, ")");
+  }
+  return "";
 }
 
 absl::Status ImportGelu(OnnxNodeContext& n) {
@@ -114,6 +154,17 @@ RECQ_REGISTER_OPS(Unary) {
         };
       }
     }
+    // Gelu is also an epilogue (ActivationKind::kGelu, kGeluTanh) that
+    // FuseActivations moves into the op before it (a MatMul's bias Add).
+    if (op.code == UnaryCode::kGelu) {
+      def.as_activation = [op](const Node& node) {
+        return Activation{CodeOf(op, node) == UnaryCode::kGeluTanh ? ActivationKind::kGeluTanh
+                                                                   : ActivationKind::kGelu};
+      };
+    }
+    def.elementwise = [op](const Node& node, const std::vector<std::string>& x) -> std::string {
+      return x.size() == 1 ? UnaryExpr(CodeOf(op, node), x[0]) : "";
+    };
     def.variants = {{"unary", nullptr, [op](LoweringContext& ctx, const Node& node) {
                        EmitUnary(ctx, node.inputs[0], node.outputs[0], CodeOf(op, node));
                        return absl::OkStatus();

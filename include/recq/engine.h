@@ -30,6 +30,9 @@ struct EngineState;
 struct EngineOptions {
   // Run the graph passes (BatchNorm folding, activation fusion, dead code).
   bool optimize = true;
+  // With optimize: merge chains of element-wise ops into one kernel each
+  // (engine/fusion/elementwise_fusion.h); $RECQ_FUSION=off turns it off.
+  bool fuse_elementwise = true;
 
   // Which shape of kernels Compile selects. kAuto: the GPU variants on a
   // device whose CL_DEVICE_TYPE includes CL_DEVICE_TYPE_GPU, else the CPU

@@ -116,7 +116,8 @@ inline constexpr OpType OpType::kIdentity{"Identity"};
 inline const char* OpTypeName(OpType op) { return op.name(); }
 
 // The activations a kernel can apply to its output (RECQ_ACT_* in
-// engine/kernels/common/common.cl, same codes). kSilu is x * sigmoid(x).
+// engine/kernels/common/common.cl, same codes). kSilu is x * sigmoid(x);
+// kGelu is x * Phi(x) (the Gelu op), kGeluTanh its tanh approximation.
 enum class ActivationKind {
   kNone,
   kRelu,
@@ -125,7 +126,9 @@ enum class ActivationKind {
   kSigmoid,
   kHardSigmoid,
   kHardSwish,
-  kSilu
+  kSilu,
+  kGelu,
+  kGeluTanh
 };
 const char* ActivationKindName(ActivationKind kind);
 

@@ -339,6 +339,19 @@ struct OpDef {
   // The op is an element-wise Add that a variant with absorbs_residual_add
   // may take over.
   bool is_residual_add = false;
+  // The op is element-wise over float tensors, its inputs broadcast
+  // (numpy) to its output: the OpenCL C expression of one output element,
+  // given one expression per input (`operands`, variables of type float or
+  // floatN), valid for both types and free of spaces; "" where this node
+  // has no such form (another input count, an attribute it cannot express).
+  // FuseElementwise (engine/fusion/) merges chains of such nodes into one
+  // kernel. The node's fused activation is applied by the pass.
+  std::function<std::string(const Node& node, const std::vector<std::string>& operands)>
+      elementwise;
+  // The node's attributes as text, for the auto-tuner's key of an op that
+  // has no export_onnx (one made by the passes, such as Attention); null or
+  // "": nodes of the op are not tuned.
+  std::function<std::string(const Node& node)> tuning_attrs;
   // The output is input 0 under another shape (Reshape, Flatten, Identity):
   // lowering aliases the memory and emits nothing where it can.
   bool is_view = false;

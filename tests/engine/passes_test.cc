@@ -5,6 +5,7 @@
 
 #include "engine/passes.h"
 #include "gtest/gtest.h"
+#include "recq/math_op_attrs.h"
 #include "recq/recq.h"
 #include "reference/reference_executor.h"
 #include "testing/test_env.h"
@@ -100,6 +101,27 @@ TEST(PassesTest, DeviceOutputsAgreeWithPassesOnAndOff) {
     results.push_back(testing::Download(y));
   }
   auto cmp = reference::Compare(results[1], results[0], 1e-5f, 1e-4f);
+  EXPECT_TRUE(cmp.ok()) << cmp.ToString();
+}
+
+TEST(PassesTest, FuseActivationsCrossesAView) {
+  // GPT-2's Conv1D: Gemm, Reshape, then GELU; the Gemm applies the GELU.
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {6, 8});
+  TensorRef y = b.FullyConnected(x, Const(b, "w", {12, 8}, 31), Const(b, "b", {12}, 32));
+  y = b.Reshape(y, {2, 3, 12});
+  b.Output(b.AddNode(OpType("Gelu"), {y}, GeluAttrs{true}), "y");
+  Graph g = *std::move(b).Build();
+  auto in = reference::RandomTensor({6, 8}, 33);
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, FuseActivations(g));
+  ASSERT_EQ(fused.nodes().size(), 2u);
+  EXPECT_EQ(fused.nodes()[0].fused.kind, ActivationKind::kGeluTanh);
+  EXPECT_EQ(fused.nodes()[1].op, OpType::kReshape);
+  auto cmp = reference::Compare(RunRef(fused, in), RunRef(g, in), 1e-6f, 1e-6f);
+  EXPECT_TRUE(cmp.ok()) << cmp.ToString();
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(testing::SharedContext(), g));
+  EXPECT_EQ(engine.stats().dispatches, 1u);
+  cmp = reference::Compare(testing::RunRecorded(engine, "x", in, "y"), RunRef(g, in), 1e-5f, 1e-5f);
   EXPECT_TRUE(cmp.ok()) << cmp.ToString();
 }
 

@@ -4,6 +4,7 @@
 // the CPU reference does.
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/ops/attention.h"
 #include "engine/tuning_cache.h"
 #include "gtest/gtest.h"
 #include "recq/recq.h"
@@ -88,8 +90,11 @@ std::vector<std::string> TuningFiles(const std::string& cache_dir) {
   return files;
 }
 
-void ExpectMatchesReference(const Engine& engine, const Graph& graph) {
-  reference::HostTensor x{{1, 8, 12, 13}, Random(8 * 12 * 13, 99)};
+void ExpectMatchesReference(const Engine& engine, const Graph& graph,
+                            const std::vector<int64_t>& shape = {1, 8, 12, 13}) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  reference::HostTensor x{shape, Random(static_cast<size_t>(n), 99)};
   std::vector<float> expected = testing::ReferenceOutput(graph, "x", x, "y");
   // In the engine's own context (the test's cache directory).
   absl::StatusOr<Tensor> in = Tensor::Allocate(engine.context(), {x.shape});
@@ -223,6 +228,35 @@ TEST_F(TunerTest, ZeroBudgetLeavesKeysToTheHeuristics) {
   EXPECT_EQ(e.stats().tuning_over_budget, 2u);
   EXPECT_EQ(e.stats().tuning_measured, 0u);
   EXPECT_TRUE(TuningFiles(dir_.path()).empty());
+}
+
+// Ops without an ONNX form, made by the passes, have keys of their own
+// (OpDef::tuning_attrs): the fused Attention op and a FusedElementwise node
+// (its float4 and scalar variants).
+TEST_F(TunerTest, AttentionAndFusedElementwiseAreTuned) {
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {1, 2, 9, 16});
+  TensorRef att = b.AddNode(OpType("Attention"), {x, x, x},
+                            internal::DenseAttention(1, 2, 9, 9, 16, 16), "attention");
+  TensorRef scaled = b.AddNode(OpType::kMul, {att, b.Constant("s", {1}, Random(1, 5))});
+  b.Output(b.AddNode(OpType("Tanh"), {scaled}), "y");
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph g, std::move(b).Build());
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine cold, Compile(g, Fast()));
+  EXPECT_EQ(cold.stats().tuning_keys, 2u);
+  EXPECT_EQ(cold.stats().tuning_measured, 2u);
+  std::vector<std::string> ops;
+  for (const TuningChoice& c : cold.stats().tuning_choices) {
+    ops.push_back(c.key.substr(0, c.key.find(' ')));
+    EXPECT_GE(c.candidates, 2u) << c.key;
+  }
+  std::sort(ops.begin(), ops.end());
+  EXPECT_EQ(ops, (std::vector<std::string>{"Attention", "FusedElementwise"}));
+  EXPECT_EQ(TuningFiles(dir_.path()).size(), 2u);
+  ExpectMatchesReference(cold, g, {1, 2, 9, 16});
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine warm, Compile(g, Fast()));
+  EXPECT_EQ(warm.stats().tuning_cache_hits, 2u);
+  EXPECT_EQ(warm.stats().tuning_measured, 0u);
+  EXPECT_EQ(warm.DispatchLabels(), cold.DispatchLabels());
 }
 
 TEST(TuningCacheTest, StoreLoadAndChecks) {

@@ -90,7 +90,9 @@ INSTANTIATE_TEST_SUITE_P(
                       FusedCase{"Silu", {ActivationKind::kSilu, 0.0f, 0.0f}},
                       FusedCase{"Sigmoid", {ActivationKind::kSigmoid, 0.0f, 0.0f}},
                       FusedCase{"HardSigmoid", {ActivationKind::kHardSigmoid, 0.2f, 0.5f}},
-                      FusedCase{"HardSwish", {ActivationKind::kHardSwish, 0.0f, 0.0f}}),
+                      FusedCase{"HardSwish", {ActivationKind::kHardSwish, 0.0f, 0.0f}},
+                      FusedCase{"Gelu", {ActivationKind::kGelu, 0.0f, 0.0f}},
+                      FusedCase{"GeluTanh", {ActivationKind::kGeluTanh, 0.0f, 0.0f}}),
     [](const ::testing::TestParamInfo<FusedCase>& info) { return info.param.name; });
 
 // A standalone activation node after a compute node: the optimizer fuses it.

@@ -37,6 +37,13 @@ float ApplyActivation(const Activation& activation, float x) {
       return HardSwishValue(x);
     case ActivationKind::kSilu:
       return static_cast<float>(double(x) / (1.0 + std::exp(-double(x))));
+    case ActivationKind::kGelu:
+      return static_cast<float>(0.5 * x * (1.0 + std::erf(double(x) / std::sqrt(2.0))));
+    case ActivationKind::kGeluTanh: {
+      const double v = x;
+      return static_cast<float>(
+          0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v))));
+    }
   }
   return std::numeric_limits<float>::quiet_NaN();  // unreachable for valid kinds
 }

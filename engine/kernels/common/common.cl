@@ -8,6 +8,32 @@
 #define RECQ_ACT_HARD_SIGMOID 5
 #define RECQ_ACT_HARD_SWISH 6
 #define RECQ_ACT_SILU 7
+#define RECQ_ACT_GELU 8
+#define RECQ_ACT_GELU_TANH 9
+
+// recq_act_erfc: erfc(w) from Numerical Recipes' Chebyshev fit (erfcc,
+// fractional error below 1.2e-7; unary.cl's recq_erfc), for float, float8
+// and float16: GELU as 0.5 x erfc(-x / sqrt 2), accurate for negative x too.
+#define RECQ_DEFINE_ACT_ERFC(T, N)                                                              \
+  inline T recq_act_erfc##N(T w) {                                                              \
+    const T z = fabs(w);                                                                        \
+    const T t = 1.0f / (1.0f + 0.5f * z);                                                       \
+    const T p =                                                                                 \
+        -1.26551223f +                                                                          \
+        t * (1.00002368f +                                                                      \
+             t * (0.37409196f +                                                                 \
+                  t * (0.09678418f +                                                            \
+                       t * (-0.18628806f +                                                      \
+                            t * (0.27886807f +                                                  \
+                                 t * (-1.13520398f +                                            \
+                                      t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));  \
+    const T r = t * exp(-z * z + p);                                                            \
+    return select(2.0f - r, r, w >= 0.0f);                                                      \
+  }
+RECQ_DEFINE_ACT_ERFC(float, )
+RECQ_DEFINE_ACT_ERFC(float8, 8)
+RECQ_DEFINE_ACT_ERFC(float16, 16)
+#undef RECQ_DEFINE_ACT_ERFC
 
 inline float recq_activate(float v, int act, float a, float b) {
   switch (act) {
@@ -18,6 +44,9 @@ inline float recq_activate(float v, int act, float a, float b) {
     case RECQ_ACT_HARD_SIGMOID: return clamp(a * v + b, 0.0f, 1.0f);
     case RECQ_ACT_HARD_SWISH: return v * clamp(v / 6.0f + 0.5f, 0.0f, 1.0f);
     case RECQ_ACT_SILU: return v / (1.0f + exp(-v));
+    case RECQ_ACT_GELU: return 0.5f * v * recq_act_erfc(v * -0.70710678118654752f);
+    case RECQ_ACT_GELU_TANH:
+      return 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));
     default: return v;
   }
 }
@@ -62,6 +91,9 @@ inline float recq_max16(float16 v) {
       case RECQ_ACT_HARD_SIGMOID: return clamp(a * v + b, 0.0f, 1.0f);                \
       case RECQ_ACT_HARD_SWISH: return v * clamp(v / 6.0f + 0.5f, 0.0f, 1.0f);        \
       case RECQ_ACT_SILU: return v / ((T)(1.0f) + exp(-v));                           \
+      case RECQ_ACT_GELU: return 0.5f * v * recq_act_erfc##N(v * -0.70710678118654752f); \
+      case RECQ_ACT_GELU_TANH:                                                        \
+        return 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))); \
       default: return v;                                                              \
     }                                                                                 \
   }
