@@ -575,14 +575,13 @@ EngineOptions MakeEngineOptions(const std::optional<std::string>& precision,
   return options;
 }
 
-std::shared_ptr<PyEngine> LoadEngineFile(const std::string& path,
+std::shared_ptr<PyEngine> LoadEngineFile(const std::string& path, const std::string& bytes,
                                          const std::shared_ptr<PyContext>& context,
                                          const std::optional<std::string>& precision,
                                          const std::map<std::string, std::vector<int64_t>>& shapes,
                                          const std::optional<std::string>& tuning,
                                          const std::string& kernel_target) {
   py::gil_scoped_release release;
-  std::string bytes = Value(ReadFileBytes(path));
   if (LooksLikeEngineFile(bytes)) {
     if (!shapes.empty()) {
       Throw(absl::InvalidArgumentError(absl::StrCat(
@@ -1471,7 +1470,8 @@ void Init(py::module_& m) {
             for (const auto& [name, dims] : profiles) {
               for (const DimProfile& d : dims) fixed[name].push_back(d.min);
             }
-            return py::cast(LoadEngineFile(path, context, precision, fixed, tuning, kernel_target));
+            return py::cast(
+                LoadEngineFile(path, bytes, context, precision, fixed, tuning, kernel_target));
           },
           py::arg("path"), py::arg("device") = py::none(), py::arg("precision") = py::none(),
           py::arg("shapes") = py::none(), py::arg("tuning") = py::none(),
