@@ -1007,6 +1007,7 @@ void ReadDimParams(PyShapedEngine& e) {
     std::vector<std::string> dims;
     for (const auto& d : out.type().tensor_type().shape().dim()) dims.push_back(d.dim_param());
     e.output_dims[out.name()] = std::move(dims);
+    e.output_order.push_back(out.name());
   }
 }
 
@@ -1456,6 +1457,12 @@ void Init(py::module_& m) {
                 }
                 return py::cast(WrapShaped(context, Value(std::move(loaded))));
               }
+              if (!pads.empty() || eager) {
+                Throw(absl::InvalidArgumentError(
+                    absl::StrCat("Engine.load('", path,
+                                 "'): pad and eager apply to ONNX models and engine "
+                                 "files with a shape profile; this engine file has fixed shapes")));
+              }
             } else if (!profiles.empty() && (!IsFixed(profiles) || !pads.empty() || eager)) {
               const EngineOptions options = MakeEngineOptions(precision, tuning, kernel_target);
               py::gil_scoped_release release;
@@ -1561,12 +1568,7 @@ void Init(py::module_& m) {
                                }
                                return names;
                              })
-      .def_property_readonly("output_names",
-                             [](const PyShapedEngine& e) {
-                               std::vector<std::string> names;
-                               for (const auto& [name, dims] : e.output_dims) names.push_back(name);
-                               return names;
-                             })
+      .def_property_readonly("output_names", [](const PyShapedEngine& e) { return e.output_order; })
       .def_property_readonly("context", [](const PyShapedEngine& e) { return e.context; })
       .def_property_readonly("stats",
                              [](const PyShapedEngine& e) { return ShapedStats(*e.engine); });

@@ -76,6 +76,8 @@ def test_buckets_and_stats(shaped):
         "attention_mask": (1, 8), "input_ids": (1, 8)}
     assert shaped.profile == {"input_ids": "1..2x1..32/pow2", "attention_mask": "1..2x1..32/pow2"}
     assert shaped.max_shapes == {"input_ids": (2, 32), "attention_mask": (2, 32)}
+    assert shaped.input_names == ["input_ids", "attention_mask"]
+    assert shaped.output_names == ["last_hidden_state"]
     shaped.run(request(rng, 1, 3))
     shaped.run(request(rng, 1, 30))
     stats = shaped.stats
@@ -113,6 +115,11 @@ def test_profile_string_and_saved_engine_file(context, tmp_path):
     assert np.array_equal(got["last_hidden_state"], want["last_hidden_state"])
     with pytest.raises(ValueError, match="shapes and pad apply to ONNX models"):
         recq.Engine.load(str(path), device=context, shapes={"input_ids": "1x1..16/pow2"})
+    fixed = recq.Engine.load(str(MODEL), device=context, tuning="off",
+                             shapes={"input_ids": [1, 8], "attention_mask": [1, 8]})
+    fixed.save(str(tmp_path / "fixed.recq"))
+    with pytest.raises(ValueError, match="this engine file has fixed shapes"):
+        recq.Engine.load(str(tmp_path / "fixed.recq"), device=context, pad=PAD)
 
 
 def test_bad_shapes_raise_value_error_and_keep_the_engine(shaped):
