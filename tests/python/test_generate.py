@@ -68,7 +68,8 @@ def test_gpt2_export_matches_onnxruntime_ids(context):
 def test_seeded_top_k_repeats(context):
     prompt, _ = golden()
     gen = recq.Generator.load(str(DECODER / "tiny_decoder.onnx"), max_length=MAX_LENGTH,
-                              device=context, tuning="off", sampling="top_k=40,temperature=0.7,seed=1")
+                              device=context, tuning="off",
+                              sampling="top_k=40,temperature=0.7,seed=1")
     assert gen.sampling.startswith("top_k")
     a = gen.generate(prompt, max_new_tokens=12).ids
     b = gen.generate(prompt, max_new_tokens=12).ids

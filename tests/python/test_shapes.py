@@ -16,7 +16,8 @@ import pytest
 
 import recq
 
-MODEL = pathlib.Path(__file__).resolve().parents[2] / "tests" / "models" / "shapes" / "tiny_bert.onnx"
+MODELS = pathlib.Path(__file__).resolve().parents[2] / "tests" / "models"
+MODEL = MODELS / "shapes" / "tiny_bert.onnx"
 PROFILE = {"input_ids": "1..2x1..32/pow2", "attention_mask": "1..2x1..32/pow2"}
 PAD = {"input_ids": 0, "attention_mask": 0}
 
@@ -150,3 +151,30 @@ def test_bad_profiles_raise_value_error(context):
         recq.Engine.load(str(MODEL), device=context, pad=PAD)
     with pytest.raises(ValueError, match="expected a sequence of ints or a profile string"):
         recq.Engine.load(str(MODEL), device=context, shapes={"input_ids": 3.5})
+
+
+def test_two_threads_share_the_engine(shaped):
+    """Runs of two buckets from two threads at once (the GIL is released and
+    ShapedEngine is thread-safe) give the results of the same runs made alone."""
+    import threading
+
+    rng = np.random.default_rng()
+    jobs = [request(rng, 1, int(rng.integers(9, 16))), request(rng, 1, int(rng.integers(17, 32)))]
+    alone = [shaped.run(feeds)["last_hidden_state"] for feeds in jobs]
+    failures = []
+
+    def work(i):
+        try:
+            for _ in range(3):
+                got = shaped.run(jobs[i])["last_hidden_state"]
+                if not np.array_equal(got, alone[i]):
+                    failures.append(f"thread {i}: results differ from the run made alone")
+        except Exception as e:  # reported below
+            failures.append(f"thread {i}: {e!r}")
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures
