@@ -5,7 +5,14 @@
     engine = recq.Engine.load("model.onnx", device="cpu:0")
     out = engine.run({"input": np.random.rand(1, 3, 224, 224).astype(np.float32)})
 
-See docs/python.md for recordings, device tensors, zero-copy views and errors.
+    bert = recq.Engine.load("bert.onnx", shapes="input_ids:1x1..512/pow2,"
+                            "attention_mask:1x1..512/pow2",
+                            pad={"input_ids": 0, "attention_mask": 0})  # a ShapedEngine
+    gen = recq.Generator.load("decoder_with_past.onnx", max_length=256)
+    ids = gen.generate([464, 3290, 318], max_new_tokens=64).ids
+
+See docs/python.md for recordings, device tensors, zero-copy views, shape
+profiles, generation and errors.
 """
 
 from ._recq import (  # noqa: F401  (re-exported)
@@ -19,6 +26,8 @@ from ._recq import (  # noqa: F401  (re-exported)
     Engine,
     Error,
     FailedPrecondition,
+    GenerateResult,
+    Generator,
     Internal,
     InvalidArgument,
     NotFound,
@@ -27,6 +36,7 @@ from ._recq import (  # noqa: F401  (re-exported)
     Recording,
     ResourceExhausted,
     RunHandle,
+    ShapedEngine,
     Tensor,
     Unauthenticated,
     Unavailable,
@@ -48,6 +58,8 @@ __all__ = [
     "Engine",
     "Error",
     "FailedPrecondition",
+    "GenerateResult",
+    "Generator",
     "Internal",
     "InvalidArgument",
     "NotFound",
@@ -56,6 +68,7 @@ __all__ = [
     "Recording",
     "ResourceExhausted",
     "RunHandle",
+    "ShapedEngine",
     "Tensor",
     "Unauthenticated",
     "Unavailable",

@@ -46,11 +46,15 @@
 #include "absl/strings/str_join.h"
 #include "backends/opencl/cl_error.h"
 #include "backends/opencl/cl_handle.h"
+#include "onnx/onnx_pb.h"
 #include "recq/context.h"
 #include "recq/engine.h"
 #include "recq/engine_file.h"
+#include "recq/generator.h"
 #include "recq/onnx.h"
 #include "recq/recording.h"
+#include "recq/shape_profile.h"
+#include "recq/shaped_engine.h"
 #include "recq/tensor.h"
 
 namespace py = pybind11;
@@ -583,14 +587,31 @@ absl::StatusOr<EngineOptions::Tuning> ParseTuning(const std::string& name) {
       absl::StrCat("tuning '", name, "': expected off, fast or exhaustive"));
 }
 
-std::shared_ptr<PyEngine> LoadEngineFile(const std::string& path,
+// MakeEngineOptions reads Engine.load's compile arguments.
+EngineOptions MakeEngineOptions(const std::optional<std::string>& precision,
+                                const std::optional<std::string>& tuning,
+                                const std::string& kernel_target) {
+  EngineOptions options;
+  if (precision.has_value()) options.precision = Value(ParsePrecision(*precision));
+  if (tuning.has_value()) options.tuning = Value(ParseTuning(*tuning));
+  if (kernel_target == "cpu") {
+    options.kernel_target = EngineOptions::KernelTarget::kCpu;
+  } else if (kernel_target == "gpu") {
+    options.kernel_target = EngineOptions::KernelTarget::kGpu;
+  } else if (kernel_target != "auto") {
+    Throw(absl::InvalidArgumentError(
+        absl::StrCat("kernel_target '", kernel_target, "': expected auto, cpu or gpu")));
+  }
+  return options;
+}
+
+std::shared_ptr<PyEngine> LoadEngineFile(const std::string& path, const std::string& bytes,
                                          const std::shared_ptr<PyContext>& context,
                                          const std::optional<std::string>& precision,
                                          const std::map<std::string, std::vector<int64_t>>& shapes,
                                          const std::optional<std::string>& tuning,
                                          const std::string& kernel_target) {
   py::gil_scoped_release release;
-  std::string bytes = Value(ReadFileBytes(path));
   if (LooksLikeEngineFile(bytes)) {
     if (!shapes.empty()) {
       Throw(absl::InvalidArgumentError(absl::StrCat(
@@ -617,17 +638,7 @@ std::shared_ptr<PyEngine> LoadEngineFile(const std::string& path,
   if (!graph.ok()) {
     Throw(absl::Status(graph.status().code(), absl::StrCat(path, ": ", graph.status().message())));
   }
-  EngineOptions options;
-  if (precision.has_value()) options.precision = Value(ParsePrecision(*precision));
-  if (tuning.has_value()) options.tuning = Value(ParseTuning(*tuning));
-  if (kernel_target == "cpu") {
-    options.kernel_target = EngineOptions::KernelTarget::kCpu;
-  } else if (kernel_target == "gpu") {
-    options.kernel_target = EngineOptions::KernelTarget::kGpu;
-  } else if (kernel_target != "auto") {
-    Throw(absl::InvalidArgumentError(
-        absl::StrCat("kernel_target '", kernel_target, "': expected auto, cpu or gpu")));
-  }
+  const EngineOptions options = MakeEngineOptions(precision, tuning, kernel_target);
   return std::make_shared<PyEngine>(context,
                                     Value(Engine::Compile(context->context, *graph, options)));
 }
@@ -940,6 +951,348 @@ std::shared_ptr<PyContext> ContextOf(const py::object& ctx_or_engine) {
                                               Str(py::type::of(ctx_or_engine).attr("__name__")))));
 }
 
+// ----------------------------------------------------------- shape profiles
+
+// ProfileText turns Engine.load's `shapes` into the profile syntax of
+// recq/shape_profile.h: a str is that syntax already; a dict maps each
+// input to a sequence of ints (a fixed shape) or a str ("1x1..512/pow2").
+std::string ProfileText(const py::object& shapes) {
+  if (shapes.is_none()) return "";
+  if (py::isinstance<py::str>(shapes)) return py::cast<std::string>(shapes);
+  if (!py::isinstance<py::dict>(shapes)) {
+    Throw(absl::InvalidArgumentError(
+        absl::StrCat("shapes: expected a dict (input name -> shape or profile string) or a "
+                     "profile string such as 'input_ids:1x1..512/pow2', got ",
+                     Str(py::type::of(shapes).attr("__name__")))));
+  }
+  std::vector<std::string> parts;
+  for (auto item : py::reinterpret_borrow<py::dict>(shapes)) {
+    const std::string name = Str(item.first);
+    if (py::isinstance<py::str>(item.second)) {
+      parts.push_back(absl::StrCat(name, ":", py::cast<std::string>(item.second)));
+      continue;
+    }
+    std::vector<int64_t> dims;
+    try {
+      dims = py::cast<std::vector<int64_t>>(item.second);
+    } catch (const py::cast_error&) {
+      Throw(absl::InvalidArgumentError(
+          absl::StrCat("shapes['", name,
+                       "']: expected a sequence of ints or a profile string "
+                       "such as '1x1..512/pow2', got ",
+                       Str(py::type::of(item.second).attr("__name__")))));
+    }
+    parts.push_back(absl::StrCat(name, ":", absl::StrJoin(dims, "x")));
+  }
+  return absl::StrJoin(parts, ",");
+}
+
+// PadValues reads Engine.load's `pad`: None, a dict (input -> number) or
+// the CLI's "input_ids:0,attention_mask:0".
+std::map<std::string, double> PadValues(const py::object& pad) {
+  if (pad.is_none()) return {};
+  if (py::isinstance<py::str>(pad)) return Value(ParsePadValues(py::cast<std::string>(pad)));
+  try {
+    return py::cast<std::map<std::string, double>>(pad);
+  } catch (const py::cast_error&) {
+    Throw(absl::InvalidArgumentError(
+        absl::StrCat("pad: expected a dict (input name -> number) or 'input_ids:0,...', got ",
+                     Str(py::type::of(pad).attr("__name__")))));
+  }
+}
+
+py::tuple Tuple(const std::vector<int64_t>& v) {
+  py::tuple t(v.size());
+  for (size_t i = 0; i < v.size(); ++i) t[i] = v[i];
+  return t;
+}
+
+py::dict ShapesDict(const InputShapes& shapes) {
+  py::dict d;
+  for (const auto& [name, shape] : shapes) d[py::str(name)] = Tuple(shape);
+  return d;
+}
+
+// PyShapedEngine: a recq::ShapedEngine, plus the symbolic dimension names
+// (dim_param) of the model's inputs and outputs, which say which output
+// dimensions follow a padded input dimension. ShapedEngine::Run returns
+// the bucket's outputs; the binding slices them to the request's sizes.
+struct PyShapedEngine {
+  std::shared_ptr<PyContext> context;
+  std::optional<ShapedEngine> engine;
+  std::map<std::string, std::vector<std::string>> input_dims;   // dim_param per dimension
+  std::map<std::string, std::vector<std::string>> output_dims;  // dim_param per dimension
+  std::vector<std::string> output_order;
+};
+
+// ReadDimParams fills the dim_param names from the engine's model. The
+// public OnnxModel lists its inputs' names only, so the outputs' come
+// from the serialized ModelProto.
+void ReadDimParams(PyShapedEngine& e) {
+  const OnnxModel& model = e.engine->model();
+  for (const OnnxModel::Input& in : model.inputs()) e.input_dims[in.name] = in.dim_params;
+  onnx::ModelProto proto;
+  if (!proto.ParseFromString(model.SerializeToBytes())) return;  // no slicing then
+  for (const onnx::ValueInfoProto& out : proto.graph().output()) {
+    std::vector<std::string> dims;
+    for (const auto& d : out.type().tensor_type().shape().dim()) dims.push_back(d.dim_param());
+    e.output_dims[out.name()] = std::move(dims);
+    e.output_order.push_back(out.name());
+  }
+}
+
+std::shared_ptr<PyShapedEngine> WrapShaped(const std::shared_ptr<PyContext>& context,
+                                           ShapedEngine engine) {
+  auto e = std::make_shared<PyShapedEngine>();
+  e->context = context;
+  e->engine.emplace(std::move(engine));
+  ReadDimParams(*e);
+  return e;
+}
+
+std::shared_ptr<PyShapedEngine> CreateShaped(const std::string& path, const std::string& bytes,
+                                             const std::shared_ptr<PyContext>& context,
+                                             const ShapeProfiles& profiles,
+                                             std::map<std::string, double> pad, bool eager,
+                                             const EngineOptions& options) {
+  const size_t slash = path.rfind('/');
+  absl::StatusOr<OnnxModel> model =
+      OnnxModel::FromBytes(bytes, slash == std::string::npos ? "." : path.substr(0, slash));
+  if (!model.ok()) {
+    Throw(absl::Status(model.status().code(), absl::StrCat(path, ": ", model.status().message())));
+  }
+  OnnxOptions load;
+  load.profiles = profiles;
+  ShapedEngineOptions opts;
+  opts.engine = options;
+  opts.pad_values = std::move(pad);
+  opts.eager = eager;
+  return WrapShaped(context,
+                    Value(ShapedEngine::Create(context->context, *std::move(model), load, opts)));
+}
+
+// ShapedRunPy runs numpy inputs of any in-profile shape: it validates
+// everything (profile, names, dtypes) before enqueuing, runs the bucket
+// (padding inside the engine) and returns each output sliced to the
+// request's sizes along dimensions that carry a padded symbolic name.
+py::dict ShapedRunPy(PyShapedEngine& e, const py::dict& feeds) {
+  InputShapes shapes;
+  std::vector<std::pair<std::string, py::array>> arrays;
+  for (auto item : feeds) {
+    if (!py::isinstance<py::str>(item.first)) {
+      Throw(
+          absl::InvalidArgumentError(absl::StrCat("inputs: keys must be input names (str), got ",
+                                                  Str(py::type::of(item.first).attr("__name__")))));
+    }
+    const std::string name = py::cast<std::string>(item.first);
+    if (!py::isinstance<py::array>(item.second)) {
+      Throw(absl::InvalidArgumentError(
+          absl::StrCat("input '", name, "': expected a numpy array, got ",
+                       Str(py::type::of(item.second).attr("__name__")))));
+    }
+    py::array a = py::array::ensure(item.second, py::array::c_style);
+    shapes[name] = std::vector<int64_t>(a.shape(), a.shape() + a.ndim());
+    arrays.emplace_back(name, a);
+  }
+  ShapedEngine& se = *e.engine;
+  absl::StatusOr<Engine> bucket_engine;
+  {
+    py::gil_scoped_release release;
+    // BucketFor names a size outside the profile, an unknown input, a
+    // wrong rank or disagreeing tied sizes, before anything compiles.
+    absl::StatusOr<InputShapes> bucket = se.BucketFor(shapes);
+    if (!bucket.ok()) Throw(bucket.status());
+    bucket_engine = se.EngineFor(shapes);
+  }
+  const Engine& be = Value(std::move(bucket_engine));
+  std::vector<std::string> missing;
+  for (const BindingInfo& b : be.inputs()) {
+    if (!shapes.count(b.name))
+      missing.push_back(absl::StrCat("'", b.name, "' (", b.Describe(), ")"));
+  }
+  if (!missing.empty()) {
+    Throw(absl::InvalidArgumentError(
+        absl::StrCat("missing input(s) ", absl::StrJoin(missing, ", "))));
+  }
+  Bindings bindings;
+  std::vector<Tensor> tensors;
+  std::vector<std::pair<const void*, size_t>> uploads;
+  for (const auto& [name, a] : arrays) {
+    const BindingInfo* info = nullptr;
+    for (const BindingInfo& b : be.inputs()) {
+      if (b.name == name) info = &b;
+    }
+    if (info == nullptr) {
+      Throw(absl::InvalidArgumentError(
+          absl::StrCat("input '", name, "' is not an input of this engine")));
+    }
+    TensorDesc desc = info->desc;
+    desc.shape = shapes[name];
+    const py::dtype want = NumpyDtype(desc.dtype);
+    if (!a.dtype().is(want) && !a.dtype().equal(want)) {
+      Throw(absl::InvalidArgumentError(
+          absl::StrCat("input '", name, "': got a numpy array of dtype ", Str(a.dtype()),
+                       ", expected ", Str(want), "; convert it with .astype()")));
+    }
+    Tensor t = Value(Tensor::Allocate(e.context->context, desc));
+    uploads.emplace_back(a.data(), desc.ByteSize());
+    bindings.Set(name, t);
+    tensors.push_back(std::move(t));
+  }
+  std::vector<std::pair<std::string, Tensor>> outputs;
+  for (const BindingInfo& b : be.outputs()) {
+    Tensor t = Value(Tensor::Allocate(e.context->context, b.desc));
+    bindings.Set(b.name, t);
+    outputs.emplace_back(b.name, std::move(t));
+  }
+  std::vector<std::vector<uint8_t>> host(outputs.size());
+  {
+    py::gil_scoped_release release;
+    for (size_t i = 0; i < uploads.size(); ++i) {
+      const auto* p = static_cast<const uint8_t*>(uploads[i].first);
+      Check(tensors[i].UploadBytes(absl::Span<const uint8_t>(p, uploads[i].second)));
+    }
+    Value(se.Run(bindings, shapes));
+    for (size_t i = 0; i < outputs.size(); ++i) host[i] = Value(outputs[i].second.DownloadBytes());
+  }
+  // The request's size of each symbolic dimension name.
+  std::map<std::string, int64_t> sizes;
+  for (const auto& [name, shape] : shapes) {
+    auto it = e.input_dims.find(name);
+    if (it == e.input_dims.end()) continue;
+    for (size_t d = 0; d < it->second.size() && d < shape.size(); ++d) {
+      if (!it->second[d].empty()) sizes[it->second[d]] = shape[d];
+    }
+  }
+  py::dict out;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const TensorDesc& desc = outputs[i].second.desc();
+    py::array a(NumpyDtype(desc.dtype), desc.shape);
+    std::memcpy(a.mutable_data(), host[i].data(), host[i].size());
+    auto dims = e.output_dims.find(outputs[i].first);
+    bool sliced = false;
+    py::tuple index(desc.shape.size());
+    for (size_t d = 0; d < desc.shape.size(); ++d) {
+      int64_t keep = desc.shape[d];
+      if (dims != e.output_dims.end() && d < dims->second.size() && !dims->second[d].empty()) {
+        auto s = sizes.find(dims->second[d]);
+        if (s != sizes.end() && s->second < keep) {
+          keep = s->second;
+          sliced = true;
+        }
+      }
+      index[d] = py::slice(0, keep, 1);
+    }
+    if (sliced) {
+      out[py::str(outputs[i].first)] =
+          py::module_::import("numpy").attr("ascontiguousarray")(a[index]);
+    } else {
+      out[py::str(outputs[i].first)] = a;
+    }
+  }
+  return out;
+}
+
+py::dict ShapedStats(const ShapedEngine& engine) {
+  const ShapedEngineStats s = engine.stats();
+  py::dict d;
+  d["weight_bytes_uploaded"] = s.weight_bytes_uploaded;
+  d["weight_uploads"] = s.weight_uploads;
+  d["weight_reuses"] = s.weight_reuses;
+  py::list buckets;
+  for (const BucketStats& b : s.buckets) {
+    py::dict bd;
+    bd["shapes"] = ShapesDict(b.shapes);
+    py::dict outs;
+    for (const BindingInfo& o : b.outputs) outs[py::str(o.name)] = Tuple(o.desc.shape);
+    bd["outputs"] = outs;
+    bd["weight_bytes"] = b.engine.weight_bytes;
+    bd["weight_bytes_uploaded"] = b.weight_bytes_uploaded;
+    bd["intermediate_bytes"] = b.engine.intermediate_bytes;
+    bd["staging_bytes"] = b.staging_bytes;
+    bd["memory_bytes"] = b.engine.intermediate_bytes + b.staging_bytes;
+    bd["dispatches"] = b.engine.dispatches;
+    bd["compile_ms"] = b.engine.compile_ms;
+    bd["first_result_ms"] = b.first_result_ms;
+    bd["runs"] = b.runs;
+    bd["padded_runs"] = b.padded_runs;
+    buckets.append(bd);
+  }
+  d["buckets"] = buckets;
+  return d;
+}
+
+// --------------------------------------------------------------- generator
+
+struct PyGenerator {
+  std::shared_ptr<PyContext> context;
+  std::optional<Generator> generator;
+  std::string sampling;
+  std::mutex mu;  // one generation at a time
+};
+
+struct PyGenerateResult {
+  GenerateResult result;
+};
+
+std::shared_ptr<PyGenerator> LoadGenerator(const std::string& path, int64_t max_length,
+                                           const std::shared_ptr<PyContext>& context,
+                                           const std::string& sampling,
+                                           const std::optional<std::string>& tuning) {
+  GeneratorOptions options;
+  options.max_length = max_length;
+  options.sampling = Value(ParseSampling(sampling));
+  if (tuning.has_value()) options.engine.tuning = Value(ParseTuning(*tuning));
+  auto g = std::make_shared<PyGenerator>();
+  g->context = context;
+  g->sampling = SamplingName(options.sampling);
+  py::gil_scoped_release release;
+  absl::StatusOr<Graph> graph = LoadDecoderOnnx(path, max_length);
+  if (!graph.ok()) {
+    Throw(absl::Status(graph.status().code(), absl::StrCat(path, ": ", graph.status().message())));
+  }
+  g->generator.emplace(Value(Generator::Create(context->context, *graph, options)));
+  return g;
+}
+
+PyGenerateResult GenerateIds(PyGenerator& g, const std::vector<int64_t>& prompt,
+                             int64_t max_new_tokens, const std::optional<int64_t>& eos_id,
+                             int64_t chunk, const py::object& on_chunk) {
+  GenerateOptions o;
+  o.max_new_tokens = max_new_tokens;
+  o.eos_id = eos_id.value_or(-1);
+  o.chunk = chunk;
+  if (!on_chunk.is_none() && !PyCallable_Check(on_chunk.ptr())) {
+    Throw(absl::InvalidArgumentError(
+        absl::StrCat("on_chunk: expected a callable taking a list of ids, got ",
+                     Str(py::type::of(on_chunk).attr("__name__")))));
+  }
+  // A raising callback stops further calls; its exception is raised once
+  // the generation (which cannot be interrupted mid-chunk) returns.
+  std::optional<py::error_already_set> failure;
+  if (!on_chunk.is_none()) {
+    o.on_chunk = [&](absl::Span<const int64_t> ids) {
+      py::gil_scoped_acquire acquire;
+      if (failure.has_value()) return;
+      try {
+        on_chunk(std::vector<int64_t>(ids.begin(), ids.end()));
+      } catch (py::error_already_set& err) {
+        failure.emplace(std::move(err));
+      }
+    };
+  }
+  absl::StatusOr<GenerateResult> r;
+  {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(g.mu);
+    r = g.generator->Generate(prompt, o);
+  }
+  if (failure.has_value()) throw *failure;
+  return PyGenerateResult{Value(std::move(r))};
+}
+
+double TokensPerSecond(int64_t tokens, double ms) { return ms > 0 ? tokens * 1000.0 / ms : 0.0; }
+
 // Init defines the module's exceptions, functions and classes.
 void Init(py::module_& m) {
   m.doc() = "recq's extension module; import the recq package instead.";
@@ -1103,21 +1456,67 @@ void Init(py::module_& m) {
       .def_static(
           "load",
           [](const std::string& path, const py::object& device,
-             const std::optional<std::string>& precision,
-             const std::optional<std::map<std::string, std::vector<int64_t>>>& shapes,
+             const std::optional<std::string>& precision, const py::object& shapes,
              const std::optional<std::string>& tuning, const std::string& kernel_target,
-             const std::string& cache_dir) {
+             const std::string& cache_dir, const py::object& pad, bool eager) -> py::object {
             std::shared_ptr<PyContext> context =
                 py::isinstance<PyContext>(device)
                     ? py::cast<std::shared_ptr<PyContext>>(device)
                     : MakeContext(device.is_none() ? "" : py::cast<std::string>(device), cache_dir);
-            return LoadEngineFile(path, context, precision,
-                                  shapes.value_or(std::map<std::string, std::vector<int64_t>>{}),
-                                  tuning, kernel_target);
+            const std::string text = ProfileText(shapes);
+            ShapeProfiles profiles;
+            if (!text.empty()) profiles = Value(ParseShapeProfiles(text));
+            std::map<std::string, double> pads = PadValues(pad);
+            std::string bytes;
+            {
+              py::gil_scoped_release release;
+              bytes = Value(ReadFileBytes(path));
+            }
+            if (LooksLikeEngineFile(bytes)) {
+              const EngineFileSummary summary = Value(SummarizeEngineFile(bytes));
+              if (!summary.shape_profile.empty()) {
+                if (!profiles.empty() || !pads.empty()) {
+                  Throw(absl::InvalidArgumentError(absl::StrCat(
+                      "Engine.load('", path, "'): shapes and pad apply to ONNX models; this ",
+                      "engine file has its profile (", summary.shape_profile, ") and pad values")));
+                }
+                absl::StatusOr<ShapedEngine> loaded;
+                {
+                  py::gil_scoped_release release;
+                  loaded = ShapedEngine::LoadFromBytes(context->context, bytes);
+                }
+                return py::cast(WrapShaped(context, Value(std::move(loaded))));
+              }
+              if (!pads.empty() || eager) {
+                Throw(absl::InvalidArgumentError(
+                    absl::StrCat("Engine.load('", path,
+                                 "'): pad and eager apply to ONNX models and engine "
+                                 "files with a shape profile; this engine file has fixed shapes")));
+              }
+            } else if (!profiles.empty() && (!IsFixed(profiles) || !pads.empty() || eager)) {
+              const EngineOptions options = MakeEngineOptions(precision, tuning, kernel_target);
+              py::gil_scoped_release release;
+              return py::cast(
+                  CreateShaped(path, bytes, context, profiles, std::move(pads), eager, options));
+            } else if (!pads.empty()) {
+              Throw(absl::InvalidArgumentError(absl::StrCat(
+                  "Engine.load('", path, "'): pad needs shapes with a range to pad in, such as ",
+                  "shapes={'input_ids': '1x1..512/pow2'}")));
+            }
+            std::map<std::string, std::vector<int64_t>> fixed;
+            for (const auto& [name, dims] : profiles) {
+              for (const DimProfile& d : dims) fixed[name].push_back(d.min);
+            }
+            return py::cast(
+                LoadEngineFile(path, bytes, context, precision, fixed, tuning, kernel_target));
           },
           py::arg("path"), py::arg("device") = py::none(), py::arg("precision") = py::none(),
           py::arg("shapes") = py::none(), py::arg("tuning") = py::none(),
-          py::arg("kernel_target") = "auto", py::arg("cache_dir") = "")
+          py::arg("kernel_target") = "auto", py::arg("cache_dir") = "", py::arg("pad") = py::none(),
+          py::arg("eager") = false,
+          "Loads an ONNX model or an engine file. Fixed shapes (or none) give an Engine; shapes "
+          "with a range ('1x1..512/pow2'), pad values, or an engine file saved by a "
+          "ShapedEngine give a ShapedEngine (see docs/python.md).")
       .def(
           "save",
           [](const PyEngine& e, const std::string& path) {
@@ -1150,6 +1549,126 @@ void Init(py::module_& m) {
             return AllocateTensor(e.context, info->desc);
           },
           py::arg("name"));
+
+  py::class_<PyShapedEngine, std::shared_ptr<PyShapedEngine>>(m, "ShapedEngine")
+      .def("run", &ShapedRunPy, py::arg("inputs"),
+           "Runs numpy inputs of any shape inside the profile: picks the bucket (padding where "
+           "pad values were given), runs its recording and returns the outputs sliced to the "
+           "request's sizes along padded dimensions (the unpadded result).")
+      .def(
+          "bucket_for",
+          [](const PyShapedEngine& e, const std::map<std::string, std::vector<int64_t>>& shapes) {
+            py::gil_scoped_release release;
+            InputShapes b = Value(e.engine->BucketFor(shapes));
+            py::gil_scoped_acquire acquire;
+            return ShapesDict(b);
+          },
+          py::arg("shapes"), "The bucket's input shapes for inputs of `shapes` (name -> shape).")
+      .def(
+          "buckets",
+          [](const PyShapedEngine& e, size_t limit) {
+            std::vector<InputShapes> all = Value(e.engine->ListBuckets(limit));
+            py::list out;
+            for (const InputShapes& b : all) out.append(ShapesDict(b));
+            return out;
+          },
+          py::arg("limit") = 256, "Every bucket of the profile, compiled or not.")
+      .def(
+          "save",
+          [](PyShapedEngine& e, const std::string& path) {
+            py::gil_scoped_release release;
+            Check(e.engine->SerializeToFile(path));
+          },
+          py::arg("path"), "Compiles every bucket and writes one engine file.")
+      .def_property_readonly("profile",
+                             [](const PyShapedEngine& e) {
+                               py::dict d;
+                               for (const auto& [name, p] : e.engine->profiles()) {
+                                 d[py::str(name)] = InputProfileToString(p);
+                               }
+                               return d;
+                             })
+      .def_property_readonly(
+          "max_shapes", [](const PyShapedEngine& e) { return ShapesDict(e.engine->MaxShapes()); })
+      .def_property_readonly("input_names",
+                             [](const PyShapedEngine& e) {
+                               std::vector<std::string> names;
+                               for (const auto& in : e.engine->model().inputs()) {
+                                 names.push_back(in.name);
+                               }
+                               return names;
+                             })
+      .def_property_readonly("output_names", [](const PyShapedEngine& e) { return e.output_order; })
+      .def_property_readonly("context", [](const PyShapedEngine& e) { return e.context; })
+      .def_property_readonly("stats",
+                             [](const PyShapedEngine& e) { return ShapedStats(*e.engine); });
+
+  py::class_<PyGenerateResult>(m, "GenerateResult")
+      .def_property_readonly("ids", [](const PyGenerateResult& r) { return r.result.tokens; })
+      .def_property_readonly(
+          "stop", [](const PyGenerateResult& r) { return StopReasonName(r.result.stop); })
+      .def_property_readonly("stop_detail",
+                             [](const PyGenerateResult& r) { return r.result.stop_detail; })
+      .def_property_readonly("prompt_tokens",
+                             [](const PyGenerateResult& r) { return r.result.prompt_tokens; })
+      .def_property_readonly("steps", [](const PyGenerateResult& r) { return r.result.steps; })
+      .def_property_readonly("chunks", [](const PyGenerateResult& r) { return r.result.chunks; })
+      .def_property_readonly("prefill_ms",
+                             [](const PyGenerateResult& r) { return r.result.prefill_ms; })
+      .def_property_readonly("decode_ms",
+                             [](const PyGenerateResult& r) { return r.result.decode_ms; })
+      .def_property_readonly("token_ms",
+                             [](const PyGenerateResult& r) { return r.result.token_ms; })
+      .def_property_readonly("prefill_tokens_per_s",
+                             [](const PyGenerateResult& r) {
+                               return TokensPerSecond(r.result.prompt_tokens, r.result.prefill_ms);
+                             })
+      .def_property_readonly("decode_tokens_per_s",
+                             [](const PyGenerateResult& r) {
+                               const int64_t n = static_cast<int64_t>(r.result.tokens.size()) - 1;
+                               return TokensPerSecond(n > 0 ? n : 0, r.result.decode_ms);
+                             })
+      .def("__len__", [](const PyGenerateResult& r) { return r.result.tokens.size(); })
+      .def("__repr__", [](const PyGenerateResult& r) {
+        return absl::StrCat("GenerateResult(ids=[", absl::StrJoin(r.result.tokens, ", "),
+                            "], stop='", StopReasonName(r.result.stop), "')");
+      });
+
+  py::class_<PyGenerator, std::shared_ptr<PyGenerator>>(m, "Generator")
+      .def_static(
+          "load",
+          [](const std::string& path, int64_t max_length, const py::object& device,
+             const std::string& sampling, const std::optional<std::string>& tuning,
+             const std::string& cache_dir) {
+            std::shared_ptr<PyContext> context =
+                py::isinstance<PyContext>(device)
+                    ? py::cast<std::shared_ptr<PyContext>>(device)
+                    : MakeContext(device.is_none() ? "" : py::cast<std::string>(device), cache_dir);
+            return LoadGenerator(path, max_length, context, sampling, tuning);
+          },
+          py::arg("path"), py::arg("max_length") = 128, py::arg("device") = py::none(),
+          py::arg("sampling") = "greedy", py::arg("tuning") = py::none(), py::arg("cache_dir") = "",
+          "Loads a decoder exported with past key/values (GPT-2 style) for prompts and "
+          "generations of at most max_length tokens together.")
+      .def("generate", &GenerateIds, py::arg("prompt_ids"), py::arg("max_new_tokens") = 32,
+           py::arg("eos_id") = py::none(), py::arg("chunk") = 16, py::arg("on_chunk") = py::none(),
+           "Decodes after `prompt_ids`; returns a GenerateResult (ids and timings). on_chunk "
+           "is called with each chunk's new ids.")
+      .def(
+          "reset",
+          [](PyGenerator& g) {
+            py::gil_scoped_release release;
+            std::lock_guard<std::mutex> lock(g.mu);
+            Check(g.generator->Reset());
+          },
+          "Zeroes the KV cache and the state (generate does it first).")
+      .def_property_readonly("max_length",
+                             [](const PyGenerator& g) { return g.generator->max_length(); })
+      .def_property_readonly("vocab", [](const PyGenerator& g) { return g.generator->vocab(); })
+      .def_property_readonly("kv_cache_bytes",
+                             [](const PyGenerator& g) { return g.generator->kv_cache_bytes(); })
+      .def_property_readonly("sampling", [](const PyGenerator& g) { return g.sampling; })
+      .def_property_readonly("context", [](const PyGenerator& g) { return g.context; });
 }
 
 }  // namespace
