@@ -1,4 +1,5 @@
 #include "tools/onnx_commands.h"
+#include "tools/build_tuning.h"
 
 #include <algorithm>
 #include <chrono>
@@ -228,29 +229,6 @@ absl::StatusOr<PrePostProcessing> ParsePrePost(const Graph& graph, const std::st
     ppp.outputs[p.first] = out;
   }
   return ppp;
-}
-
-absl::StatusOr<EngineOptions::Tuning> BuildTuning(const std::string& tuning) {
-  if (tuning.empty()) {
-    const char* env = std::getenv("RECQ_TUNING");
-    return env != nullptr && *env != '\0' ? EngineOptions::DefaultTuning()
-                                           : EngineOptions::Tuning::kExhaustive;
-  }
-  if (tuning == "exhaustive") return EngineOptions::Tuning::kExhaustive;
-  if (tuning == "fast") return EngineOptions::Tuning::kFast;
-  if (tuning == "off") return EngineOptions::Tuning::kOff;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--tuning=", tuning, ": expected exhaustive (build's default), fast or off"));
-}
-
-void PrintBuildTuningStart(EngineOptions::Tuning tuning) {
-  std::fprintf(stderr, "recq build: %s\n",
-               tuning == EngineOptions::Tuning::kExhaustive
-                   ? "tuning every kernel exhaustively (the tuning cache keeps the choices; "
-                     "--tuning=fast or --tuning=off builds sooner)"
-               : tuning == EngineOptions::Tuning::kFast
-                   ? "tuning within the fast tuner's budget (--tuning=fast)"
-                   : "not tuning: the kernels' heuristics (--tuning=off)");
 }
 
 absl::Status BuildEngineCommand(const std::string& model_path, const std::string& engine_path,

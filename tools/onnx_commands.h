@@ -84,10 +84,6 @@ struct RunModelOptions {
                                               const std::string& shapes = "",
                                               const std::string& tuning = "");
 
-// BuildTuning reads build's --tuning (empty: $RECQ_TUNING, else exhaustive);
-// PrintBuildTuningStart says on stderr how the build tunes.
-[[nodiscard]] absl::StatusOr<recq::EngineOptions::Tuning> BuildTuning(const std::string& tuning);
-void PrintBuildTuningStart(EngineOptions::Tuning tuning);
 
 // TuneModelCommand compiles the ONNX model with the auto-tuner
 // (EngineOptions::tuning kFast without its time budget, or kExhaustive),

@@ -20,9 +20,9 @@
 #include "recq/shape_profile.h"
 #include "recq/shaped_engine.h"
 #include "recq/status_macros.h"
+#include "tools/build_tuning.h"
 #include "tools/json_writer.h"
 #include "tools/latency_stats.h"
-#include "tools/onnx_commands.h"
 
 namespace recq::tools {
 namespace {

@@ -178,6 +178,8 @@ RECQ_REGISTER_OPS(Activation) {
         def.onnx = {{"", "Clip", 1, kOnnxOpsetMax, ImportClip}};
         break;
       case ActivationKind::kSilu:
+      case ActivationKind::kGelu:
+      case ActivationKind::kGeluTanh:
       case ActivationKind::kNone:
         break;
     }
