@@ -12,7 +12,7 @@ build=${RECQ_BUILD_DIR:-build}
 bash scripts/build.sh >/dev/null
 bundler=${RECQ_GPU_BUNDLER:-../shared/tools/gpu-bundle.sh}
 progs=("$build/tools/recq")
-for p in "$build/bench/replay_overhead_bench" "$build/bench/mobilenet_bench" "$build/bench/preprocess_bench" "$build/bench/fp16_bench"; do
+for p in "$build/bench/replay_overhead_bench" "$build/bench/mobilenet_bench" "$build/bench/preprocess_bench" "$build/bench/fp16_bench" "$build/bench/gemm_bench"; do
   if [ -x "$p" ]; then progs+=("$p"); else echo "prepare: no $p (benchmarks not built): measure.sh models only" >&2; fi
 done
 "$bundler" gpu-bundle "${progs[@]}"

@@ -185,7 +185,7 @@ absl::Status LowerSample(LoweringContext& ctx, const Node& node) {
   local = static_cast<int64_t>(GpuGroup(ctx.device(), static_cast<size_t>(local)));
   Dispatch& d =
       ctx.Emit(MakeDispatch(ctx, "sampling.cl", "sample", {static_cast<size_t>(batch * local)},
-                            {absl::StrCat("-DKIND=", x.dtype == DataType::kFloat16 ? 1 : 0),
+                            {absl::StrCat("-DSAMPLE_KIND=", x.dtype == DataType::kFloat16 ? 1 : 0),
                              absl::StrCat("-DSAMPLE_LOCAL=", local),
                              absl::StrCat("-DSAMPLE_MODE=", static_cast<int>(a.mode))}));
   d.local = {static_cast<size_t>(local), 1, 1};

@@ -1,5 +1,5 @@
 // Sample (sampling.cc, defined in sampling.h and docs/op_semantics.md):
-// one work-group of SAMPLE_LOCAL items per row of logits. KIND 0 reads
+// one work-group of SAMPLE_LOCAL items per row of logits. SAMPLE_KIND 0 reads
 // float, 1 half.
 //
 // 1. The greedy id: each item keeps the largest key (lowest index on ties)
@@ -17,7 +17,7 @@
 // Every sum is an integer sum, so the result does not depend on the order
 // in which the items or the atomics run.
 
-#if KIND == 1
+#if SAMPLE_KIND == 1
 #define LOAD(p, i) vload_half((i), (__global const half*)(p))
 #define T ushort
 #else
