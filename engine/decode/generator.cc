@@ -107,6 +107,20 @@ std::vector<int64_t> Generator::prefill_buckets() const {
   return out;
 }
 
+const Engine* Generator::prefill_engine(int64_t rows) const {
+  for (const auto& p : state_->prefill) {
+    if (p->rows == rows) return &*p->engine;
+  }
+  return nullptr;
+}
+
+const Recording* Generator::prefill_recording(int64_t rows) const {
+  for (const auto& p : state_->prefill) {
+    if (p->rows == rows) return &*p->recording;
+  }
+  return nullptr;
+}
+
 std::vector<int64_t> PrefillBuckets(int64_t tokens, int64_t cap) {
   std::vector<int64_t> out;
   for (int64_t b = 2; b <= cap && tokens >= 2; b *= 2) {

@@ -164,6 +164,10 @@ class Generator {
   int64_t kv_cache_bytes() const;
   // The prefill steps' sizes, increasing (empty: token by token only).
   std::vector<int64_t> prefill_buckets() const;
+  // The prefill step of `rows` tokens and its recording; null when there is
+  // none of that size.
+  const Engine* prefill_engine(int64_t rows) const;
+  const Recording* prefill_recording(int64_t rows) const;
   const Engine& engine() const;
   const Recording& recording() const;
 

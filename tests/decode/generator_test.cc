@@ -498,6 +498,18 @@ TEST(GeneratorPrefillTest, BucketedMatchesTransformersAndOnnxruntime) {
   for (size_t step = 0; step < r.logits.size(); ++step) {
     EXPECT_LT(RelativeL2(r.logits[step], golden.logits[first + step]), 1e-4) << "step " << step;
   }
+  // The first layer's attention over the 4 new rows is one fused dispatch;
+  // the last layer's attention and MLP, and the LM head, fed only the
+  // logits and are gone (the last layer writes its K and V rows only).
+  const Engine* four = gen.prefill_engine(4);
+  ASSERT_NE(four, nullptr);
+  EXPECT_EQ(gen.prefill_engine(3), nullptr);
+  int attention = 0;
+  for (const std::string& label : four->DispatchLabels()) {
+    attention += label.find("/attention") != std::string::npos;
+  }
+  EXPECT_EQ(attention, 1);
+  EXPECT_EQ(four->outputs().size(), gen.engine().outputs().size() - 1);
   // Chunked (no per-step reads) gives the same ids.
   o.keep_logits = false;
   o.chunk = 7;
