@@ -69,13 +69,13 @@ struct Editor {
   }
 };
 
-// RowSource: the new K or V row [1, H, 1, D] as elements of a tensor
+// RowSource: the new K or V rows [1, H, S, D] as elements of a tensor
 // further up (a packed QKV projection's output), when the Reshapes,
 // Transposes and unit-step Slices between them leave each element at
-// offset + h * stride_h + d * stride_d.
+// offset + h * stride_h + s * stride_s + d * stride_d.
 struct RowSource {
   ValueId value = kNoValue;
-  int64_t offset = 0, stride_h = 0, stride_d = 0;
+  int64_t offset = 0, stride_h = 0, stride_s = 0, stride_d = 0;
 };
 
 std::vector<int64_t> Unravel(int64_t flat, const std::vector<int64_t>& shape) {
@@ -95,8 +95,8 @@ int64_t Ravel(const std::vector<int64_t>& idx, const std::vector<int64_t>& shape
 
 RowSource FindRowSource(const Editor& e, ValueId row) {
   const std::vector<int64_t>& rs = e.values[row].desc.shape;
-  const int64_t heads = rs[1], dim = rs[3];
-  std::vector<int64_t> at(static_cast<size_t>(heads * dim));
+  const int64_t heads = rs[1], rows = rs[2], dim = rs[3];
+  std::vector<int64_t> at(static_cast<size_t>(heads * rows * dim));
   for (size_t i = 0; i < at.size(); ++i) at[i] = static_cast<int64_t>(i);
   RowSource best;
   ValueId cur = row;
@@ -153,15 +153,18 @@ RowSource FindRowSource(const Editor& e, ValueId row) {
       break;
     }
     cur = in;
-    // Affine in (h, d)?
+    // Affine in (h, s, d)?
     const int64_t sd = dim > 1 ? at[1] - at[0] : 0;
-    const int64_t sh = heads > 1 ? at[dim] - at[0] : 0;
-    bool affine = sd >= 0 && sh >= 0;
+    const int64_t ss = rows > 1 ? at[dim] - at[0] : 0;
+    const int64_t sh = heads > 1 ? at[rows * dim] - at[0] : 0;
+    bool affine = sd >= 0 && ss >= 0 && sh >= 0;
     for (int64_t h = 0; h < heads && affine; ++h) {
-      for (int64_t d = 0; d < dim && affine; ++d)
-        affine = at[h * dim + d] == at[0] + h * sh + d * sd;
+      for (int64_t r = 0; r < rows && affine; ++r) {
+        for (int64_t d = 0; d < dim && affine; ++d)
+          affine = at[(h * rows + r) * dim + d] == at[0] + h * sh + r * ss + d * sd;
+      }
     }
-    if (affine) best = {cur, at[0], sh, sd};
+    if (affine) best = {cur, at[0], sh, ss, sd};
   }
   return best;
 }
@@ -366,7 +369,7 @@ absl::StatusOr<DecodeGraph> RewriteDecoder(const Graph& graph, int64_t max_lengt
     node.op = kKvCacheWrite;
     node.inputs = {row, state};
     DecodeAttrs attrs = base;
-    const RowSource src = prefill ? RowSource{} : FindRowSource(e, row);
+    const RowSource src = FindRowSource(e, row);
     if (src.value != kNoValue) {
       // Read the row where the projection wrote it; the copies that made
       // it contiguous go unread (dead-node removal drops them).
@@ -375,6 +378,7 @@ absl::StatusOr<DecodeGraph> RewriteDecoder(const Graph& graph, int64_t max_lengt
       attrs.dim = want.shape[3];
       attrs.offset = src.offset;
       attrs.stride_h = src.stride_h;
+      attrs.stride_s = src.stride_s;
       attrs.stride_d = src.stride_d;
     }
     node.attrs = attrs;

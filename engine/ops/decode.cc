@@ -51,20 +51,21 @@ absl::StatusOr<TensorDesc> InferKvWrite(const OpAttrs& attrs, InferInputs in) {
   RECQ_ASSIGN_OR_RETURN(const DecodeAttrs* a, AttrsOf<DecodeAttrs>(kKvCacheWrite, attrs));
   const TensorDesc& x = *in[0];
   if (a->heads > 0) {
-    const int64_t last = a->offset + (a->heads - 1) * a->stride_h + (a->dim - 1) * a->stride_d;
-    if (x.dtype != DataType::kFloat32 || a->dim < 1 || a->offset < 0 || a->stride_h < 0 ||
-        a->stride_d < 0 || last >= x.NumElements()) {
+    const int64_t last = a->offset + (a->heads - 1) * a->stride_h + (a->rows - 1) * a->stride_s +
+                         (a->dim - 1) * a->stride_d;
+    if (x.dtype != DataType::kFloat32 || a->dim < 1 || a->rows < 1 || a->rows > a->length ||
+        a->offset < 0 || a->stride_h < 0 || a->stride_s < 0 || a->stride_d < 0 ||
+        last >= x.NumElements()) {
       return Bad(kKvCacheWrite,
-                 absl::StrCat("the source ", x.ToString(), " does not hold ", a->heads, "x", a->dim,
-                              " elements from offset ", a->offset, " by strides ", a->stride_h,
-                              ", ", a->stride_d));
+                 absl::StrCat("the source ", x.ToString(), " does not hold ", a->heads, "x",
+                              a->rows, "x", a->dim, " elements from offset ", a->offset,
+                              " by strides ", a->stride_h, ", ", a->stride_s, ", ", a->stride_d));
     }
     RECQ_RETURN_IF_ERROR(CheckState(kKvCacheWrite, *in[1], a->length));
     return TensorDesc{{1, a->heads, a->length, a->dim}, DataType::kFloat32};
   }
-  if (a->rows < 1 || a->rows > a->length || (a->heads > 0 && a->rows != 1)) {
-    return Bad(kKvCacheWrite, absl::StrCat("rows is ", a->rows, "; expected 1..", a->length,
-                                           " (1 with a strided source)"));
+  if (a->rows < 1 || a->rows > a->length) {
+    return Bad(kKvCacheWrite, absl::StrCat("rows is ", a->rows, "; expected 1..", a->length));
   }
   if (x.dtype != DataType::kFloat32 || x.shape.size() != 4 || x.shape[0] != 1 ||
       x.shape[2] != a->rows) {
@@ -156,12 +157,12 @@ absl::Status LowerKvWrite(LoweringContext& ctx, const Node& node) {
   const Shape& y = ShapeOf(ctx, node.outputs[0]);
   const int64_t heads = y[1], dim = y[3];
   const bool strided = a.heads > 0;
-  const int64_t rows = strided ? 1 : a.rows;
+  const int64_t rows = a.rows;
   Dispatch& d =
       ctx.Emit(MakeDispatch(ctx, "decode.cl", "kv_cache_write", {size_t(heads * dim * rows)}));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(node.outputs[0])};
   AddInts(d, {heads, a.length, dim, strided ? a.offset : 0, strided ? a.stride_h : rows * dim,
-              strided ? a.stride_d : 1, rows});
+              strided ? a.stride_d : 1, rows, strided ? a.stride_s : dim});
   return absl::OkStatus();
 }
 

@@ -25,12 +25,12 @@ __kernel void decode_mask(__global const long* restrict state, __global long* re
   if (j < length) mask[j] = j < POS(state, length) + rows ? 1 : 0;
 }
 
-// cache[h, position + s, d] = x[offset + h * stride_h + s * dim + d *
+// cache[h, position + s, d] = x[offset + h * stride_h + s * stride_s + d *
 // stride_d] for s < rows (rows [position, position + rows) clamped into the
 // cache); global size heads * rows * dim.
 __kernel void kv_cache_write(__global const float* restrict x, __global const long* restrict state,
                              __global float* restrict cache, int heads, int length, int dim,
-                             int offset, int stride_h, int stride_d, int rows) {
+                             int offset, int stride_h, int stride_d, int rows, int stride_s) {
   const int i = get_global_id(0);
   if (i >= heads * rows * dim || state[1] != 0) return;
   const int h = i / (rows * dim);
@@ -38,7 +38,8 @@ __kernel void kv_cache_write(__global const float* restrict x, __global const lo
   const int s = rest / dim;
   const int d = rest - s * dim;
   const long row = min(POS(state, length) + s, (long)length - 1);
-  cache[((long)h * length + row) * dim + d] = x[offset + h * stride_h + s * dim + d * stride_d];
+  cache[((long)h * length + row) * dim + d] =
+      x[offset + h * stride_h + s * stride_s + d * stride_d];
 }
 
 // The end of a prefill step over `rows` tokens; one work-item. The position

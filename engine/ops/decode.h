@@ -40,9 +40,10 @@ inline constexpr OpType kDecodeInputs{"recq.DecodeInputs"};
 // as row `position` of the cache, in place, unless the state is stopped; the
 // other rows keep what earlier steps wrote (the output is a graph output
 // bound to the same persistent buffer at every step). With `heads` set, x
-// is any float32 tensor and element (h, d) of the row is x[offset + h *
-// stride_h + d * stride_d]: the new key or value read straight from a
-// packed QKV projection's output, without the Slice and Transpose copies.
+// is any float32 tensor and element (h, s, d) of the rows is x[offset + h
+// * stride_h + s * stride_s + d * stride_d]: the new keys or values read
+// straight from a packed QKV projection's output, without the Slice and
+// Transpose copies.
 inline constexpr OpType kKvCacheWrite{"recq.KvCacheWrite"};
 // DecodeAdvance(ids [1,1] int64, state, control) -> token [1] int64: the end
 // of a step. Unless stopped: appends the sampled id after the prompt,
@@ -72,6 +73,7 @@ struct DecodeAttrs {
   Which which = Which::kToken;
   // KvCacheWrite from a strided source (heads > 0).
   int64_t heads = 0, dim = 0, offset = 0, stride_h = 0, stride_d = 0;
+  int64_t stride_s = 0;  // between the rows of a strided source
   // Tokens a step processes: DecodeInputs makes `rows` ids and positions
   // (position + i) and a mask of 1 for j < position + rows; KvCacheWrite
   // writes x [1,H,rows,D] as rows [position, position + rows).
