@@ -149,6 +149,13 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
                                  last.prefill_replays, " replays for ", last.prefill_batched_tokens,
                                  " tokens, then the last prompt token's decode step")
                         .c_str());
+  std::vector<std::string> step_sizes;
+  for (int64_t b : gen.prefill_buckets()) {
+    step_sizes.push_back(absl::StrCat(b, " tokens: ", gen.prefill_recording(b)->dispatch_count()));
+  }
+  if (!step_sizes.empty()) {
+    std::printf("prefill dispatches per replay: %s\n", absl::StrJoin(step_sizes, "; ").c_str());
+  }
   std::printf("prompt (%lld): %s\n", static_cast<long long>(prompt.size()),
               absl::StrJoin(prompt, ",").c_str());
   std::printf("ids (%zu): %s\n", last.tokens.size(), absl::StrJoin(last.tokens, ",").c_str());
@@ -219,6 +226,12 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
     j.Key("prefill_buckets");
     j.BeginArray();
     for (int64_t b : buckets) j.Int(b);
+    j.EndArray();
+    j.Key("prefill_dispatches");
+    j.BeginArray();
+    for (int64_t b : gen.prefill_buckets()) {
+      j.Int(static_cast<int64_t>(gen.prefill_recording(b)->dispatch_count()));
+    }
     j.EndArray();
     j.Key("prefill_replays");
     j.Int(last.prefill_replays);
