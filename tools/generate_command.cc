@@ -164,9 +164,10 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
               prefill, decode, repeat);
   std::printf("per-token decode latency: p50 %.3f ms, p99 %.3f ms (chunk time / steps)\n", lat.p50,
               lat.p99);
-  std::printf("KV cache: %.2f MiB; intermediates %.2f MiB; weights %.2f MiB\n",
-              gen.kv_cache_bytes() / 1048576.0, gen.engine().stats().intermediate_bytes / 1048576.0,
-              gen.engine().stats().weight_bytes / 1048576.0);
+  std::printf(
+      "KV cache: %.2f MiB; intermediates %.2f MiB; weights %.2f MiB (all steps: %.2f MiB)\n",
+      gen.kv_cache_bytes() / 1048576.0, gen.engine().stats().intermediate_bytes / 1048576.0,
+      gen.engine().stats().weight_bytes / 1048576.0, gen.weight_bytes() / 1048576.0);
 
   if (absl::GetFlag(FLAGS_profile_step)) {
     RECQ_ASSIGN_OR_RETURN(std::vector<DispatchProfile> profile, gen.ProfileStep());
@@ -245,6 +246,8 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
     j.Number(lat.p99);
     j.Key("kv_cache_bytes");
     j.Int(gen.kv_cache_bytes());
+    j.Key("weight_bytes_all_steps");
+    j.Int(gen.weight_bytes());
     j.Key("intermediate_bytes");
     j.Int(static_cast<int64_t>(gen.engine().stats().intermediate_bytes));
     j.EndObject();

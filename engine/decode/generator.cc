@@ -88,6 +88,7 @@ struct Generator::State {
     std::optional<Recording> recording;
   };
   std::vector<std::unique_ptr<Prefill>> prefill;
+  std::shared_ptr<internal::WeightCache> weights;  // every step's constants
   Recording recording;
 };
 
@@ -119,6 +120,10 @@ const Recording* Generator::prefill_recording(int64_t rows) const {
     if (p->rows == rows) return &*p->recording;
   }
   return nullptr;
+}
+
+int64_t Generator::weight_bytes() const {
+  return static_cast<int64_t>(state_->weights->uploaded_bytes());
 }
 
 std::vector<int64_t> PrefillBuckets(int64_t tokens, int64_t cap) {
@@ -165,6 +170,7 @@ absl::StatusOr<Generator> Generator::Create(const Context& context, const Graph&
   Engine engine(std::move(es));
   RECQ_ASSIGN_OR_RETURN(Recording recording, engine.Record(options.record));
   auto s = std::make_unique<State>(context, engine, std::move(recording));
+  s->weights = weights;
   s->max_length = dg.max_length;
   s->vocab = dg.vocab;
   s->cache_bytes = dg.cache_bytes;

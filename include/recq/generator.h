@@ -162,6 +162,9 @@ class Generator {
   int64_t max_length() const;
   int64_t vocab() const;
   int64_t kv_cache_bytes() const;
+  // The weights on the device, for the decode and prefill steps together
+  // (each constant once).
+  int64_t weight_bytes() const;
   // The prefill steps' sizes, increasing (empty: token by token only).
   std::vector<int64_t> prefill_buckets() const;
   // The prefill step of `rows` tokens and its recording; null when there is

@@ -512,6 +512,12 @@ TEST(GeneratorPrefillTest, BucketedMatchesTransformersAndOnnxruntime) {
   }
   EXPECT_EQ(attention, 1);
   EXPECT_EQ(copies, 0);
+  // Constants the steps use alike are uploaded once: less than the steps'
+  // weights added up (the embeddings, LayerNorms and biases are shared).
+  size_t separate = gen.engine().stats().weight_bytes;
+  for (int64_t b : gen.prefill_buckets()) separate += gen.prefill_engine(b)->stats().weight_bytes;
+  EXPECT_GE(gen.weight_bytes(), static_cast<int64_t>(gen.engine().stats().weight_bytes) / 2);
+  EXPECT_LT(gen.weight_bytes(), static_cast<int64_t>(separate) * 3 / 4);
   EXPECT_EQ(four->outputs().size(), gen.engine().outputs().size() - 1);
   // Chunked (no per-step reads) gives the same ids.
   o.keep_logits = false;
