@@ -10,12 +10,14 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "recq/generator.h"
 #include "recq/recq.h"
+#include "recq/shape_profile.h"
 #include "recq/status_macros.h"
 #include "tools/json_writer.h"
 #include "tools/latency_stats.h"
@@ -39,8 +41,9 @@ ABSL_FLAG(std::string, prefill, "bucketed",
           "generate: how the prompt is processed: bucketed (prefill steps of several tokens, "
           "--prefill-buckets) or tokens (one decode step per token)");
 ABSL_FLAG(std::string, prefill_buckets, "",
-          "generate (also --prefill-buckets): the prefill steps' sizes, comma-separated (default: "
-          "powers of two from 2 up to the first one >= prompt - 1, at most 64)");
+          "generate (also --prefill-buckets): the prefill steps' sizes, comma-separated, or a "
+          "range in --shapes' syntax (2..64/pow2, 16..128/mul16) (default: powers of two from 2 "
+          "up to the first one >= prompt - 1, at most 64)");
 ABSL_FLAG(int, repeat, 3,
           "generate: timed generations after one warm-up; medians and percentiles over all");
 
@@ -83,7 +86,21 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
   std::vector<int64_t> buckets;
   if (prefill_mode == "bucketed") {
     const std::string text = absl::GetFlag(FLAGS_prefill_buckets);
-    for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    std::vector<std::string> parts = absl::StrSplit(text, ',', absl::SkipEmpty());
+    if (absl::StrContains(text, "..")) {
+      // A range: the shape profiles' rules (recq/shape_profile.h).
+      absl::StatusOr<ShapeProfiles> p = ParseShapeProfiles(absl::StrCat("tokens:", text));
+      if (!p.ok() || p->at("tokens").size() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--prefill-buckets: '", text, "' is not a list or a range such as 2..64/pow2",
+            p.ok() ? "" : absl::StrCat(" (", p.status().message(), ")")));
+      }
+      parts.clear();
+      for (int64_t b : p->at("tokens")[0].Buckets()) {
+        if (b > 1) parts.push_back(absl::StrCat(b));  // 1 is the decode step
+      }
+    }
+    for (absl::string_view part : parts) {
       int64_t b = 0;
       if (!absl::SimpleAtoi(part, &b) || b < 2 || b >= max_length) {
         return absl::InvalidArgumentError(

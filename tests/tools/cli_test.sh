@@ -150,6 +150,11 @@ PY
   --max-length=40 --repeat=1 --prefill=tokens >"$tmp/gen_tokens.txt" || fail "recq generate --prefill=tokens"
 grep -qF "ids (24): $want" "$tmp/gen_tokens.txt" || fail "--prefill=tokens ids: $(cat "$tmp/gen_tokens.txt")"
 grep -q "prefill: token by token" "$tmp/gen_tokens.txt" || fail "--prefill=tokens: $(cat "$tmp/gen_tokens.txt")"
+"$recq" generate "$dec/tiny_decoder.onnx" --prompt-ids=17,3,200,91,45,128,7,250 --max-new-tokens=24 \
+  --max-length=40 --repeat=1 --prefill-buckets=1..4/pow2 >"$tmp/gen_range.txt" || fail "--prefill-buckets=1..4/pow2"
+grep -qF "ids (24): $want" "$tmp/gen_range.txt" || fail "--prefill-buckets range ids: $(cat "$tmp/gen_range.txt")"
+grep -q "steps of 2,4 tokens; 2 replays for 7 tokens" "$tmp/gen_range.txt" ||
+  fail "--prefill-buckets range: $(cat "$tmp/gen_range.txt")"
 if "$recq" generate "$dec/tiny_decoder.onnx" --prompt-ids=1,2 --prefill=chunks 2>"$tmp/err.txt"; then
   fail "--prefill=chunks ran"
 fi
