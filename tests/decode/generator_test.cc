@@ -690,5 +690,36 @@ TEST(GeneratorCallCountTest, WaitsAndReadsPerChunk) {
   EXPECT_GE(enqueues, static_cast<uint64_t>(steps)) << all;
 }
 
+// Bucketed prefill adds no wait and no read: a 20-token prompt (5 prefill
+// replays, then the decode steps) reads the state once per chunk.
+TEST(GeneratorCallCountTest, BucketedPrefillWaitsAndReadsPerChunk) {
+  const absl::StatusOr<testing::FaultLayerClient>& layer = Layer();
+  if (!layer.ok()) GTEST_SKIP() << layer.status().message();
+  const Golden& golden = LoadGolden();
+  std::vector<int64_t> prompt = golden.prompt;
+  prompt.insert(prompt.end(), golden.greedy.begin(), golden.greedy.begin() + 12);
+  Generator& gen = SharedBucketed();
+  GenerateOptions o;
+  o.max_new_tokens = 20;
+  o.chunk = 8;
+  RECQ_ASSERT_OK(gen.Generate(prompt, o).status());
+  layer->ResetCounts();
+  RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult r, gen.Generate(prompt, o));
+  ASSERT_EQ(r.tokens.size(), 20u);
+  EXPECT_EQ(r.prefill_replays, 5);
+  uint64_t waits = 0, reads = 0;
+  std::string all;
+  for (const auto& [name, count] : layer->CallCounts()) {
+    if (count == 0) continue;
+    absl::StrAppend(&all, name, "=", count, " ");
+    if (name == "clFinish" || name == "clWaitForEvents") waits += count;
+    if (name == "clEnqueueReadBuffer" || name == "clEnqueueMapBuffer") reads += count;
+  }
+  RecordProperty("calls", all);
+  EXPECT_EQ(reads, static_cast<uint64_t>(r.chunks)) << all;
+  EXPECT_EQ(r.chunks, 1 + (20 - 1 + 7) / 8) << all;
+  EXPECT_LE(waits, 8u) << all;
+}
+
 }  // namespace
 }  // namespace recq
