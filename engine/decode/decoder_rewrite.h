@@ -65,6 +65,14 @@ struct DecodeGraph {
                                                          const DecodeSampler& sampler = {},
                                                          int64_t rows = 1);
 
+// LoadDecoderSteps imports the decoder at `path` for the decode step (the
+// first graph, as LoadDecoderOnnx(path, max_length)) and for each prefill
+// size in `seqs` (as LoadDecoderOnnx(path, max_length, seq)), parsing the
+// prefill model once so that its imports share the initializers.
+[[nodiscard]] absl::StatusOr<std::vector<Graph>> LoadDecoderSteps(const std::string& path,
+                                                                  int64_t max_length,
+                                                                  const std::vector<int64_t>& seqs);
+
 }  // namespace recq::internal
 
 #endif  // RECQ_ENGINE_DECODE_DECODER_REWRITE_H_

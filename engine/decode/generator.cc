@@ -137,13 +137,12 @@ std::vector<int64_t> PrefillBuckets(int64_t tokens, int64_t cap) {
 
 absl::StatusOr<Generator> Generator::Load(const Context& context, const std::string& path,
                                           const GeneratorOptions& options) {
-  RECQ_ASSIGN_OR_RETURN(Graph decoder, LoadDecoderOnnx(path, options.max_length));
-  std::vector<Graph> prefill;
-  for (int64_t rows : options.prefill_buckets) {
-    RECQ_ASSIGN_OR_RETURN(Graph g, LoadDecoderOnnx(path, options.max_length, rows));
-    prefill.push_back(std::move(g));
-  }
-  return Create(context, decoder, options, prefill);
+  RECQ_ASSIGN_OR_RETURN(
+      std::vector<Graph> steps,
+      internal::LoadDecoderSteps(path, options.max_length, options.prefill_buckets));
+  const Graph decoder = std::move(steps[0]);
+  steps.erase(steps.begin());
+  return Create(context, decoder, options, steps);
 }
 
 absl::StatusOr<Generator> Generator::Create(const Context& context, const Graph& decoder,

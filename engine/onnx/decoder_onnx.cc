@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "engine/decode/decoder_rewrite.h"
 #include "onnx/onnx_pb.h"
 #include "recq/generator.h"
 #include "recq/onnx.h"
@@ -41,8 +42,9 @@ void AddInt64(onnx::GraphProto& g, const std::string& name, std::vector<int64_t>
 // LessOrEqual(kv_idx, q_idx), q_idx = past + i, which the import folds
 // for past = max_length - seq. The rewritten step writes its rows at the
 // device-side position instead, so q_idx becomes q_idx + (position_ids[0]
-// - (max_length - seq)): query i sees the keys up to position + i.
-absl::Status ShiftCausalMask(onnx::ModelProto& model, int64_t max_length, int64_t seq) {
+// - q_idx[0]): query i sees the keys up to position + i. The edit does not
+// depend on seq, so one edited model serves every prefill size.
+absl::Status ShiftCausalMask(onnx::ModelProto& model) {
   onnx::GraphProto& g = *model.mutable_graph();
   int found = -1;
   for (int i = 0; i < g.node_size(); ++i) {
@@ -61,7 +63,7 @@ absl::Status ShiftCausalMask(onnx::ModelProto& model, int64_t max_length, int64_
   }
   const std::string q = g.node(found).input(1);
   AddInt64(g, "recq.zero", {}, 0);
-  AddInt64(g, "recq.past", {1}, max_length - seq);
+  AddInt64(g, "recq.flat", {1}, -1);
   AddNode(g, "Gather", {"position_ids", "recq.zero"}, "recq.position0")
       ->add_attribute()
       ->CopyFrom([] {
@@ -71,20 +73,20 @@ absl::Status ShiftCausalMask(onnx::ModelProto& model, int64_t max_length, int64_
         a.set_i(1);
         return a;
       }());
+  AddNode(g, "Reshape", {q, "recq.flat"}, "recq.q_flat");
+  AddNode(g, "Gather", {"recq.q_flat", "recq.zero"}, "recq.past");
   AddNode(g, "Sub", {"recq.position0", "recq.past"}, "recq.shift");
   AddNode(g, "Add", {q, "recq.shift"}, "recq.q_idx");
   // The new nodes go before the LessOrEqual (nodes are in topological order).
   onnx::NodeProto* le = g.mutable_node(found);
   le->set_input(1, "recq.q_idx");
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < 5; ++k) {
     for (int i = g.node_size() - 1; i > found; --i) g.mutable_node()->SwapElements(i, i - 1);
   }
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<Graph> LoadDecoderOnnx(const std::string& path, int64_t max_length, int64_t seq) {
+absl::Status CheckSizes(int64_t max_length, int64_t seq) {
   if (max_length < 2) {
     return absl::InvalidArgumentError(
         absl::StrCat("LoadDecoderOnnx: max_length is ", max_length, "; expected at least 2"));
@@ -93,13 +95,13 @@ absl::StatusOr<Graph> LoadDecoderOnnx(const std::string& path, int64_t max_lengt
     return absl::InvalidArgumentError(
         absl::StrCat("LoadDecoderOnnx: seq is ", seq, "; expected 1..", max_length - 1));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  onnx::ModelProto model;
-  if (!model.ParseFromString(bytes)) {
-    return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not an ONNX model"));
-  }
+  return absl::OkStatus();
+}
+
+// StepOptions: the import's shapes for `seq` new tokens over a past of
+// max_length - seq rows.
+absl::StatusOr<OnnxOptions> StepOptions(const onnx::ModelProto& model, const std::string& path,
+                                        int64_t max_length, int64_t seq) {
   OnnxOptions options;
   options.external_data_dir = std::filesystem::path(path).parent_path().string();
   if (options.external_data_dir.empty()) options.external_data_dir = ".";
@@ -132,8 +134,28 @@ absl::StatusOr<Graph> LoadDecoderOnnx(const std::string& path, int64_t max_lengt
           "'; expected input_ids, attention_mask, position_ids and past_key_values.{i}.key/value"));
     }
   }
+  return options;
+}
+
+absl::StatusOr<std::string> ReadModel(const std::string& path, onnx::ModelProto& model) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!model.ParseFromString(bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not an ONNX model"));
+  }
+  return bytes;
+}
+
+}  // namespace
+
+absl::StatusOr<Graph> LoadDecoderOnnx(const std::string& path, int64_t max_length, int64_t seq) {
+  RECQ_RETURN_IF_ERROR(CheckSizes(max_length, seq));
+  onnx::ModelProto model;
+  RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadModel(path, model));
+  RECQ_ASSIGN_OR_RETURN(OnnxOptions options, StepOptions(model, path, max_length, seq));
   if (seq > 1) {
-    RECQ_RETURN_IF_ERROR(ShiftCausalMask(model, max_length, seq));
+    RECQ_RETURN_IF_ERROR(ShiftCausalMask(model));
     bytes.clear();
     if (!model.SerializeToString(&bytes)) {
       return absl::InternalError(absl::StrCat("LoadDecoderOnnx: cannot serialize '", path, "'"));
@@ -142,5 +164,37 @@ absl::StatusOr<Graph> LoadDecoderOnnx(const std::string& path, int64_t max_lengt
   model = onnx::ModelProto();
   return LoadOnnxFromBytes(bytes, options);
 }
+
+namespace internal {
+
+absl::StatusOr<std::vector<Graph>> LoadDecoderSteps(const std::string& path, int64_t max_length,
+                                                    const std::vector<int64_t>& seqs) {
+  for (int64_t seq : seqs) RECQ_RETURN_IF_ERROR(CheckSizes(max_length, seq));
+  RECQ_RETURN_IF_ERROR(CheckSizes(max_length, 1));
+  onnx::ModelProto model;
+  RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadModel(path, model));
+  std::vector<Graph> out;
+  RECQ_ASSIGN_OR_RETURN(OnnxOptions options, StepOptions(model, path, max_length, 1));
+  RECQ_ASSIGN_OR_RETURN(Graph decode, LoadOnnxFromBytes(bytes, options));
+  out.push_back(std::move(decode));
+  if (seqs.empty()) return out;
+  // One parse of the shifted model for every prefill size: its imports
+  // share the initializers' HostData.
+  RECQ_RETURN_IF_ERROR(ShiftCausalMask(model));
+  bytes.clear();
+  if (!model.SerializeToString(&bytes)) {
+    return absl::InternalError(absl::StrCat("LoadDecoderOnnx: cannot serialize '", path, "'"));
+  }
+  RECQ_ASSIGN_OR_RETURN(OnnxModel shifted, OnnxModel::FromBytes(bytes, options.external_data_dir));
+  bytes.clear();
+  for (int64_t seq : seqs) {
+    RECQ_ASSIGN_OR_RETURN(OnnxOptions o, StepOptions(model, path, max_length, seq));
+    RECQ_ASSIGN_OR_RETURN(Graph g, shifted.Import(o));
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace internal
 
 }  // namespace recq
