@@ -344,9 +344,9 @@ absl::StatusOr<GenerateResult> Generator::Generate(absl::Span<const int64_t> pro
     if (r.steps == 0 && bucketed) {
       // The prompt's tokens before its last: the largest bucket while it
       // fits whole, then the smallest that holds the rest (padded) if its
-      // rows fit in the cache, else the largest that fits whole; a single
-      // token left with no bucket for it is one decode step. The prefill
-      // step's DecodePrefillAdvance stops the position at the last token.
+      // rows fit in the cache, else the largest that the rest fills; a
+      // token that no bucket takes is one decode step. The prefill step's
+      // DecodePrefillAdvance stops the position at the last token.
       int64_t pos = 0;
       while (pos < n - 1) {
         const int64_t rest = n - 1 - pos;
