@@ -10,12 +10,14 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "recq/generator.h"
 #include "recq/recq.h"
+#include "recq/shape_profile.h"
 #include "recq/status_macros.h"
 #include "tools/json_writer.h"
 #include "tools/latency_stats.h"
@@ -35,6 +37,13 @@ ABSL_FLAG(int64_t, chunk, 16, "generate: decode steps enqueued between host read
 ABSL_FLAG(bool, profile_step, false,
           "generate (also --profile-step): after the generations, time one step op by op and "
           "print the device time per kernel variant, most first");
+ABSL_FLAG(std::string, prefill, "bucketed",
+          "generate: how the prompt is processed: bucketed (prefill steps of several tokens, "
+          "--prefill-buckets) or tokens (one decode step per token)");
+ABSL_FLAG(std::string, prefill_buckets, "",
+          "generate (also --prefill-buckets): the prefill steps' sizes, comma-separated, or a "
+          "range in --shapes' syntax (2..64/pow2, 16..128/mul16) (default: powers of two from 2 "
+          "up to the first one >= prompt - 1, at most 64)");
 ABSL_FLAG(int, repeat, 3,
           "generate: timed generations after one warm-up; medians and percentiles over all");
 
@@ -69,17 +78,53 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
   if (max_length == 0) max_length = prompt_len + max_new;
   RECQ_ASSIGN_OR_RETURN(SamplingOptions sampling, ParseSampling(absl::GetFlag(FLAGS_sampling)));
   const int repeat = std::max(1, absl::GetFlag(FLAGS_repeat));
+  const std::string prefill_mode = absl::GetFlag(FLAGS_prefill);
+  if (prefill_mode != "bucketed" && prefill_mode != "tokens") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--prefill: '", prefill_mode, "'; expected bucketed or tokens"));
+  }
+  std::vector<int64_t> buckets;
+  if (prefill_mode == "bucketed") {
+    const std::string text = absl::GetFlag(FLAGS_prefill_buckets);
+    std::vector<std::string> parts = absl::StrSplit(text, ',', absl::SkipEmpty());
+    if (absl::StrContains(text, "..")) {
+      // A range: the shape profiles' rules (recq/shape_profile.h).
+      absl::StatusOr<ShapeProfiles> p = ParseShapeProfiles(absl::StrCat("tokens:", text));
+      if (!p.ok() || p->at("tokens").size() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--prefill-buckets: '", text, "' is not a list or a range such as 2..64/pow2",
+            p.ok() ? "" : absl::StrCat(" (", p.status().message(), ")")));
+      }
+      parts.clear();
+      for (int64_t b : p->at("tokens")[0].Buckets()) {
+        if (b > 1) parts.push_back(absl::StrCat(b));  // 1 is the decode step
+      }
+    }
+    for (absl::string_view part : parts) {
+      int64_t b = 0;
+      if (!absl::SimpleAtoi(part, &b) || b < 2 || b >= max_length) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--prefill-buckets: '", part, "'; expected sizes in 2..", max_length - 1));
+      }
+      buckets.push_back(b);
+    }
+    if (text.empty()) {
+      for (int64_t b : PrefillBuckets(prompt_len - 1)) {
+        if (b < max_length) buckets.push_back(b);
+      }
+    }
+  }
 
   ContextOptions context_options;
   context_options.device = device;
   RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(context_options));
   const Clock::time_point start = Clock::now();
-  RECQ_ASSIGN_OR_RETURN(Graph graph, LoadDecoderOnnx(model_path, max_length));
   GeneratorOptions options;
   options.max_length = max_length;
   options.sampling = sampling;
+  options.prefill_buckets = buckets;
   RECQ_ASSIGN_OR_RETURN(options.record.backend, ParseBackend(backend));
-  RECQ_ASSIGN_OR_RETURN(Generator gen, Generator::Create(context, graph, options));
+  RECQ_ASSIGN_OR_RETURN(Generator gen, Generator::Load(context, model_path, options));
   const double setup_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   if (prompt.empty()) {
     std::mt19937_64 rng(1234);
@@ -90,6 +135,8 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
   g.max_new_tokens = max_new;
   g.eos_id = absl::GetFlag(FLAGS_eos_id);
   g.chunk = absl::GetFlag(FLAGS_chunk);
+  g.prefill = prefill_mode == "tokens" ? GenerateOptions::Prefill::kTokens
+                                       : GenerateOptions::Prefill::kBucketed;
   RECQ_RETURN_IF_ERROR(gen.Generate(prompt, g).status());  // warm-up
   std::vector<double> prefill_tps, decode_tps, token_ms;
   GenerateResult last;
@@ -112,6 +159,20 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
               gen.recording().backend_reason().c_str(), gen.recording().dispatch_count(), setup_ms);
   std::printf("sampling: %s; chunk %lld\n", SamplingName(sampling).c_str(),
               static_cast<long long>(g.chunk));
+  std::printf("prefill: %s\n",
+              buckets.empty()
+                  ? "token by token (one decode step per prompt token)"
+                  : absl::StrCat("bucketed, steps of ", absl::StrJoin(buckets, ","), " tokens; ",
+                                 last.prefill_replays, " replays for ", last.prefill_batched_tokens,
+                                 " tokens, then the last prompt token's decode step")
+                        .c_str());
+  std::vector<std::string> step_sizes;
+  for (int64_t b : gen.prefill_buckets()) {
+    step_sizes.push_back(absl::StrCat(b, " tokens: ", gen.prefill_recording(b)->dispatch_count()));
+  }
+  if (!step_sizes.empty()) {
+    std::printf("prefill dispatches per replay: %s\n", absl::StrJoin(step_sizes, "; ").c_str());
+  }
   std::printf("prompt (%lld): %s\n", static_cast<long long>(prompt.size()),
               absl::StrJoin(prompt, ",").c_str());
   std::printf("ids (%zu): %s\n", last.tokens.size(), absl::StrJoin(last.tokens, ",").c_str());
@@ -120,9 +181,10 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
               prefill, decode, repeat);
   std::printf("per-token decode latency: p50 %.3f ms, p99 %.3f ms (chunk time / steps)\n", lat.p50,
               lat.p99);
-  std::printf("KV cache: %.2f MiB; intermediates %.2f MiB; weights %.2f MiB\n",
-              gen.kv_cache_bytes() / 1048576.0, gen.engine().stats().intermediate_bytes / 1048576.0,
-              gen.engine().stats().weight_bytes / 1048576.0);
+  std::printf(
+      "KV cache: %.2f MiB; intermediates %.2f MiB; weights %.2f MiB (all steps: %.2f MiB)\n",
+      gen.kv_cache_bytes() / 1048576.0, gen.engine().stats().intermediate_bytes / 1048576.0,
+      gen.engine().stats().weight_bytes / 1048576.0, gen.weight_bytes() / 1048576.0);
 
   if (absl::GetFlag(FLAGS_profile_step)) {
     RECQ_ASSIGN_OR_RETURN(std::vector<DispatchProfile> profile, gen.ProfileStep());
@@ -177,6 +239,20 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
     j.String(StopReasonName(last.stop));
     j.Key("generations");
     j.Int(repeat);
+    j.Key("prefill");
+    j.String(prefill_mode);
+    j.Key("prefill_buckets");
+    j.BeginArray();
+    for (int64_t b : buckets) j.Int(b);
+    j.EndArray();
+    j.Key("prefill_dispatches");
+    j.BeginArray();
+    for (int64_t b : gen.prefill_buckets()) {
+      j.Int(static_cast<int64_t>(gen.prefill_recording(b)->dispatch_count()));
+    }
+    j.EndArray();
+    j.Key("prefill_replays");
+    j.Int(last.prefill_replays);
     j.Key("prefill_tokens_per_s");
     j.Number(prefill);
     j.Key("decode_tokens_per_s");
@@ -187,6 +263,8 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
     j.Number(lat.p99);
     j.Key("kv_cache_bytes");
     j.Int(gen.kv_cache_bytes());
+    j.Key("weight_bytes_all_steps");
+    j.Int(gen.weight_bytes());
     j.Key("intermediate_bytes");
     j.Int(static_cast<int64_t>(gen.engine().stats().intermediate_bytes));
     j.EndObject();

@@ -172,7 +172,8 @@ int main(int argc, char** argv) {
       "  recq export-mobilenet OUT.onnx  write the demo's MobileNet (--model, --resolution) as "
       "ONNX\n"
       "  recq generate MODEL.onnx  decode with a decoder exported with past key/values "
-      "(--prompt-ids, --max-new-tokens, --max-length, --sampling, --chunk, --json)");
+      "(--prompt-ids, --max-new-tokens, --max-length, --sampling, --chunk, --prefill, "
+      "--prefill-buckets, --json)");
   // --input-format, --output-format and generate's --prompt-ids... (the
   // spelling the docs use) are the flags input_format, output_format,
   // prompt_ids...
@@ -180,8 +181,9 @@ int main(int argc, char** argv) {
   std::vector<char*> argv_fixed;
   for (std::string& a : spelled) {
     if (a == "--no-fusion") a = "--nofusion";
-    for (const char* dashed : {"--input-format", "--output-format", "--prompt-ids", "--prompt-len",
-                               "--max-new-tokens", "--max-length", "--eos-id", "--profile-step"}) {
+    for (const char* dashed :
+         {"--input-format", "--output-format", "--prompt-ids", "--prompt-len", "--max-new-tokens",
+          "--max-length", "--eos-id", "--profile-step", "--prefill-buckets"}) {
       const std::string d = dashed;
       if (a.compare(0, d.size(), d) == 0 && (a.size() == d.size() || a[d.size()] == '=')) {
         for (size_t i = d.find('-', 2); i != std::string::npos; i = d.find('-', i + 1)) a[i] = '_';

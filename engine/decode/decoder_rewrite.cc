@@ -69,13 +69,13 @@ struct Editor {
   }
 };
 
-// RowSource: the new K or V row [1, H, 1, D] as elements of a tensor
+// RowSource: the new K or V rows [1, H, S, D] as elements of a tensor
 // further up (a packed QKV projection's output), when the Reshapes,
 // Transposes and unit-step Slices between them leave each element at
-// offset + h * stride_h + d * stride_d.
+// offset + h * stride_h + s * stride_s + d * stride_d.
 struct RowSource {
   ValueId value = kNoValue;
-  int64_t offset = 0, stride_h = 0, stride_d = 0;
+  int64_t offset = 0, stride_h = 0, stride_s = 0, stride_d = 0;
 };
 
 std::vector<int64_t> Unravel(int64_t flat, const std::vector<int64_t>& shape) {
@@ -95,8 +95,8 @@ int64_t Ravel(const std::vector<int64_t>& idx, const std::vector<int64_t>& shape
 
 RowSource FindRowSource(const Editor& e, ValueId row) {
   const std::vector<int64_t>& rs = e.values[row].desc.shape;
-  const int64_t heads = rs[1], dim = rs[3];
-  std::vector<int64_t> at(static_cast<size_t>(heads * dim));
+  const int64_t heads = rs[1], rows = rs[2], dim = rs[3];
+  std::vector<int64_t> at(static_cast<size_t>(heads * rows * dim));
   for (size_t i = 0; i < at.size(); ++i) at[i] = static_cast<int64_t>(i);
   RowSource best;
   ValueId cur = row;
@@ -153,15 +153,18 @@ RowSource FindRowSource(const Editor& e, ValueId row) {
       break;
     }
     cur = in;
-    // Affine in (h, d)?
+    // Affine in (h, s, d)?
     const int64_t sd = dim > 1 ? at[1] - at[0] : 0;
-    const int64_t sh = heads > 1 ? at[dim] - at[0] : 0;
-    bool affine = sd >= 0 && sh >= 0;
+    const int64_t ss = rows > 1 ? at[dim] - at[0] : 0;
+    const int64_t sh = heads > 1 ? at[rows * dim] - at[0] : 0;
+    bool affine = sd >= 0 && ss >= 0 && sh >= 0;
     for (int64_t h = 0; h < heads && affine; ++h) {
-      for (int64_t d = 0; d < dim && affine; ++d)
-        affine = at[h * dim + d] == at[0] + h * sh + d * sd;
+      for (int64_t r = 0; r < rows && affine; ++r) {
+        for (int64_t d = 0; d < dim && affine; ++d)
+          affine = at[(h * rows + r) * dim + d] == at[0] + h * sh + r * ss + d * sd;
+      }
     }
-    if (affine) best = {cur, at[0], sh, sd};
+    if (affine) best = {cur, at[0], sh, ss, sd};
   }
   return best;
 }
@@ -251,11 +254,16 @@ absl::StatusOr<Graph> Compact(Editor& e, std::vector<ValueId> inputs,
 }  // namespace
 
 absl::StatusOr<DecodeGraph> RewriteDecoder(const Graph& graph, int64_t max_length,
-                                           const DecodeSampler& sampler) {
+                                           const DecodeSampler& sampler, int64_t rows) {
   if (max_length < 2) {
     return absl::InvalidArgumentError(
         absl::StrCat("max_length is ", max_length, "; expected at least 2"));
   }
+  if (rows < 1 || rows >= max_length) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rows is ", rows, "; expected 1..", max_length - 1));
+  }
+  const bool prefill = rows > 1;
   SampleAttrs sample;
   sample.mode = static_cast<SampleMode>(sampler.mode);
   sample.temperature = sampler.temperature;
@@ -278,8 +286,8 @@ absl::StatusOr<DecodeGraph> RewriteDecoder(const Graph& graph, int64_t max_lengt
     std::vector<int64_t> shape;
     DecodeAttrs::Which which;
   };
-  const StepInput step_inputs[] = {{"input_ids", {1, 1}, DecodeAttrs::Which::kToken},
-                                   {"position_ids", {1, 1}, DecodeAttrs::Which::kPosition},
+  const StepInput step_inputs[] = {{"input_ids", {1, rows}, DecodeAttrs::Which::kToken},
+                                   {"position_ids", {1, rows}, DecodeAttrs::Which::kPosition},
                                    {"attention_mask", {1, L}, DecodeAttrs::Which::kMask}};
   std::vector<ValueId> step_values;
   for (const StepInput& in : step_inputs) {
@@ -290,7 +298,8 @@ absl::StatusOr<DecodeGraph> RewriteDecoder(const Graph& graph, int64_t max_lengt
     const TensorDesc want{in.shape, DataType::kInt64};
     if (e.values[id].desc != want) {
       return Bad(absl::StrCat("input '", in.name, "' is ", e.values[id].desc.ToString(),
-                              "; for max_length ", L, " it must be ", want.ToString()));
+                              "; for max_length ", L, " and ", rows, " new tokens it must be ",
+                              want.ToString()));
     }
     step_values.push_back(id);
   }
@@ -300,12 +309,15 @@ absl::StatusOr<DecodeGraph> RewriteDecoder(const Graph& graph, int64_t max_lengt
       e.AddValue(kDecodeControlName, {{kDecodeControlSize}, DataType::kInt64}, Value::Kind::kInput);
   const ValueId state = e.AddValue(kDecodeStateName, {{kDecodeStateHeader + L}, DataType::kInt64},
                                    Value::Kind::kIntermediate);
-  e.AddNode(kDecodeBegin, "recq.decode_begin", {control}, state, DecodeAttrs{L});
+  DecodeAttrs base{L};
+  base.rows = rows;
+  e.AddNode(kDecodeBegin, "recq.decode_begin", {control}, state, base);
   for (size_t i = 0; i < step_values.size(); ++i) {
     ValueId id = step_values[i];
     e.values[id].kind = Value::Kind::kIntermediate;
-    e.AddNode(kDecodeInputs, absl::StrCat("recq.", step_inputs[i].name), {state}, id,
-              DecodeAttrs{L, step_inputs[i].which});
+    DecodeAttrs a = base;
+    a.which = step_inputs[i].which;
+    e.AddNode(kDecodeInputs, absl::StrCat("recq.", step_inputs[i].name), {state}, id, a);
   }
 
   // The past inputs and their Concats.
@@ -315,9 +327,9 @@ absl::StatusOr<DecodeGraph> RewriteDecoder(const Graph& graph, int64_t max_lengt
     if (std::find(step_values.begin(), step_values.end(), past) != step_values.end()) continue;
     const Value& pv = e.values[past];
     if (pv.desc.dtype != DataType::kFloat32 || pv.desc.shape.size() != 4 || pv.desc.shape[0] != 1 ||
-        pv.desc.shape[2] != L - 1) {
+        pv.desc.shape[2] != L - rows) {
       return Bad(absl::StrCat("input '", pv.name, "' is ", pv.desc.ToString(),
-                              ", not a past of [1, heads, ", L - 1, ", head_dim] float32"));
+                              ", not a past of [1, heads, ", L - rows, ", head_dim] float32"));
     }
     ValueId cur = past;
     int concat = -1;
@@ -349,14 +361,14 @@ absl::StatusOr<DecodeGraph> RewriteDecoder(const Graph& graph, int64_t max_lengt
     const ValueId row = node.inputs[1];
     const TensorDesc want{{1, pv.desc.shape[1], L, pv.desc.shape[3]}, DataType::kFloat32};
     if (e.values[present].desc != want || e.values[row].desc.shape.size() != 4 ||
-        e.values[row].desc.shape[2] != 1) {
+        e.values[row].desc.shape[2] != rows) {
       return Bad(absl::StrCat("node '", node.name, "' appends ", e.values[row].desc.ToString(),
                               " to past '", pv.name, "' giving ", e.values[present].desc.ToString(),
-                              "; expected one row giving ", want.ToString()));
+                              "; expected ", rows, " row(s) giving ", want.ToString()));
     }
     node.op = kKvCacheWrite;
     node.inputs = {row, state};
-    DecodeAttrs attrs{L};
+    DecodeAttrs attrs = base;
     const RowSource src = FindRowSource(e, row);
     if (src.value != kNoValue) {
       // Read the row where the projection wrote it; the copies that made
@@ -366,6 +378,7 @@ absl::StatusOr<DecodeGraph> RewriteDecoder(const Graph& graph, int64_t max_lengt
       attrs.dim = want.shape[3];
       attrs.offset = src.offset;
       attrs.stride_h = src.stride_h;
+      attrs.stride_s = src.stride_s;
       attrs.stride_d = src.stride_d;
     }
     node.attrs = attrs;
@@ -384,11 +397,31 @@ absl::StatusOr<DecodeGraph> RewriteDecoder(const Graph& graph, int64_t max_lengt
   }
   const TensorDesc& ld = e.values[logits].desc;
   if (ld.dtype != DataType::kFloat32 || ld.shape.size() < 2 ||
-      ld.NumElements() != ld.shape.back()) {
+      (!prefill && ld.NumElements() != ld.shape.back())) {
     return Bad(
         absl::StrCat("output 'logits' is ", ld.ToString(), "; expected [1, 1, vocab] float32"));
   }
   out.vocab = ld.shape.back();
+  if (prefill) {
+    // No logits: the decode step processes the prompt's last token and
+    // samples. Dropping the output lets dead-node removal drop the last
+    // layer's MLP rows and the LM head.
+    if (ld.NumElements() != rows * ld.shape.back()) {
+      return Bad(absl::StrCat("output 'logits' is ", ld.ToString(), "; expected [1, ", rows,
+                              ", vocab] float32"));
+    }
+    outputs.erase(std::find(outputs.begin(), outputs.end(), logits));
+    std::vector<ValueId> inputs = {state, control};
+    for (ValueId id : outputs) inputs.push_back(id);  // the caches: ordered after their writes
+    const ValueId done =
+        e.AddValue(kDecodeTokenName, {{1}, DataType::kInt64}, Value::Kind::kIntermediate);
+    e.AddNode(kDecodePrefillAdvance, "recq.prefill_advance", std::move(inputs), done, base);
+    outputs.push_back(state);
+    outputs.push_back(done);
+    MergeDuplicates(e, outputs);
+    RECQ_ASSIGN_OR_RETURN(out.graph, Compact(e, {control}, std::move(outputs)));
+    return out;
+  }
   out.logits = "logits";
   std::vector<int64_t> ids_shape(ld.shape.begin(), ld.shape.end() - 1);
   const ValueId ids = e.AddValue("recq.sampled", TensorDesc{ids_shape, DataType::kInt64},

@@ -56,8 +56,22 @@ struct DecodeGraph {
   int64_t cache_bytes = 0;          // all caches together
 };
 
+// With rows > 1 the graph must have been imported with `rows` new tokens
+// and a past of max_length - rows (LoadDecoderOnnx's seq): the result is a
+// prefill step over rows prompt tokens at the device-side position, with
+// the same control, state and caches as the decode step's, and no logits
+// or sampler (DecodePrefillAdvance ends it; `logits` stays empty).
 [[nodiscard]] absl::StatusOr<DecodeGraph> RewriteDecoder(const Graph& graph, int64_t max_length,
-                                                         const DecodeSampler& sampler = {});
+                                                         const DecodeSampler& sampler = {},
+                                                         int64_t rows = 1);
+
+// LoadDecoderSteps imports the decoder at `path` for the decode step (the
+// first graph, as LoadDecoderOnnx(path, max_length)) and for each prefill
+// size in `seqs` (as LoadDecoderOnnx(path, max_length, seq)), parsing the
+// prefill model once so that its imports share the initializers.
+[[nodiscard]] absl::StatusOr<std::vector<Graph>> LoadDecoderSteps(const std::string& path,
+                                                                  int64_t max_length,
+                                                                  const std::vector<int64_t>& seqs);
 
 }  // namespace recq::internal
 

@@ -14,8 +14,10 @@
 #include "absl/strings/str_split.h"
 #include "backends/opencl/cl_error.h"
 #include "engine/decode/decoder_rewrite.h"
+#include "engine/engine_state.h"
 #include "engine/ops/decode.h"
 #include "engine/ops/sampling.h"
+#include "engine/weight_cache.h"
 #include "recq/status_macros.h"
 
 namespace recq {
@@ -76,6 +78,17 @@ struct Generator::State {
   Tensor logits;
   std::vector<Tensor> caches;
   std::map<std::string, Tensor> others;  // bindings nobody reads, bound all the same
+  // The prefill steps, by rows (increasing), with their bindings (the
+  // decode step's control, state and caches).
+  struct Prefill {
+    int64_t rows = 0;
+    std::optional<Engine> engine;
+    Bindings bindings;
+    std::vector<Tensor> own;  // its bindings that are not the decode step's
+    std::optional<Recording> recording;
+  };
+  std::vector<std::unique_ptr<Prefill>> prefill;
+  std::shared_ptr<internal::WeightCache> weights;  // every step's constants
   Recording recording;
 };
 
@@ -89,9 +102,52 @@ int64_t Generator::vocab() const { return state_->vocab; }
 int64_t Generator::kv_cache_bytes() const { return state_->cache_bytes; }
 const Engine& Generator::engine() const { return state_->engine; }
 const Recording& Generator::recording() const { return state_->recording; }
+std::vector<int64_t> Generator::prefill_buckets() const {
+  std::vector<int64_t> out;
+  for (const auto& p : state_->prefill) out.push_back(p->rows);
+  return out;
+}
+
+const Engine* Generator::prefill_engine(int64_t rows) const {
+  for (const auto& p : state_->prefill) {
+    if (p->rows == rows) return &*p->engine;
+  }
+  return nullptr;
+}
+
+const Recording* Generator::prefill_recording(int64_t rows) const {
+  for (const auto& p : state_->prefill) {
+    if (p->rows == rows) return &*p->recording;
+  }
+  return nullptr;
+}
+
+int64_t Generator::weight_bytes() const {
+  return static_cast<int64_t>(state_->weights->uploaded_bytes());
+}
+
+std::vector<int64_t> PrefillBuckets(int64_t tokens, int64_t cap) {
+  std::vector<int64_t> out;
+  for (int64_t b = 2; b <= cap && tokens >= 2; b *= 2) {
+    out.push_back(b);
+    if (b >= tokens) break;
+  }
+  return out;
+}
+
+absl::StatusOr<Generator> Generator::Load(const Context& context, const std::string& path,
+                                          const GeneratorOptions& options) {
+  RECQ_ASSIGN_OR_RETURN(
+      std::vector<Graph> steps,
+      internal::LoadDecoderSteps(path, options.max_length, options.prefill_buckets));
+  const Graph decoder = std::move(steps[0]);
+  steps.erase(steps.begin());
+  return Create(context, decoder, options, steps);
+}
 
 absl::StatusOr<Generator> Generator::Create(const Context& context, const Graph& decoder,
-                                            const GeneratorOptions& options) {
+                                            const GeneratorOptions& options,
+                                            const std::vector<Graph>& prefill) {
   if (options.engine.precision != EngineOptions::Precision::kFp32) {
     return absl::InvalidArgumentError(
         absl::StrCat("Generator: precision ", PrecisionName(options.engine.precision),
@@ -105,9 +161,15 @@ absl::StatusOr<Generator> Generator::Create(const Context& context, const Graph&
   sampler.seed = options.sampling.seed;
   RECQ_ASSIGN_OR_RETURN(internal::DecodeGraph dg,
                         internal::RewriteDecoder(decoder, options.max_length, sampler));
-  RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, dg.graph, options.engine));
+  // Every step's engine takes its weights from one cache: each constant is
+  // on the device once.
+  auto weights = std::make_shared<internal::WeightCache>();
+  RECQ_ASSIGN_OR_RETURN(std::shared_ptr<internal::EngineState> es,
+                        internal::CompileEngineState(context, dg.graph, options.engine, weights));
+  Engine engine(std::move(es));
   RECQ_ASSIGN_OR_RETURN(Recording recording, engine.Record(options.record));
   auto s = std::make_unique<State>(context, engine, std::move(recording));
+  s->weights = weights;
   s->max_length = dg.max_length;
   s->vocab = dg.vocab;
   s->cache_bytes = dg.cache_bytes;
@@ -118,9 +180,14 @@ absl::StatusOr<Generator> Generator::Create(const Context& context, const Graph&
     s->bindings.Set(b.name, t);
     s->others[b.name] = t;
   }
+  std::map<std::string, Tensor> shared;  // the decode step's control, state and caches
   for (const BindingInfo& b : engine.outputs()) {
     RECQ_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(context, b.desc));
     s->bindings.Set(b.name, t);
+    if (b.name == internal::kDecodeStateName ||
+        std::find(dg.caches.begin(), dg.caches.end(), b.name) != dg.caches.end()) {
+      shared[b.name] = t;
+    }
     if (b.name == internal::kDecodeStateName) {
       s->state = t;
     } else if (b.name == dg.logits) {
@@ -135,6 +202,65 @@ absl::StatusOr<Generator> Generator::Create(const Context& context, const Graph&
     return absl::InternalError(
         "Generator: the rewritten decoder lacks its control, state or logits");
   }
+  shared[internal::kDecodeControlName] = s->control;
+  for (const Graph& g : prefill) {
+    const ValueId ids = [&] {
+      for (ValueId id : g.inputs()) {
+        if (g.values()[id].name == "input_ids") return id;
+      }
+      return kNoValue;
+    }();
+    if (ids == kNoValue || g.values()[ids].desc.shape.size() != 2) {
+      return absl::InvalidArgumentError(
+          "Generator: a prefill graph has no input_ids [1, S]; expected the decoder imported by "
+          "LoadDecoderOnnx(path, max_length, S)");
+    }
+    const int64_t rows = g.values()[ids].desc.shape[1];
+    if (rows < 2) {
+      return absl::InvalidArgumentError(absl::StrCat("Generator: a prefill graph of ", rows,
+                                                     " token(s); expected 2 or more (one token is "
+                                                     "the decode step)"));
+    }
+    for (const auto& p : s->prefill) {
+      if (p->rows == rows) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Generator: two prefill graphs of ", rows, " tokens"));
+      }
+    }
+    RECQ_ASSIGN_OR_RETURN(internal::DecodeGraph pg,
+                          internal::RewriteDecoder(g, options.max_length, sampler, rows));
+    if (pg.caches != dg.caches) {
+      return absl::InvalidArgumentError(absl::StrCat("Generator: the prefill graph of ", rows,
+                                                     " tokens has other caches than the decoder"));
+    }
+    RECQ_ASSIGN_OR_RETURN(std::shared_ptr<internal::EngineState> ps,
+                          internal::CompileEngineState(context, pg.graph, options.engine, weights));
+    auto p = std::make_unique<State::Prefill>();
+    p->rows = rows;
+    p->engine.emplace(Engine(std::move(ps)));
+    for (const std::vector<BindingInfo>* list : {&p->engine->inputs(), &p->engine->outputs()}) {
+      for (const BindingInfo& b : *list) {
+        auto it = shared.find(b.name);
+        if (it != shared.end()) {
+          if (it->second.desc() != b.desc) {
+            return absl::InternalError(absl::StrCat("Generator: prefill binding '", b.name, "' is ",
+                                                    b.desc.ToString(), ", not ",
+                                                    it->second.desc().ToString()));
+          }
+          p->bindings.Set(b.name, it->second);
+        } else {
+          RECQ_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(context, b.desc));
+          p->bindings.Set(b.name, t);
+          p->own.push_back(std::move(t));
+        }
+      }
+    }
+    RECQ_ASSIGN_OR_RETURN(Recording r, p->engine->Record(options.record));
+    p->recording.emplace(std::move(r));
+    s->prefill.push_back(std::move(p));
+  }
+  std::sort(s->prefill.begin(), s->prefill.end(),
+            [](const auto& a, const auto& b) { return a->rows < b->rows; });
   Generator g(std::move(s));
   RECQ_RETURN_IF_ERROR(g.Reset());
   return g;
@@ -208,11 +334,48 @@ absl::StatusOr<GenerateResult> Generator::Generate(absl::Span<const int64_t> pro
   const cl_command_queue queue = s.context.queue();
   int64_t generated = 0;
   bool stopped = false;
+  const bool bucketed =
+      options.prefill == GenerateOptions::Prefill::kBucketed && !s.prefill.empty() && n >= 2;
   while (!stopped && r.steps < max_steps) {
     int64_t steps = r.steps == 0 ? n : (options.keep_logits ? 1 : options.chunk);
     if (options.keep_logits) steps = 1;
     steps = std::min(steps, max_steps - r.steps);
     const Clock::time_point start = Clock::now();
+    if (r.steps == 0 && bucketed) {
+      // The prompt's tokens before its last: the largest bucket while it
+      // fits whole, then the smallest that holds the rest (padded) if its
+      // rows fit in the cache, else the largest that the rest fills; a
+      // token that no bucket takes is one decode step. The prefill step's
+      // DecodePrefillAdvance stops the position at the last token.
+      int64_t pos = 0;
+      while (pos < n - 1) {
+        const int64_t rest = n - 1 - pos;
+        State::Prefill* pick = nullptr;  // the largest bucket that rest fills
+        for (const auto& p : s.prefill) {
+          if (p->rows <= rest) pick = p.get();
+        }
+        if (rest < s.prefill.back()->rows) {
+          for (const auto& p : s.prefill) {  // the smallest that holds rest
+            if (p->rows >= rest && pos + p->rows <= L) {
+              pick = p.get();
+              break;
+            }
+          }
+        }
+        if (pick == nullptr) {
+          RECQ_RETURN_IF_ERROR(s.recording.Enqueue(queue, s.bindings));
+          ++pos;
+          continue;
+        }
+        RECQ_RETURN_IF_ERROR(pick->recording->Enqueue(queue, pick->bindings));
+        ++r.prefill_replays;
+        const int64_t took = std::min(pick->rows, rest);
+        r.prefill_batched_tokens += took;
+        pos += took;
+      }
+      r.steps = n - 1;
+      steps = 1;
+    }
     for (int64_t i = 0; i < steps; ++i) {
       RECQ_RETURN_IF_ERROR(s.recording.Enqueue(queue, s.bindings));
       if (options.keep_logits) {

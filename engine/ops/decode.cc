@@ -40,7 +40,10 @@ absl::StatusOr<TensorDesc> InferInputs_(const OpAttrs& attrs, InferInputs in) {
   RECQ_RETURN_IF_ERROR(CheckState(kDecodeInputs, *in[0], a->length));
   if (a->which == DecodeAttrs::Which::kMask) return TensorDesc{{1, a->length}, DataType::kInt64};
   if (a->which == DecodeAttrs::Which::kStep) return TensorDesc{{1}, DataType::kInt64};
-  return TensorDesc{{1, 1}, DataType::kInt64};
+  if (a->rows < 1 || a->rows > a->length) {
+    return Bad(kDecodeInputs, absl::StrCat("rows is ", a->rows, "; expected 1..", a->length));
+  }
+  return TensorDesc{{1, a->rows}, DataType::kInt64};
 }
 
 absl::StatusOr<TensorDesc> InferKvWrite(const OpAttrs& attrs, InferInputs in) {
@@ -48,20 +51,26 @@ absl::StatusOr<TensorDesc> InferKvWrite(const OpAttrs& attrs, InferInputs in) {
   RECQ_ASSIGN_OR_RETURN(const DecodeAttrs* a, AttrsOf<DecodeAttrs>(kKvCacheWrite, attrs));
   const TensorDesc& x = *in[0];
   if (a->heads > 0) {
-    const int64_t last = a->offset + (a->heads - 1) * a->stride_h + (a->dim - 1) * a->stride_d;
-    if (x.dtype != DataType::kFloat32 || a->dim < 1 || a->offset < 0 || a->stride_h < 0 ||
-        a->stride_d < 0 || last >= x.NumElements()) {
+    const int64_t last = a->offset + (a->heads - 1) * a->stride_h + (a->rows - 1) * a->stride_s +
+                         (a->dim - 1) * a->stride_d;
+    if (x.dtype != DataType::kFloat32 || a->dim < 1 || a->rows < 1 || a->rows > a->length ||
+        a->offset < 0 || a->stride_h < 0 || a->stride_s < 0 || a->stride_d < 0 ||
+        last >= x.NumElements()) {
       return Bad(kKvCacheWrite,
-                 absl::StrCat("the source ", x.ToString(), " does not hold ", a->heads, "x", a->dim,
-                              " elements from offset ", a->offset, " by strides ", a->stride_h,
-                              ", ", a->stride_d));
+                 absl::StrCat("the source ", x.ToString(), " does not hold ", a->heads, "x",
+                              a->rows, "x", a->dim, " elements from offset ", a->offset,
+                              " by strides ", a->stride_h, ", ", a->stride_s, ", ", a->stride_d));
     }
     RECQ_RETURN_IF_ERROR(CheckState(kKvCacheWrite, *in[1], a->length));
     return TensorDesc{{1, a->heads, a->length, a->dim}, DataType::kFloat32};
   }
-  if (x.dtype != DataType::kFloat32 || x.shape.size() != 4 || x.shape[0] != 1 || x.shape[2] != 1) {
-    return Bad(kKvCacheWrite,
-               absl::StrCat("the new row is ", x.ToString(), "; expected [1,heads,1,dim] float32"));
+  if (a->rows < 1 || a->rows > a->length) {
+    return Bad(kKvCacheWrite, absl::StrCat("rows is ", a->rows, "; expected 1..", a->length));
+  }
+  if (x.dtype != DataType::kFloat32 || x.shape.size() != 4 || x.shape[0] != 1 ||
+      x.shape[2] != a->rows) {
+    return Bad(kKvCacheWrite, absl::StrCat("the new rows are ", x.ToString(),
+                                           "; expected [1,heads,", a->rows, ",dim] float32"));
   }
   RECQ_RETURN_IF_ERROR(CheckState(kKvCacheWrite, *in[1], a->length));
   return TensorDesc{{1, x.shape[1], a->length, x.shape[3]}, DataType::kFloat32};
@@ -80,6 +89,29 @@ absl::StatusOr<TensorDesc> InferAdvance(const OpAttrs& attrs, InferInputs in) {
                                             kDecodeControlSize, "] int64"));
   }
   return TensorDesc{{1}, DataType::kInt64};
+}
+
+absl::StatusOr<TensorDesc> InferPrefillAdvance(const OpAttrs& attrs, InferInputs in) {
+  RECQ_RETURN_IF_ERROR(CheckInputCount(kDecodePrefillAdvance, in, 2, 1 << 20));
+  RECQ_ASSIGN_OR_RETURN(const DecodeAttrs* a, AttrsOf<DecodeAttrs>(kDecodePrefillAdvance, attrs));
+  RECQ_RETURN_IF_ERROR(CheckState(kDecodePrefillAdvance, *in[0], a->length));
+  if (in[1]->dtype != DataType::kInt64 || in[1]->shape != Shape{kDecodeControlSize}) {
+    return Bad(kDecodePrefillAdvance, absl::StrCat("the control is ", in[1]->ToString(),
+                                                   "; expected [", kDecodeControlSize, "] int64"));
+  }
+  if (a->rows < 1 || a->rows > a->length) {
+    return Bad(kDecodePrefillAdvance,
+               absl::StrCat("rows is ", a->rows, "; expected 1..", a->length));
+  }
+  return TensorDesc{{1}, DataType::kInt64};
+}
+
+absl::Status LowerPrefillAdvance(LoweringContext& ctx, const Node& node) {
+  const DecodeAttrs& a = AttrsOr<DecodeAttrs>(node);
+  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "decode.cl", "decode_prefill_advance", {1}));
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(node.outputs[0])};
+  AddInts(d, {a.length, a.rows});
+  return absl::OkStatus();
 }
 
 absl::StatusOr<TensorDesc> InferArgMax(const OpAttrs&, InferInputs in) {
@@ -111,10 +143,12 @@ absl::Status LowerInputs(LoweringContext& ctx, const Node& node) {
   const char* kernel = a.which == DecodeAttrs::Which::kToken  ? "decode_token"
                        : a.which == DecodeAttrs::Which::kMask ? "decode_mask"
                                                               : "decode_position";
-  const size_t global = a.which == DecodeAttrs::Which::kMask ? size_t(a.length) : 1;
+  const size_t global = a.which == DecodeAttrs::Which::kMask   ? size_t(a.length)
+                        : a.which == DecodeAttrs::Which::kStep ? 1
+                                                               : size_t(a.rows);
   Dispatch& d = ctx.Emit(MakeDispatch(ctx, "decode.cl", kernel, {global}));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.outputs[0])};
-  AddInts(d, {a.length});
+  AddInts(d, {a.length, a.which == DecodeAttrs::Which::kStep ? 1 : a.rows});
   return absl::OkStatus();
 }
 
@@ -123,10 +157,12 @@ absl::Status LowerKvWrite(LoweringContext& ctx, const Node& node) {
   const Shape& y = ShapeOf(ctx, node.outputs[0]);
   const int64_t heads = y[1], dim = y[3];
   const bool strided = a.heads > 0;
-  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "decode.cl", "kv_cache_write", {size_t(heads * dim)}));
+  const int64_t rows = a.rows;
+  Dispatch& d =
+      ctx.Emit(MakeDispatch(ctx, "decode.cl", "kv_cache_write", {size_t(heads * dim * rows)}));
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(node.outputs[0])};
-  AddInts(d, {heads, a.length, dim, strided ? a.offset : 0, strided ? a.stride_h : dim,
-              strided ? a.stride_d : 1});
+  AddInts(d, {heads, a.length, dim, strided ? a.offset : 0, strided ? a.stride_h : rows * dim,
+              strided ? a.stride_d : 1, rows, strided ? a.stride_s : dim});
   return absl::OkStatus();
 }
 
@@ -158,6 +194,8 @@ RECQ_REGISTER_OPS(Decode) {
       table.Add(Make(kKvCacheWrite, InferKvWrite, LowerKvWrite, "kv_cache_write")));
   RECQ_RETURN_IF_ERROR(
       table.Add(Make(kDecodeAdvance, InferAdvance, LowerAdvance, "decode_advance")));
+  RECQ_RETURN_IF_ERROR(table.Add(Make(kDecodePrefillAdvance, InferPrefillAdvance,
+                                      LowerPrefillAdvance, "decode_prefill_advance")));
   return table.Add(Make(kDecodeArgMax, InferArgMax, LowerArgMax, "decode_argmax"));
 }
 

@@ -4,36 +4,58 @@
 
 #define POS(state, length) clamp((long)(state)[0], 0L, (long)(length)-1)
 
-// ids[0] = token[position]; one work-item.
+// ids[i] = token[position + i]; global size rows.
 __kernel void decode_token(__global const long* restrict state, __global long* restrict ids,
-                           int length) {
-  ids[0] = state[4 + POS(state, length)];
+                           int length, int rows) {
+  const int i = get_global_id(0);
+  if (i < rows) ids[i] = state[4 + min(POS(state, length) + i, (long)length - 1)];
 }
 
-// out[0] = position; one work-item.
+// out[i] = position + i; global size rows (1 for the step counter).
 __kernel void decode_position(__global const long* restrict state, __global long* restrict out,
-                              int length) {
-  out[0] = POS(state, length);
+                              int length, int rows) {
+  const int i = get_global_id(0);
+  if (i < rows) out[i] = min(POS(state, length) + i, (long)length - 1);
 }
 
-// mask[j] = j <= position; global size length.
+// mask[j] = j < position + rows; global size length.
 __kernel void decode_mask(__global const long* restrict state, __global long* restrict mask,
-                          int length) {
+                          int length, int rows) {
   const int j = get_global_id(0);
-  if (j < length) mask[j] = j <= POS(state, length) ? 1 : 0;
+  if (j < length) mask[j] = j < POS(state, length) + rows ? 1 : 0;
 }
 
-// cache[h, position, d] = x[offset + h * stride_h + d * stride_d]; global
-// size heads * dim.
+// cache[h, position + s, d] = x[offset + h * stride_h + s * stride_s + d *
+// stride_d] for s < rows (rows [position, position + rows) clamped into the
+// cache); global size heads * rows * dim.
 __kernel void kv_cache_write(__global const float* restrict x, __global const long* restrict state,
                              __global float* restrict cache, int heads, int length, int dim,
-                             int offset, int stride_h, int stride_d) {
+                             int offset, int stride_h, int stride_d, int rows, int stride_s) {
   const int i = get_global_id(0);
-  if (i >= heads * dim || state[1] != 0) return;
-  const int h = i / dim;
-  const int d = i - h * dim;
-  cache[((long)h * length + POS(state, length)) * dim + d] =
-      x[offset + h * stride_h + d * stride_d];
+  if (i >= heads * rows * dim || state[1] != 0) return;
+  const int h = i / (rows * dim);
+  const int rest = i - h * rows * dim;
+  const int s = rest / dim;
+  const int d = rest - s * dim;
+  const long row = min(POS(state, length) + s, (long)length - 1);
+  cache[((long)h * length + row) * dim + d] =
+      x[offset + h * stride_h + s * stride_s + d * stride_d];
+}
+
+// The end of a prefill step over `rows` tokens; one work-item. The position
+// advances by rows, never past the prompt's last token (control[0] - 1).
+// out[0] = the new position.
+__kernel void decode_prefill_advance(__global long* state, __global const long* restrict control,
+                                     __global long* restrict out, int length, int rows) {
+  const long p = POS(state, length);
+  if (state[1] != 0) {
+    out[0] = p;
+    return;
+  }
+  const long last = clamp(control[0] - 1, 0L, (long)length - 1);
+  const long next = max(p, min(p + rows, last));
+  state[0] = next;
+  out[0] = next;
 }
 
 // The end of a step; one work-item. control: prompt length, eos (-1 none),

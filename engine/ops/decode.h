@@ -30,18 +30,20 @@ enum class DecodeStop : int64_t { kRunning = 0, kEos = 1, kMaxNewTokens = 2, kCa
 // DecodeBegin(control) -> state: declares the state tensor (a graph output
 // bound to the Generator's buffer); emits no dispatch.
 inline constexpr OpType kDecodeBegin{"recq.DecodeBegin"};
-// DecodeInputs(state) -> int64: the step's input_ids [1,1] (which = kToken:
-// token[position]), position_ids [1,1] (kPosition), attention_mask [1,
-// length] (kMask: 1 for j <= position, 0 after) or the sampler's step
-// counter [1] (kStep: the position).
+// DecodeInputs(state) -> int64: the step's input_ids [1,rows] (which =
+// kToken: token[position + i]), position_ids [1,rows] (kPosition: position
+// + i), attention_mask [1, length] (kMask: 1 for j < position + rows, 0
+// after) or the sampler's step counter [1] (kStep: the position). Indices
+// are clamped into [0, length).
 inline constexpr OpType kDecodeInputs{"recq.DecodeInputs"};
 // KvCacheWrite(x [1,H,1,D] float, state) -> cache [1,H,length,D]: writes x
 // as row `position` of the cache, in place, unless the state is stopped; the
 // other rows keep what earlier steps wrote (the output is a graph output
 // bound to the same persistent buffer at every step). With `heads` set, x
-// is any float32 tensor and element (h, d) of the row is x[offset + h *
-// stride_h + d * stride_d]: the new key or value read straight from a
-// packed QKV projection's output, without the Slice and Transpose copies.
+// is any float32 tensor and element (h, s, d) of the rows is x[offset + h
+// * stride_h + s * stride_s + d * stride_d]: the new keys or values read
+// straight from a packed QKV projection's output, without the Slice and
+// Transpose copies.
 inline constexpr OpType kKvCacheWrite{"recq.KvCacheWrite"};
 // DecodeAdvance(ids [1,1] int64, state, control) -> token [1] int64: the end
 // of a step. Unless stopped: appends the sampled id after the prompt,
@@ -49,6 +51,15 @@ inline constexpr OpType kKvCacheWrite{"recq.KvCacheWrite"};
 // input) in place. Every reader of the state runs before it (they all feed
 // the logits the sampler reads).
 inline constexpr OpType kDecodeAdvance{"recq.DecodeAdvance"};
+
+// DecodePrefillAdvance(state, control, caches...) -> [1] int64 (the new
+// position): the end of a
+// prefill step over `rows` prompt tokens. Unless stopped: the position
+// advances by `rows`, but never past the prompt's last token (control[0] -
+// 1), which the decode step processes to sample the first new id. It
+// writes the state (its input) in place; the caches are inputs only to
+// order it after every cache write.
+inline constexpr OpType kDecodePrefillAdvance{"recq.DecodePrefillAdvance"};
 
 // DecodeArgMax(logits [.., V], one row of V) -> ids [..] int64: greedy
 // sampling, the first index of the largest logit, computed by one
@@ -62,6 +73,11 @@ struct DecodeAttrs {
   Which which = Which::kToken;
   // KvCacheWrite from a strided source (heads > 0).
   int64_t heads = 0, dim = 0, offset = 0, stride_h = 0, stride_d = 0;
+  int64_t stride_s = 0;  // between the rows of a strided source
+  // Tokens a step processes: DecodeInputs makes `rows` ids and positions
+  // (position + i) and a mask of 1 for j < position + rows; KvCacheWrite
+  // writes x [1,H,rows,D] as rows [position, position + rows).
+  int64_t rows = 1;
 };
 
 }  // namespace recq::internal

@@ -94,6 +94,7 @@ absl::Status ImportConstantOfShape(OnnxNodeContext& n) {
   OnnxConstant out;
   out.dims = dims;
   out.is_float = value.is_float;
+  out.dtype = value.dtype;  // a bool value makes a bool tensor
   if (value.is_float) {
     out.floats.assign(total, value.floats[0]);
   } else {

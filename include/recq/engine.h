@@ -250,6 +250,7 @@ class Engine {
 
  private:
   friend class ShapedEngine;  // wraps the engines of its buckets
+  friend class Generator;     // its prefill steps share the decode step's weights
   explicit Engine(std::shared_ptr<const internal::EngineState> state) : state_(std::move(state)) {}
   std::shared_ptr<const internal::EngineState> state_;
 };

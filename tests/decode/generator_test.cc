@@ -456,6 +456,205 @@ TEST(GeneratorBackendsTest, TopKIsTheReferenceAndTheSameEverywhere) {
   EXPECT_NE(r4.tokens, want.tokens);
 }
 
+// Bucketed prefill: prefill steps of 2 and 4 tokens (the decoder imported
+// at seq 2 and 4, causal mask following the position) share the decode
+// step's caches, state and weights.
+absl::StatusOr<Generator> MakeBucketed(const std::string& path, int64_t max_length,
+                                       std::vector<int64_t> buckets,
+                                       Backend backend = Backend::kAuto) {
+  GeneratorOptions o;
+  o.max_length = max_length;
+  o.prefill_buckets = std::move(buckets);
+  o.record.backend = backend;
+  o.engine.tuning = EngineOptions::Tuning::kOff;
+  return Generator::Load(SharedContext(), path, o);
+}
+
+Generator& SharedBucketed() {
+  static Generator* gen = [] {
+    absl::StatusOr<Generator> g = MakeBucketed(ModelPath(), kMaxLength, {4, 2});
+    EXPECT_TRUE(g.ok()) << g.status();
+    return g.ok() ? new Generator(std::move(g).value()) : nullptr;
+  }();
+  return *gen;
+}
+
+// The golden prompt (8 tokens: 7 prefilled as 4 + 4 with one padding row,
+// then the last token's decode step): transformers' ids, and onnxruntime's
+// logits from the prompt's last token on.
+TEST(GeneratorPrefillTest, BucketedMatchesTransformersAndOnnxruntime) {
+  const Golden& golden = LoadGolden();
+  Generator& gen = SharedBucketed();
+  EXPECT_EQ(gen.prefill_buckets(), (std::vector<int64_t>{2, 4}));
+  GenerateOptions o;
+  o.max_new_tokens = static_cast<int64_t>(golden.greedy.size());
+  o.keep_logits = true;
+  RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult r, gen.Generate(golden.prompt, o));
+  EXPECT_EQ(r.tokens, golden.greedy);
+  EXPECT_EQ(r.prefill_replays, 2);
+  EXPECT_EQ(r.prefill_batched_tokens, 7);
+  const size_t first = golden.prompt.size() - 1;
+  ASSERT_EQ(r.logits.size() + first, golden.logits.size());
+  for (size_t step = 0; step < r.logits.size(); ++step) {
+    EXPECT_LT(RelativeL2(r.logits[step], golden.logits[first + step]), 1e-4) << "step " << step;
+  }
+  // The first layer's attention over the 4 new rows is one fused dispatch;
+  // the last layer's attention and MLP, and the LM head, fed only the
+  // logits and are gone (the last layer writes its K and V rows only).
+  const Engine* four = gen.prefill_engine(4);
+  ASSERT_NE(four, nullptr);
+  EXPECT_EQ(gen.prefill_engine(3), nullptr);
+  // The new rows are read where the QKV projection wrote them (no copies).
+  int attention = 0, copies = 0;
+  for (const std::string& label : four->DispatchLabels()) {
+    attention += label.find("/attention") != std::string::npos;
+    copies += label.find("strided_copy") != std::string::npos;
+  }
+  EXPECT_EQ(attention, 1);
+  EXPECT_EQ(copies, 0);
+  // Constants the steps use alike are uploaded once: less than the steps'
+  // weights added up (the embeddings, LayerNorms and biases are shared).
+  size_t separate = gen.engine().stats().weight_bytes;
+  for (int64_t b : gen.prefill_buckets()) separate += gen.prefill_engine(b)->stats().weight_bytes;
+  EXPECT_GE(gen.weight_bytes(), static_cast<int64_t>(gen.engine().stats().weight_bytes) / 2);
+  EXPECT_LT(gen.weight_bytes(), static_cast<int64_t>(separate) * 3 / 4);
+  EXPECT_EQ(four->outputs().size(), gen.engine().outputs().size() - 1);
+  // Chunked (no per-step reads) gives the same ids.
+  o.keep_logits = false;
+  o.chunk = 7;
+  RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult c, gen.Generate(golden.prompt, o));
+  EXPECT_EQ(c.tokens, golden.greedy);
+}
+
+// Prompts of 1, 4, 5, 6, 13 and 20 tokens (prefilled: none, bucket - 1,
+// bucket, bucket + 1, several buckets and a padded rest): the same ids as
+// token by token, and logits within 1e-4 of its.
+TEST(GeneratorPrefillTest, BucketedEqualsTokenByToken) {
+  const Golden& golden = LoadGolden();
+  std::vector<int64_t> text = golden.prompt;
+  text.insert(text.end(), golden.greedy.begin(), golden.greedy.end());
+  Generator& gen = SharedBucketed();
+  GenerateOptions o;
+  o.max_new_tokens = 5;
+  o.keep_logits = true;
+  const std::map<int64_t, int64_t> replays = {{1, 0}, {4, 1}, {5, 1}, {6, 2}, {13, 3}, {20, 5}};
+  for (const auto& [length, want_replays] : replays) {
+    SCOPED_TRACE(absl::StrCat("prompt of ", length));
+    const std::vector<int64_t> prompt(text.begin(), text.begin() + length);
+    o.prefill = GenerateOptions::Prefill::kTokens;
+    RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult want, gen.Generate(prompt, o));
+    EXPECT_EQ(want.prefill_replays, 0);
+    o.prefill = GenerateOptions::Prefill::kBucketed;
+    RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult got, gen.Generate(prompt, o));
+    EXPECT_EQ(got.prefill_replays, want_replays);
+    EXPECT_EQ(got.prefill_batched_tokens, length - 1);
+    EXPECT_EQ(got.tokens, want.tokens);
+    ASSERT_EQ(got.logits.size() + static_cast<size_t>(length - 1), want.logits.size());
+    for (size_t step = 0; step < got.logits.size(); ++step) {
+      EXPECT_LT(RelativeL2(got.logits[step], want.logits[length - 1 + step]), 1e-4)
+          << "step " << step;
+    }
+    if (length >= static_cast<int64_t>(golden.prompt.size())) {
+      // transformers' greedy continuation of the golden prompt.
+      EXPECT_EQ(got.tokens, std::vector<int64_t>(text.begin() + length, text.begin() + length + 5));
+    }
+  }
+}
+
+// A padded rest whose rows would pass the cache's end is not padded: with
+// one bucket of 8 and 12 rows, a 11-token prompt takes 8 tokens in one
+// replay and its other 2 one decode step each.
+TEST(GeneratorPrefillTest, PaddingNeverPassesTheCache) {
+  const Golden& golden = LoadGolden();
+  std::vector<int64_t> text = golden.prompt;
+  text.insert(text.end(), golden.greedy.begin(), golden.greedy.end());
+  const std::vector<int64_t> prompt(text.begin(), text.begin() + 11);
+  RECQ_ASSERT_OK_AND_ASSIGN(Generator gen, MakeBucketed(ModelPath(), 12, {8}));
+  GenerateOptions o;
+  o.max_new_tokens = 4;
+  RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult r, gen.Generate(prompt, o));
+  EXPECT_EQ(r.prefill_replays, 1);
+  EXPECT_EQ(r.prefill_batched_tokens, 8);
+  EXPECT_EQ(r.stop, StopReason::kCapacity) << r.stop_detail;
+  EXPECT_EQ(r.tokens, std::vector<int64_t>(text.begin() + 11, text.begin() + 12));
+}
+
+// The dynamo and optimum-onnx layouts prefill bucketed too: their
+// references' ids and logits.
+TEST_P(ModelSetDecoderTest, BucketedPrefillMatchesTheReference) {
+  const std::string stem = std::string(RECQ_DECODER_DIR) + "/" + GetParam();
+  const std::vector<char> p = ReadBytes(stem + ".decode.prompt.i64");
+  const std::vector<char> i = ReadBytes(stem + ".decode.ids.i64");
+  const std::vector<char> l = ReadBytes(stem + ".decode.step_logits.f32");
+  ASSERT_FALSE(p.empty() || i.empty() || l.empty()) << stem;
+  std::vector<int64_t> prompt(p.size() / 8), want(i.size() / 8);
+  std::memcpy(prompt.data(), p.data(), p.size());
+  std::memcpy(want.data(), i.data(), i.size());
+  RECQ_ASSERT_OK_AND_ASSIGN(Generator gen, MakeBucketed(stem + ".onnx", 32, {4}));
+  GenerateOptions o;
+  o.max_new_tokens = static_cast<int64_t>(want.size());
+  o.keep_logits = true;
+  RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult r, gen.Generate(prompt, o));
+  EXPECT_EQ(r.tokens, want);
+  EXPECT_EQ(r.prefill_batched_tokens, static_cast<int64_t>(prompt.size()) - 1);
+  const size_t vocab = static_cast<size_t>(gen.vocab());
+  const size_t first = prompt.size() - 1;
+  ASSERT_EQ((r.logits.size() + first) * vocab * sizeof(float), l.size());
+  for (size_t step = 0; step < r.logits.size(); ++step) {
+    std::vector<float> row(vocab);
+    std::memcpy(row.data(), l.data() + (first + step) * vocab * sizeof(float),
+                vocab * sizeof(float));
+    EXPECT_LT(RelativeL2(r.logits[step], row), 1e-4) << "step " << step;
+  }
+}
+
+// Every backend replays the prefill steps bit for bit as the replay list.
+TEST(GeneratorBackendsTest, BucketedPrefillBitIdenticalToReplay) {
+  const Golden& golden = LoadGolden();
+  std::vector<int64_t> prompt = golden.prompt;
+  prompt.insert(prompt.end(), golden.greedy.begin(), golden.greedy.begin() + 4);
+  GenerateOptions o;
+  o.max_new_tokens = 4;
+  o.keep_logits = true;
+  const int64_t length = 24;
+  RECQ_ASSERT_OK_AND_ASSIGN(Generator replay,
+                            MakeBucketed(ModelPath(), length, {4, 2}, Backend::kReplay));
+  RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult want, replay.Generate(prompt, o));
+  EXPECT_EQ(want.prefill_replays, 3);  // 11 tokens: 4 + 4 + 4 (one padding row)
+  int compared = 0;
+  for (Backend backend : RegisteredBackends()) {
+    if (backend == Backend::kReplay || !BackendAvailable(SharedContext(), backend).ok()) continue;
+    SCOPED_TRACE(BackendName(backend));
+    RECQ_ASSERT_OK_AND_ASSIGN(Generator gen, MakeBucketed(ModelPath(), length, {4, 2}, backend));
+    RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult got, gen.Generate(prompt, o));
+    EXPECT_EQ(got.tokens, want.tokens);
+    ASSERT_EQ(got.logits.size(), want.logits.size());
+    for (size_t s = 0; s < want.logits.size(); ++s) {
+      EXPECT_EQ(0, std::memcmp(got.logits[s].data(), want.logits[s].data(),
+                               want.logits[s].size() * sizeof(float)))
+          << "step " << s;
+    }
+    ++compared;
+  }
+  RecordProperty("backends_compared", compared);
+}
+
+// Bad prefill graphs and sizes are InvalidArgument saying what was expected.
+TEST(GeneratorPrefillTest, BadPrefillIsInvalidArgument) {
+  EXPECT_EQ(LoadDecoderOnnx(ModelPath(), 8, 8).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MakeBucketed(ModelPath(), 8, {1}).status().code(), absl::StatusCode::kInvalidArgument);
+  // A graph imported for 4 tokens rewritten for a cache of another length.
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph step, LoadDecoderOnnx(ModelPath(), 16));
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph four, LoadDecoderOnnx(ModelPath(), 20, 4));
+  GeneratorOptions go;
+  go.max_length = 16;
+  go.engine.tuning = EngineOptions::Tuning::kOff;
+  absl::StatusOr<Generator> g = Generator::Create(SharedContext(), step, go, {four});
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(g.status().message().find("past"), std::string::npos) << g.status();
+}
+
 // Under the fault layer: the OpenCL calls that wait for the device or read
 // from it come once per chunk, not once per token.
 TEST(GeneratorCallCountTest, WaitsAndReadsPerChunk) {
@@ -489,6 +688,37 @@ TEST(GeneratorCallCountTest, WaitsAndReadsPerChunk) {
   EXPECT_LE(waits, 8u) << all;
   EXPECT_LT(r.chunks * 8, steps) << all;
   EXPECT_GE(enqueues, static_cast<uint64_t>(steps)) << all;
+}
+
+// Bucketed prefill adds no wait and no read: a 20-token prompt (5 prefill
+// replays, then the decode steps) reads the state once per chunk.
+TEST(GeneratorCallCountTest, BucketedPrefillWaitsAndReadsPerChunk) {
+  const absl::StatusOr<testing::FaultLayerClient>& layer = Layer();
+  if (!layer.ok()) GTEST_SKIP() << layer.status().message();
+  const Golden& golden = LoadGolden();
+  std::vector<int64_t> prompt = golden.prompt;
+  prompt.insert(prompt.end(), golden.greedy.begin(), golden.greedy.begin() + 12);
+  Generator& gen = SharedBucketed();
+  GenerateOptions o;
+  o.max_new_tokens = 20;
+  o.chunk = 8;
+  RECQ_ASSERT_OK(gen.Generate(prompt, o).status());
+  layer->ResetCounts();
+  RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult r, gen.Generate(prompt, o));
+  ASSERT_EQ(r.tokens.size(), 20u);
+  EXPECT_EQ(r.prefill_replays, 5);
+  uint64_t waits = 0, reads = 0;
+  std::string all;
+  for (const auto& [name, count] : layer->CallCounts()) {
+    if (count == 0) continue;
+    absl::StrAppend(&all, name, "=", count, " ");
+    if (name == "clFinish" || name == "clWaitForEvents") waits += count;
+    if (name == "clEnqueueReadBuffer" || name == "clEnqueueMapBuffer") reads += count;
+  }
+  RecordProperty("calls", all);
+  EXPECT_EQ(reads, static_cast<uint64_t>(r.chunks)) << all;
+  EXPECT_EQ(r.chunks, 1 + (20 - 1 + 7) / 8) << all;
+  EXPECT_LE(waits, 8u) << all;
 }
 
 }  // namespace

@@ -37,8 +37,8 @@ TEST(OpRegistryTest, EveryBuiltinOpHasInferenceVariantsAndACpuReference) {
     // transformers' ids and onnxruntime's logits.
     if (absl::StartsWith(def->type.name(), "test.")) continue;
     static const absl::flat_hash_set<std::string> kStateOps = {
-        "recq.DecodeAdvance", "recq.DecodeArgMax", "recq.DecodeBegin", "recq.DecodeInputs",
-        "recq.KvCacheWrite"};
+        "recq.DecodeAdvance", "recq.DecodeArgMax",         "recq.DecodeBegin",
+        "recq.DecodeInputs",  "recq.DecodePrefillAdvance", "recq.KvCacheWrite"};
     if (kStateOps.contains(def->type.name())) continue;
     EXPECT_NE(reference::FindReferenceOp(def->type), nullptr) << "no CPU reference";
   }

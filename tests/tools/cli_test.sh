@@ -138,6 +138,27 @@ r = json.load(open(sys.argv[1]))
 assert ",".join(map(str, r["ids"])) == sys.argv[2], r["ids"]
 assert r["decode_tokens_per_s"] > 0 and r["kv_cache_bytes"] == 2 * 2 * 4 * 40 * 16 * 4, r
 PY
+# The default prefill is bucketed (steps of 2, 4 and 8 for 7 tokens: one
+# replay); --prefill=tokens gives the same ids; a bad mode is refused.
+python3 - "$tmp/gen.json" <<'PY' || fail "recq generate bucketed prefill: $(cat "$tmp/gen.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["prefill"] == "bucketed" and r["prefill_buckets"] == [2, 4, 8], r
+assert r["prefill_replays"] == 1 and r["prefill_tokens_per_s"] > 0, r
+PY
+"$recq" generate "$dec/tiny_decoder.onnx" --prompt-ids=17,3,200,91,45,128,7,250 --max-new-tokens=24 \
+  --max-length=40 --repeat=1 --prefill=tokens >"$tmp/gen_tokens.txt" || fail "recq generate --prefill=tokens"
+grep -qF "ids (24): $want" "$tmp/gen_tokens.txt" || fail "--prefill=tokens ids: $(cat "$tmp/gen_tokens.txt")"
+grep -q "prefill: token by token" "$tmp/gen_tokens.txt" || fail "--prefill=tokens: $(cat "$tmp/gen_tokens.txt")"
+"$recq" generate "$dec/tiny_decoder.onnx" --prompt-ids=17,3,200,91,45,128,7,250 --max-new-tokens=24 \
+  --max-length=40 --repeat=1 --prefill-buckets=1..4/pow2 >"$tmp/gen_range.txt" || fail "--prefill-buckets=1..4/pow2"
+grep -qF "ids (24): $want" "$tmp/gen_range.txt" || fail "--prefill-buckets range ids: $(cat "$tmp/gen_range.txt")"
+grep -q "steps of 2,4 tokens; 2 replays for 7 tokens" "$tmp/gen_range.txt" ||
+  fail "--prefill-buckets range: $(cat "$tmp/gen_range.txt")"
+if "$recq" generate "$dec/tiny_decoder.onnx" --prompt-ids=1,2 --prefill=chunks 2>"$tmp/err.txt"; then
+  fail "--prefill=chunks ran"
+fi
+grep -q "expected bucketed or tokens" "$tmp/err.txt" || fail "--prefill=chunks: $(cat "$tmp/err.txt")"
 if "$recq" generate "$dec/tiny_decoder.onnx" --prompt-ids=1,2,3,4 --max-length=4 2>"$tmp/err.txt"; then
   fail "a prompt of max_length tokens ran"
 fi
