@@ -697,6 +697,22 @@ struct PyRecording {
   cl::UniqueQueue queue;               // this recording's own in-order queue
   std::optional<Recording> recording;  // destroyed first: it drains `queue`
   std::mutex mu;                       // serializes Enqueue calls
+  // The device buffers that numpy bindings are copied through, one per
+  // binding name, made at the first run and reused: runs that share one are
+  // ordered by the recording's in-order queue (each run's upload, dispatches
+  // and download follow the previous run's), and a buffer per run cost an
+  // allocation and a rebinding every time.
+  std::mutex staging_mu;
+  std::map<std::string, Tensor> staging;
+
+  Tensor Staging(const Context& context, const std::string& name, const TensorDesc& desc) {
+    std::lock_guard<std::mutex> lock(staging_mu);
+    auto it = staging.find(name);
+    if (it != staging.end() && it->second.desc() == desc) return it->second;
+    Tensor t = Value(Tensor::Allocate(context, desc));
+    staging[name] = t;
+    return t;
+  }
 
   ~PyRecording() {
     // Destroying the recording waits for its runs; never with the GIL held.
@@ -783,7 +799,7 @@ std::unique_ptr<Prepared> Prepare(PyRecording& rec, const py::dict& feeds) {
     }
     py::array a = py::reinterpret_borrow<py::array>(item.second);
     CheckArray(a, what, info->desc);
-    Tensor staging = Value(Tensor::Allocate(context->context, info->desc));
+    Tensor staging = rec.Staging(context->context, name, info->desc);
     if (is_input) {
       py::array c = py::array::ensure(a, py::array::c_style);
       p->uploads.push_back({staging.mem(), const_cast<void*>(c.data()), info->desc.ByteSize()});
@@ -812,7 +828,7 @@ std::unique_ptr<Prepared> Prepare(PyRecording& rec, const py::dict& feeds) {
   for (const BindingInfo& b : engine.outputs()) {
     if (bound.count(b.name)) continue;
     py::array a(NumpyDtype(b.desc.dtype), b.desc.shape);
-    Tensor staging = Value(Tensor::Allocate(context->context, b.desc));
+    Tensor staging = rec.Staging(context->context, b.name, b.desc);
     p->downloads.push_back({staging.mem(), a.mutable_data(), b.desc.ByteSize()});
     p->keep.push_back(a);
     p->outputs.emplace_back(b.name, a);

@@ -64,6 +64,7 @@ const std::vector<KnownGap> kKnownGaps = {
     {"recq.KvCacheWrite", "kv_cache_write"},
     {"recq.DecodeAdvance", "decode_advance"},
     {"recq.DecodeArgMax", "decode_argmax"},
+    {"recq.DecodePrefillAdvance", "decode_prefill_advance"},
 };
 
 // The (op, variant) pairs the op tests ran, with the kernel families each
