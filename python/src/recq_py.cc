@@ -1511,9 +1511,14 @@ void Init(py::module_& m) {
               }
             } else if (!profiles.empty() && (!IsFixed(profiles) || !pads.empty() || eager)) {
               const EngineOptions options = MakeEngineOptions(precision, tuning, kernel_target);
-              py::gil_scoped_release release;
-              return py::cast(
-                  CreateShaped(path, bytes, context, profiles, std::move(pads), eager, options));
+              std::shared_ptr<PyShapedEngine> shaped;
+              {
+                // The compile without the GIL; the Python object made with it.
+                py::gil_scoped_release release;
+                shaped =
+                    CreateShaped(path, bytes, context, profiles, std::move(pads), eager, options);
+              }
+              return py::cast(shaped);
             } else if (!pads.empty()) {
               Throw(absl::InvalidArgumentError(absl::StrCat(
                   "Engine.load('", path, "'): pad needs shapes with a range to pad in, such as ",

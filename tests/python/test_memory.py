@@ -144,33 +144,41 @@ def test_package_folder_holds_no_caches():
 def test_the_gil_is_released(call, small_engine, context):
     """With a switch interval of 1000 s a waiting thread gets the GIL only when the
     holder gives it up; thread B runs between A's call and its return only if the
-    call released the GIL."""
+    call released the GIL. Whether B is scheduled inside one call's GIL-free window
+    is up to the OS (a quick call on a loaded machine can end before B wakes), so
+    B gets one chance per call over up to 20 calls: a call that holds the GIL
+    throughout gives it none, and fails every time."""
     feeds = random_inputs(small_engine, np.random.default_rng())
     rec = small_engine.record()
-    go = threading.Event()
-    state = {"a_returned": False, "b_ran_inside": None}
-
-    def a():
-        go.set()  # B is runnable from here, but needs the GIL
-        if call == "run":
-            rec.run(feeds)
-        else:
-            recq.Engine.load(str(BLOCKS[0]), device=context, tuning="off")
-        state["a_returned"] = True
-
-    def b():
-        go.wait()
-        state["b_ran_inside"] = not state["a_returned"]
-
     old = sys.getswitchinterval()
     sys.setswitchinterval(1000)
+    inside = []
     try:
-        tb = threading.Thread(target=b)
-        tb.start()
-        ta = threading.Thread(target=a)
-        ta.start()
-        ta.join()
-        tb.join()
+        for _ in range(20):
+            go = threading.Event()
+            state = {"a_returned": False, "b_ran_inside": None}
+
+            def a():
+                go.set()  # B is runnable from here, but needs the GIL
+                if call == "run":
+                    rec.run(feeds)
+                else:
+                    recq.Engine.load(str(BLOCKS[0]), device=context, tuning="off")
+                state["a_returned"] = True
+
+            def b():
+                go.wait()
+                state["b_ran_inside"] = not state["a_returned"]
+
+            tb = threading.Thread(target=b)
+            tb.start()
+            ta = threading.Thread(target=a)
+            ta.start()
+            ta.join()
+            tb.join()
+            inside.append(state["b_ran_inside"])
+            if state["b_ran_inside"]:
+                break
     finally:
         sys.setswitchinterval(old)
-    assert state["b_ran_inside"] is True
+    assert any(inside), f"B never ran inside {call}() in {len(inside)} calls"
