@@ -64,35 +64,6 @@ const std::map<std::string, std::string>& Fallbacks() {
 
 bool IsRelease(const std::string& entry) { return absl::StartsWith(entry, "clRelease"); }
 
-// The object kind a clRelease* entry point releases, as the layer names it.
-std::string ReleasedKind(const std::string& entry) {
-  static const auto* kinds = new std::map<std::string, std::string>{
-      {"clReleaseContext", "context"},
-      {"clReleaseCommandQueue", "queue"},
-      {"clReleaseMemObject", "mem"},
-      {"clReleaseSampler", "sampler"},
-      {"clReleaseProgram", "program"},
-      {"clReleaseKernel", "kernel"},
-      {"clReleaseEvent", "event"},
-      {"clReleaseRecordingQCOM", "qcom_recording"},
-      {"clReleaseCommandBufferKHR", "command_buffer"},
-  };
-  auto it = kinds->find(entry);
-  return it == kinds->end() ? "?" : it->second;
-}
-
-// Delta returns the counts that grew from `before` to `after`.
-std::map<std::string, uint64_t> Delta(const std::map<std::string, uint64_t>& after,
-                                      const std::map<std::string, uint64_t>& before) {
-  std::map<std::string, uint64_t> delta;
-  for (const auto& [name, count] : after) {
-    auto it = before.find(name);
-    const uint64_t old = it == before.end() ? 0 : it->second;
-    if (count > old) delta[name] = count - old;
-  }
-  return delta;
-}
-
 struct Scenario {
   Graph graph;
   // Two input sets (the runs alternate between them), by input name.
@@ -221,7 +192,7 @@ void FaultSweepTest::Sweep() {
     trace = layer_.CallCounts();
   }
   ASSERT_EQ(trace, previous) << "clean runs of the scenario make different OpenCL calls";
-  const std::map<std::string, uint64_t> left = Delta(layer_.LiveObjects(), baseline);
+  const std::map<std::string, uint64_t> left = testing::LiveDelta(layer_.LiveObjects(), baseline);
   ASSERT_TRUE(left.empty()) << testing::LiveObjectsText(left);
 
   // The clean outputs: every backend bit-identical to the replay list, and
@@ -311,9 +282,9 @@ void FaultSweepTest::Sweep() {
         }
       }
       const std::map<std::string, uint64_t> after = layer_.LiveObjects();
-      const std::map<std::string, uint64_t> live = Delta(after, before);
+      const std::map<std::string, uint64_t> live = testing::LiveDelta(after, before);
       std::map<std::string, uint64_t> allowed;
-      if (IsRelease(entry)) allowed[ReleasedKind(entry)] = 1;
+      if (IsRelease(entry)) allowed[testing::ReleasedKind(entry)] = 1;
       if (live != allowed) {
         problem += absl::StrCat("objects alive after teardown: ", testing::LiveObjectsText(live),
                                 " (expected ", testing::LiveObjectsText(allowed), "); ");
@@ -328,8 +299,9 @@ void FaultSweepTest::Sweep() {
       }
       // Leaks of the faulted run stay counted; only new ones matter now.
       if (layer_.LiveObjects() != after) {
-        problem += absl::StrCat("the recovery run leaked: ",
-                                testing::LiveObjectsText(Delta(layer_.LiveObjects(), after)), "; ");
+        problem += absl::StrCat(
+            "the recovery run leaked: ",
+            testing::LiveObjectsText(testing::LiveDelta(layer_.LiveObjects(), after)), "; ");
       }
       if (!problem.empty()) {
         ++problems;

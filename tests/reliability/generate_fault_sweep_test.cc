@@ -50,31 +50,6 @@ bool HasFallback(const std::string& entry) {
   return kFallbacks.count(entry) > 0 || absl::StartsWith(entry, "clRelease");
 }
 
-std::string ReleasedKind(const std::string& entry) {
-  static const auto* kinds = new std::map<std::string, std::string>{
-      {"clReleaseContext", "context"},
-      {"clReleaseCommandQueue", "queue"},
-      {"clReleaseMemObject", "mem"},
-      {"clReleaseProgram", "program"},
-      {"clReleaseKernel", "kernel"},
-      {"clReleaseEvent", "event"},
-      {"clReleaseRecordingQCOM", "qcom_recording"},
-  };
-  auto it = kinds->find(entry);
-  return it == kinds->end() ? "?" : it->second;
-}
-
-std::map<std::string, uint64_t> Delta(const std::map<std::string, uint64_t>& after,
-                                      const std::map<std::string, uint64_t>& before) {
-  std::map<std::string, uint64_t> delta;
-  for (const auto& [name, count] : after) {
-    auto it = before.find(name);
-    const uint64_t old = it == before.end() ? 0 : it->second;
-    if (count > old) delta[name] = count - old;
-  }
-  return delta;
-}
-
 absl::StatusOr<std::vector<int64_t>> RunScenario(const std::string& cache_dir) {
   ContextOptions options;
   options.cache_dir = cache_dir;
@@ -137,10 +112,10 @@ TEST(GenerateFaultSweepTest, EveryCallOfAGenerationFailsCleanly) {
       }
       const std::map<std::string, uint64_t> after = layer.LiveObjects();
       std::map<std::string, uint64_t> allowed;
-      if (absl::StartsWith(entry, "clRelease")) allowed[ReleasedKind(entry)] = 1;
-      if (Delta(after, before) != allowed) {
-        problem += absl::StrCat(
-            "objects alive after teardown: ", testing::LiveObjectsText(Delta(after, before)), "; ");
+      if (absl::StartsWith(entry, "clRelease")) allowed[testing::ReleasedKind(entry)] = 1;
+      if (testing::LiveDelta(after, before) != allowed) {
+        problem += absl::StrCat("objects alive after teardown: ",
+                                testing::LiveObjectsText(testing::LiveDelta(after, before)), "; ");
       }
       const absl::StatusOr<std::vector<int64_t>> again = RunScenario(cache_dir);
       if (!again.ok() || *again != clean) {

@@ -104,4 +104,31 @@ std::string LiveObjectsText(const std::map<std::string, uint64_t>& live) {
   return text + "}";
 }
 
+std::string ReleasedKind(const std::string& entry) {
+  static const auto* kinds = new std::map<std::string, std::string>{
+      {"clReleaseContext", "context"},
+      {"clReleaseCommandQueue", "queue"},
+      {"clReleaseMemObject", "mem"},
+      {"clReleaseSampler", "sampler"},
+      {"clReleaseProgram", "program"},
+      {"clReleaseKernel", "kernel"},
+      {"clReleaseEvent", "event"},
+      {"clReleaseRecordingQCOM", "qcom_recording"},
+      {"clReleaseCommandBufferKHR", "command_buffer"},
+  };
+  auto it = kinds->find(entry);
+  return it == kinds->end() ? "?" : it->second;
+}
+
+std::map<std::string, uint64_t> LiveDelta(const std::map<std::string, uint64_t>& after,
+                                          const std::map<std::string, uint64_t>& before) {
+  std::map<std::string, uint64_t> delta;
+  for (const auto& [name, count] : after) {
+    auto it = before.find(name);
+    const uint64_t old = it == before.end() ? 0 : it->second;
+    if (count > old) delta[name] = count - old;
+  }
+  return delta;
+}
+
 }  // namespace recq::testing

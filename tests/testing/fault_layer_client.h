@@ -51,6 +51,15 @@ class FaultLayerClient {
 // LiveObjectsText formats LiveObjects() for failure messages ("{}" if none).
 std::string LiveObjectsText(const std::map<std::string, uint64_t>& live);
 
+// ReleasedKind is the object kind a clRelease* entry point releases, as
+// LiveObjects() names it ("?" for another entry point).
+std::string ReleasedKind(const std::string& entry);
+
+// LiveDelta returns the counts that grew from `before` to `after` (of
+// LiveObjects(): the objects created between the two and still alive).
+std::map<std::string, uint64_t> LiveDelta(const std::map<std::string, uint64_t>& after,
+                                          const std::map<std::string, uint64_t>& before);
+
 }  // namespace recq::testing
 
 #endif  // RECQ_TESTS_TESTING_FAULT_LAYER_CLIENT_H_
