@@ -50,7 +50,7 @@ inline std::string ActivationExpr(const Activation& act, const std::string& x) {
     case ActivationKind::kSilu:
       return absl::StrCat("(", x, "/(1.0f+exp(-", x, ")))");
     case ActivationKind::kGelu:
-      // recq_fused_erfc: fused_elementwise.cl's erfc for float and floatN.
+      // recq_fused_erfc: common.cl's recq_act_erfc for float and float4.
       return absl::StrCat("(0.5f*", x, "*recq_fused_erfc(", x, "*-0.70710678118654752f))");
     case ActivationKind::kGeluTanh:
       return absl::StrCat("(0.5f*", x, "*(1.0f+tanh(0.79788456080286536f*(", x, "+0.044715f*", x,

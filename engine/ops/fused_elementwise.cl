@@ -24,22 +24,12 @@ typedef float recq_v;
 #endif
 #define RECQ_LET(t, e) const recq_v t = (e);
 
-// unary.cl's recq_erfc (Numerical Recipes' erfcc) for recq_v.
-inline recq_v recq_fused_erfc(recq_v w) {
-  const recq_v z = fabs(w);
-  const recq_v t = 1.0f / (1.0f + 0.5f * z);
-  const recq_v p =
-      -1.26551223f +
-      t * (1.00002368f +
-           t * (0.37409196f +
-                t * (0.09678418f +
-                     t * (-0.18628806f +
-                          t * (0.27886807f +
-                               t * (-1.13520398f +
-                                    t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
-  const recq_v r = t * exp(-z * z + p);
-  return select(2.0f - r, r, w >= 0.0f);
-}
+// common.cl's erfc for recq_v (the name the generated expressions use).
+#if RECQ_FUSED_VEC == 4
+#define recq_fused_erfc recq_act_erfc4
+#else
+#define recq_fused_erfc recq_act_erfc
+#endif
 
 // Input element(s) of work-item i for read mode `mode` (a build-time
 // constant, so that one branch is left).

@@ -68,7 +68,7 @@ std::string UnaryExpr(UnaryCode code, const std::string& x) {
     case UnaryCode::kMish:
       return absl::StrCat("(", x, "*tanh(", softplus, "))");
     case UnaryCode::kGelu:
-      // recq_fused_erfc: unary.cl's recq_erfc for float and floatN.
+      // recq_fused_erfc: common.cl's recq_act_erfc for float and float4.
       return absl::StrCat("(0.5f*", x, "*recq_fused_erfc(", x, "*-0.70710678118654752f))");
     case UnaryCode::kGeluTanh:
       return absl::StrCat("(0.5f*", x, "*(1.0f+tanh(0.79788456080286536f*(", x, "+0.044715f*", x,

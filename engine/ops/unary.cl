@@ -10,26 +10,6 @@ inline float recq_softplus(float v) {
   return fmax(v, 0.0f) + log1p(exp(-fabs(v)));
 }
 
-// erfc(w) from Numerical Recipes' Chebyshev fit (erfcc): fractional error
-// below 1.2e-7 everywhere, so also in the tail where erf(w) rounds to -1.
-// One exp and a polynomial: several times faster than the built-in erf on
-// CPU OpenCL (PoCL), where it is not vectorised.
-inline float recq_erfc(float w) {
-  const float z = fabs(w);
-  const float t = 1.0f / (1.0f + 0.5f * z);
-  const float p =
-      -1.26551223f +
-      t * (1.00002368f +
-           t * (0.37409196f +
-                t * (0.09678418f +
-                     t * (-0.18628806f +
-                          t * (0.27886807f +
-                               t * (-1.13520398f +
-                                    t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
-  const float r = t * exp(-z * z + p);
-  return w >= 0.0f ? r : 2.0f - r;
-}
-
 inline float recq_unary(float v) {
 #if RECQ_UNARY == 0
   return sqrt(v);
@@ -56,7 +36,7 @@ inline float recq_unary(float v) {
 #elif RECQ_UNARY == 11
   // 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2): accurate for
   // negative x too, where 1 + erf cancels.
-  return 0.5f * v * recq_erfc(v * -0.70710678118654752f);
+  return 0.5f * v * recq_act_erfc(v * -0.70710678118654752f);
 #elif RECQ_UNARY == 12
   return 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));
 #elif RECQ_UNARY == 13
