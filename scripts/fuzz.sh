@@ -6,6 +6,10 @@
 #
 # New inputs go to build-fuzz/corpus/<target> (the checked-in seeds are
 # read-only inputs); a crash leaves build-fuzz/crash-* and fails the run.
+# The seed is fixed (RECQ_FUZZ_SEED, default 1) so that a run repeats the
+# mutations of an earlier run with the same seed and an empty corpus: CI's
+# bounded run is a prefix of a longer local one. RECQ_FUZZ_SEED=0 lets
+# libFuzzer pick a seed, for exploring.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -28,6 +32,7 @@ for target in onnx_fuzzer engine_file_fuzzer; do
   # grep hides the per-input progress lines; the exit status is libFuzzer's.
   set +e
   "$build_dir/tests/fuzz/$target" "$corpus" "$seeds" -max_total_time="$seconds" \
+    -seed="${RECQ_FUZZ_SEED:-1}" \
     -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$build_dir/" 2>&1 |
     grep -E "^(stat::|==[0-9]+==|SUMMARY|INFO: Seed|artifact)|ERROR|runtime error"

@@ -2,14 +2,44 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "engine/ops/onnx_emitter.h"
 #include "engine/ops/op_util.h"
 #include "recq/status_macros.h"
 
 namespace recq::internal {
+
+namespace {
+
+// Window attributes beyond this are rejected before any arithmetic on them:
+// no real model has a kernel, stride, dilation or pad of a million, and the
+// bound keeps (kernel - 1) * dilation + in + pads far from int64 overflow.
+constexpr int64_t kMaxWindowValue = int64_t{1} << 20;
+
+absl::Status CheckWindowValues(OnnxNodeContext& n, absl::Span<const int64_t> kernel,
+                               absl::Span<const int64_t> strides,
+                               absl::Span<const int64_t> dilations,
+                               absl::Span<const int64_t> pads) {
+  for (const auto& [name, values, low] :
+       {std::tuple<const char*, absl::Span<const int64_t>, int64_t>{"kernel", kernel, 1},
+        {"strides", strides, 1},
+        {"dilations", dilations, 1},
+        {"pads", pads, 0}}) {
+    for (int64_t v : values) {
+      if (v < low || v > kMaxWindowValue) {
+        return n.Invalid(absl::StrCat(name, " value ", v, " is out of range; expected ", low, "..",
+                                      kMaxWindowValue));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<Window> ResolveWindow(OnnxNodeContext& n, const TensorDesc& x,
                                      std::array<int64_t, 2> kernel, bool one_d) {
@@ -40,10 +70,8 @@ absl::StatusOr<Window> ResolveWindow(OnnxNodeContext& n, const TensorDesc& x,
     dilations.insert(dilations.begin(), 1);
     if (!pads.empty()) pads = {0, pads[0], 0, pads[1]};
   }
+  RECQ_RETURN_IF_ERROR(CheckWindowValues(n, kernel, strides, dilations, pads));
   for (int i = 0; i < 2; ++i) {
-    if (strides[i] <= 0 || dilations[i] <= 0 || kernel[i] <= 0) {
-      return n.Invalid("kernel, strides and dilations must be positive");
-    }
     w.strides[i] = strides[i];
     w.dilations[i] = dilations[i];
   }
@@ -95,11 +123,9 @@ absl::StatusOr<Window3D> ResolveWindow3D(OnnxNodeContext& n, const std::vector<i
   if (strides.size() != 3 || dilations.size() != 3 || pads.size() != 6) {
     return n.Invalid("strides and dilations must have 3 values and pads 6 for a 3-D input");
   }
+  RECQ_RETURN_IF_ERROR(CheckWindowValues(n, kernel, strides, dilations, pads));
   Window3D w;
   for (int i = 0; i < 3; ++i) {
-    if (strides[i] <= 0 || dilations[i] <= 0 || kernel[i] <= 0) {
-      return n.Invalid("kernel, strides and dilations must be positive");
-    }
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       const int64_t in = x[2 + i];
       const int64_t out = (in + strides[i] - 1) / strides[i];

@@ -66,5 +66,22 @@ TEST(OnnxFuzzRegressionTest, InitializerDimsBeyondInt64AreAnError) {
   }
 }
 
+// Found by the fuzzer: a pooling window with a stride near 2^63 and
+// auto_pad SAME_UPPER (UBSan: "9223372036854775807 + 1" in
+// ResolveWindow3D). Window values are now bounded, InvalidArgument naming
+// the attribute and the range.
+TEST(OnnxFuzzRegressionTest, WindowValuesNearInt64AreAnError) {
+  for (const char* name : {"window_3d_stride_overflow.onnx", "window_2d_stride_overflow.onnx"}) {
+    const std::string bytes = ReadAll(fs::path(RECQ_FUZZ_DIR "/regressions") / name);
+    ASSERT_FALSE(bytes.empty()) << name;
+    absl::StatusOr<Graph> graph = LoadOnnxFromBytes(bytes);
+    ASSERT_FALSE(graph.ok()) << name;
+    EXPECT_EQ(graph.status().code(), absl::StatusCode::kInvalidArgument) << graph.status();
+    EXPECT_NE(graph.status().message().find("strides value 9223372036854775807 is out of range"),
+              std::string::npos)
+        << graph.status();
+  }
+}
+
 }  // namespace
 }  // namespace recq
