@@ -580,7 +580,7 @@ absl::StatusOr<std::string> ShapedEngine::Serialize() {
   }
   profile.set_model_onnx(state_->model.SerializeToBytes());
   *top.mutable_shape_profile() = std::move(profile);
-  return internal::SealEngineFilePayload(top.SerializeAsString());
+  return internal::SealEngineFilePayload(internal::SerializeDeterministically(top));
 }
 
 absl::Status ShapedEngine::SerializeToFile(const std::string& path) {

@@ -1,6 +1,7 @@
 #include "engine/engine_file/archive.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/wire_format_lite.h>
 #include <openssl/evp.h>
 
@@ -72,6 +73,17 @@ bool ReadEnvelope(absl::string_view bytes, EnvelopeView* out) {
 }
 
 }  // namespace
+
+std::string SerializeDeterministically(const google::protobuf::MessageLite& message) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream out(&stream);
+    out.SetSerializationDeterministic(true);
+    if (!message.SerializeToCodedStream(&out)) return std::string();
+  }
+  return bytes;
+}
 
 absl::StatusOr<std::string> SealEngineFilePayload(std::string payload, uint32_t format_version) {
   pb::EngineFileEnvelope envelope;

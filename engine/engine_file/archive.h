@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <string>
 
+#include <google/protobuf/message_lite.h>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "engine/engine_file.pb.h"
@@ -25,6 +27,12 @@ namespace recq::internal {
 
 // The envelope's magic string.
 inline constexpr char kEngineFileMagic[] = "recq-engine";
+
+// SerializeDeterministically serializes `message` with protobuf's
+// deterministic serialization (map entries sorted by key), so that the same
+// message always gives the same bytes: engine files rebuild byte-identical.
+// Empty when the message does not serialize (over 2 GiB).
+std::string SerializeDeterministically(const google::protobuf::MessageLite& message);
 
 // SealEngineFilePayload puts `payload` (a serialized EngineFile) in an
 // envelope with its SHA-256 and returns the envelope's bytes: a whole

@@ -169,7 +169,8 @@ absl::StatusOr<std::string> SerializeEngineState(const EngineState& state) {
     }
   }
   std::string payload;
-  if (f.ByteSizeLong() > static_cast<size_t>(INT_MAX) || !f.SerializeToString(&payload)) {
+  if (f.ByteSizeLong() > static_cast<size_t>(INT_MAX) ||
+      (payload = SerializeDeterministically(f)).empty()) {
     return absl::UnimplementedError(absl::StrCat("Engine::Serialize: the engine file would need ",
                                                  f.ByteSizeLong(),
                                                  " bytes; protobuf messages are limited to 2 GiB"));
