@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/opencl/cl_error.h"
 #include "backends/opencl/device.h"
+#include "engine/binary_handoff.h"
 #include "engine/context_state.h"
 #include "recq/status_macros.h"
 
@@ -130,6 +131,41 @@ cl_platform_id Context::platform() const { return state_->platform; }
 const DeviceInfo& Context::device_info() const { return state_->info; }
 
 void Context::FlushBinaryCache() const { state_->programs.FlushPendingBinaries(); }
+
+absl::StatusOr<size_t> Context::HandOffBinaryCache(const std::string& path) const {
+  internal::ProgramCache& programs = state_->programs;
+  if (state_->binary_cache == nullptr) return 0;
+  if (programs.SerializingIsCheap()) {
+    programs.FlushPendingBinaries();
+    return 0;
+  }
+  internal::BinaryHandOff handoff;
+  handoff.device_name = state_->info.name;
+  handoff.driver_version = state_->info.driver_version;
+  handoff.programs = programs.TakePending();
+  if (handoff.programs.empty()) return 0;
+  RECQ_RETURN_IF_ERROR(internal::WriteBinaryHandOff(path, handoff));
+  return handoff.programs.size();
+}
+
+absl::Status Context::StoreHandedOffBinaries(const std::string& path) const {
+  RECQ_ASSIGN_OR_RETURN(internal::BinaryHandOff handoff, internal::ReadBinaryHandOff(path));
+  if (handoff.device_name != state_->info.name ||
+      handoff.driver_version != state_->info.driver_version) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("binary hand-off file '", path, "' is for device '", handoff.device_name,
+                     "' (driver ", handoff.driver_version, "); this context's device is '",
+                     state_->info.name, "' (driver ", state_->info.driver_version, ")"));
+  }
+  if (state_->binary_cache == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("binary hand-off file '", path, "': this context has no binary cache"));
+  }
+  for (const internal::HandedOffProgram& program : handoff.programs) {
+    RECQ_RETURN_IF_ERROR(state_->programs.StoreFromSource(program));
+  }
+  return absl::OkStatus();
+}
 
 std::string Context::cache_dir() const {
   return state_->binary_cache ? state_->binary_cache->directory() : std::string();

@@ -176,6 +176,7 @@ absl::StatusOr<SharedProgram> ProgramCache::GetOrLoad(absl::string_view source,
     if (disk_key.has_value()) {
       // Stored by FlushPendingBinaries, after the engine's warm-up.
       entry->pending_store = disk_key;
+      entry->pending_source = HandedOffProgram{std::string(source), sorted};
       std::lock_guard<std::mutex> pending_lock(mu_);
       pending_.push_back(entry);
     }
@@ -235,7 +236,43 @@ void ProgramCache::StorePending(Entry& entry) {
   // A failed store is counted by the cache and otherwise ignored.
   if (binary.ok()) disk_->Store(*entry.pending_store, *binary).IgnoreError();
   entry.pending_store.reset();
+  entry.pending_source.reset();
 }
+
+std::vector<HandedOffProgram> ProgramCache::TakePending() {
+  std::vector<std::shared_ptr<Entry>> pending;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending.swap(pending_);
+  }
+  std::vector<HandedOffProgram> out;
+  for (const std::shared_ptr<Entry>& entry : pending) {
+    std::lock_guard<std::mutex> lock(entry->mu);
+    if (!entry->pending_store.has_value() || !entry->pending_source.has_value()) continue;
+    out.push_back(*std::move(entry->pending_source));
+    entry->pending_store.reset();
+    entry->pending_source.reset();
+  }
+  return out;
+}
+
+absl::Status ProgramCache::StoreFromSource(const HandedOffProgram& program) {
+  if (disk_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "storing a program binary needs a binary cache; it is off");
+  }
+  std::vector<std::string> sorted = program.options;
+  std::sort(sorted.begin(), sorted.end());
+  RECQ_ASSIGN_OR_RETURN(const BinaryCacheKey key,
+                        MakeBinaryCacheKey(program.source, sorted, *device_info_));
+  if (disk_->Load(key).has_value()) return absl::OkStatus();  // stored meanwhile
+  RECQ_ASSIGN_OR_RETURN(cl::UniqueProgram built, BuildFromSource(context_, device_, program.source,
+                                                                 absl::StrJoin(sorted, " ")));
+  RECQ_ASSIGN_OR_RETURN(std::vector<uint8_t> binary, ProgramBinary(built.get(), device_));
+  return disk_->Store(key, binary);
+}
+
+bool ProgramCache::SerializingIsCheap() const { return !IsPocl(); }
 
 void ProgramCache::WriterLoop() {
 #ifdef __linux__

@@ -24,6 +24,7 @@
 #include "absl/types/span.h"
 #include "backends/opencl/cl_handle.h"
 #include "engine/binary_cache.h"
+#include "engine/binary_handoff.h"
 #include "recq/context.h"
 
 namespace recq::internal {
@@ -113,6 +114,19 @@ class ProgramCache {
   // Disk errors are counted by the BinaryCache and otherwise ignored.
   void FlushPendingBinaries();
 
+  // TakePending returns the sources and options of the programs built from
+  // source since the last flush and forgets them, for another process to
+  // store (Context::HandOffBinaryCache).
+  std::vector<HandedOffProgram> TakePending();
+
+  // StoreFromSource builds `program` from source and stores its binary in
+  // the disk cache, unless an entry for it is there already. Build and disk
+  // errors are returned; with no disk cache it is FailedPrecondition.
+  [[nodiscard]] absl::Status StoreFromSource(const HandedOffProgram& program);
+
+  // SerializingIsCheap is false where a binary query compiles code (PoCL).
+  bool SerializingIsCheap() const;
+
   ProgramCache(const ProgramCache&) = delete;
   ProgramCache& operator=(const ProgramCache&) = delete;
   // Waits for the binaries already handed to the writer (FlushPendingBinaries).
@@ -131,8 +145,9 @@ class ProgramCache {
   // different keys build concurrently.
   struct Entry {
     std::mutex mu;
-    SharedProgram program;                        // null until built
-    std::optional<BinaryCacheKey> pending_store;  // built from source, not yet stored
+    SharedProgram program;                           // null until built
+    std::optional<BinaryCacheKey> pending_store;     // built from source, not yet stored
+    std::optional<HandedOffProgram> pending_source;  // what pending_store was built from
   };
   std::shared_ptr<Entry> EntryFor(const std::string& key);
 

@@ -566,7 +566,11 @@ absl::Status RunModel(const RunModelOptions& options, Clock::time_point* first_r
   // PoCL's kernel cache (measured about 1 s instead of 0.1 s for MobileNet
   // V2; docs/engine_files.md).
   std::fflush(stdout);
-  context.FlushBinaryCache();
+  if (options.finish_binary_cache) {
+    options.finish_binary_cache(context);
+  } else {
+    context.FlushBinaryCache();
+  }
   return absl::OkStatus();
 }
 

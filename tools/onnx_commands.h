@@ -8,6 +8,7 @@
 #ifndef RECQ_TOOLS_ONNX_COMMANDS_H_
 #define RECQ_TOOLS_ONNX_COMMANDS_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@ struct RunModelOptions {
   // fp16-compute); "" is fp32 for ONNX models and the stored one for an
   // engine file (which must match when given).
   std::string precision;
+  // Called with the context once every result is printed, in place of
+  // Context::FlushBinaryCache (the CLI hands PoCL's programs to a background
+  // process: StoreBinariesAfterExit). Unset: FlushBinaryCache.
+  std::function<void(const Context&)> finish_binary_cache;
 };
 
 // RunModelCommand loads the model (ONNX, or an engine file: LoadEngine), compiles and records it
@@ -83,7 +88,6 @@ struct RunModelOptions {
                                               const std::string& precision = "",
                                               const std::string& shapes = "",
                                               const std::string& tuning = "");
-
 
 // TuneModelCommand compiles the ONNX model with the auto-tuner
 // (EngineOptions::tuning kFast without its time budget, or kExhaustive),

@@ -29,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "recq/log.h"
 #include "tools/bench_command.h"
+#include "tools/binary_store.h"
 #include "tools/commands.h"
 #include "tools/generate_command.h"
 #include "tools/models/mobilenet_onnx.h"
@@ -228,6 +229,9 @@ int main(int argc, char** argv) {
     run.runs = runs > 0 ? runs : 10;
     run.backend = common.backend;
     run.device = common.device;
+    run.finish_binary_cache = [&common](const recq::Context& context) {
+      recq::tools::StoreBinariesAfterExit(context, common.device);
+    };
     status = recq::tools::ShapedRunCommand(run);
   } else if (command == "bench" && recq::tools::IsRangeProfile(absl::GetFlag(FLAGS_shapes))) {
     recq::tools::ShapedBenchOptions bench;
@@ -256,6 +260,9 @@ int main(int argc, char** argv) {
     run.input_format = absl::GetFlag(FLAGS_input_format);
     run.output_format = absl::GetFlag(FLAGS_output_format);
     run.precision = absl::GetFlag(FLAGS_precision);
+    run.finish_binary_cache = [&common](const recq::Context& context) {
+      recq::tools::StoreBinariesAfterExit(context, common.device);
+    };
     status = recq::tools::RunModelCommand(run);
   } else if (command == "bench") {
     recq::tools::BenchOptions bench;
@@ -291,6 +298,8 @@ int main(int argc, char** argv) {
   } else if (command == "generate") {
     status = recq::tools::GenerateCommand(args[2], common.device, common.backend,
                                           absl::GetFlag(FLAGS_json));
+  } else if (command == "store-binaries" && args.size() == 3) {
+    status = recq::tools::StoreBinariesCommand(args[2], common.device);
   } else if (command == "info") {
     status = recq::tools::InfoModelCommand(args[2], absl::GetFlag(FLAGS_shapes),
                                            absl::GetFlag(FLAGS_input_format));

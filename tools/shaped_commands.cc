@@ -330,7 +330,11 @@ absl::Status ShapedRunCommand(const ShapedRunOptions& options) {
   }
   std::printf("total %.1f ms\n", MsSince(begin));
   std::fflush(stdout);
-  loaded.context.FlushBinaryCache();
+  if (options.finish_binary_cache) {
+    options.finish_binary_cache(loaded.context);
+  } else {
+    loaded.context.FlushBinaryCache();
+  }
   return absl::OkStatus();
 }
 

@@ -11,11 +11,13 @@
 #define RECQ_TOOLS_SHAPED_COMMANDS_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "recq/context.h"
 
 namespace recq::tools {
 
@@ -37,6 +39,10 @@ struct ShapedRunOptions {
   int runs = 10;
   std::string backend = "auto";
   std::string device;
+  // Called with the context once every result is printed, in place of
+  // Context::FlushBinaryCache (the CLI hands PoCL's programs to a background
+  // process: StoreBinariesAfterExit). Unset: FlushBinaryCache.
+  std::function<void(const Context&)> finish_binary_cache;
 };
 
 // ShapedRunCommand builds the ShapedEngine, runs the inputs' shapes once

@@ -129,6 +129,26 @@ class Context {
   // they are counted, not returned.
   void FlushBinaryCache() const;
 
+  // HandOffBinaryCache is FlushBinaryCache for a process about to exit.
+  // Where serializing a program is cheap it stores the binaries now, in this
+  // thread, and returns 0. Where it is not (PoCL compiles a generic
+  // work-group function for every kernel at the first binary query: seconds
+  // when cold), it writes the sources and build options of the programs
+  // still to store to a hand-off file at `path` (atomically), forgets them,
+  // and returns how many it wrote: another process stores them with
+  // StoreHandedOffBinaries while this one exits (`recq run` starts `recq
+  // store-binaries` for that). With nothing to store, or no binary cache, it
+  // writes no file and returns 0.
+  [[nodiscard]] absl::StatusOr<size_t> HandOffBinaryCache(const std::string& path) const;
+
+  // StoreHandedOffBinaries builds every program of the hand-off file at
+  // `path` (written by HandOffBinaryCache for this context's device) from
+  // source and stores its binary in this context's binary cache; a program
+  // already there is skipped. The file is left where it is. A damaged file is
+  // InvalidArgument; one for another device (name or driver version) is
+  // FailedPrecondition; no binary cache here is FailedPrecondition.
+  [[nodiscard]] absl::Status StoreHandedOffBinaries(const std::string& path) const;
+
   // cache_dir is the directory of the on-disk binary cache this context
   // uses (ContextOptions::cache_dir resolved), or empty when caching is off.
   // Tools may keep per-device files of their own there.

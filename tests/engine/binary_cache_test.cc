@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/binary_handoff.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "recq/log.h"
@@ -41,6 +42,8 @@ namespace {
 namespace fs = std::filesystem;
 using internal::BinaryCache;
 using internal::BinaryCacheKey;
+using internal::BinaryHandOff;
+using internal::WriteBinaryHandOff;
 
 // Softmax probabilities after ~30 layers of float32 sums in another order
 // (as in mobilenet_test).
@@ -78,12 +81,15 @@ const std::vector<float>& Expected() {
 struct RunResult {
   EngineStats stats;
   std::vector<float> output;
+  size_t handed_off = 0;  // HandOffBinaryCache's count, when asked for
 };
 
 // CompileAndRun creates a Context with `cache_dir`, compiles the model,
 // runs it once on Input() into a NaN-poisoned output and downloads it; then
-// flushes the binary cache unless `flush` is false.
-absl::StatusOr<RunResult> CompileAndRun(const std::string& cache_dir, bool flush = true) {
+// flushes the binary cache unless `flush` is false, or, given a
+// `handoff_path`, hands the binaries off to a file there instead.
+absl::StatusOr<RunResult> CompileAndRun(const std::string& cache_dir, bool flush = true,
+                                        const std::string& handoff_path = "") {
   ContextOptions options;
   options.cache_dir = cache_dir;
   absl::StatusOr<Context> context = Context::Create(options);
@@ -106,8 +112,15 @@ absl::StatusOr<RunResult> CompileAndRun(const std::string& cache_dir, bool flush
   if (!values.ok()) return values.status();
   // The binaries are stored once flushed: the context's destruction waits
   // for the flushed ones and, on PoCL, drops the rest.
-  if (flush) context->FlushBinaryCache();
-  return RunResult{engine->stats(), *std::move(values)};
+  size_t handed_off = 0;
+  if (!handoff_path.empty()) {
+    absl::StatusOr<size_t> handed = context->HandOffBinaryCache(handoff_path);
+    if (!handed.ok()) return handed.status();
+    handed_off = *handed;
+  } else if (flush) {
+    context->FlushBinaryCache();
+  }
+  return RunResult{engine->stats(), *std::move(values), handed_off};
 }
 
 bool BitIdentical(const std::vector<float>& a, const std::vector<float>& b) {
@@ -230,6 +243,96 @@ TEST_F(BinaryCacheTest, ContextDestroyedWithoutAFlushStoresOnlyWhereCheap) {
   EXPECT_EQ(second.stats.programs_from_disk, 0u);
   EXPECT_EQ(second.stats.kernels_built, first.stats.kernels_built);
   EXPECT_TRUE(BitIdentical(second.output, first.output));
+}
+
+bool IsPocl(const Context& context) {
+  return context.device_info().platform_name.find("Portable Computing Language") !=
+         std::string::npos;
+}
+
+// A process about to exit hands its programs to another (recq run and recq
+// store-binaries): on PoCL the file names every program built from source
+// and nothing is stored until a second context stores them; elsewhere the
+// hand-off stores them at once and writes no file. Either way the next
+// context loads every program from the cache, bit for bit.
+TEST_F(BinaryCacheTest, HandedOffProgramsAreStoredByASecondContext) {
+  const std::string handoff = (root_ / "programs.pending").string();
+  RECQ_ASSERT_OK_AND_ASSIGN(RunResult first, CompileAndRun(dir_, /*flush=*/false, handoff));
+  ASSERT_GT(first.stats.kernels_built, 0u);
+  auto cmp = reference::Compare(first.output, Expected(), kAtol, kRtol);
+  ASSERT_TRUE(cmp.ok()) << cmp.ToString();
+  ContextOptions options;
+  options.cache_dir = dir_;
+  RECQ_ASSERT_OK_AND_ASSIGN(Context storer, Context::Create(options));
+  if (!IsPocl(storer)) {
+    EXPECT_EQ(first.handed_off, 0u);
+    EXPECT_FALSE(fs::exists(handoff));
+  } else {
+    EXPECT_EQ(first.handed_off, first.stats.kernels_built);
+    EXPECT_TRUE(Entries().empty());
+    RECQ_ASSERT_OK(storer.StoreHandedOffBinaries(handoff));
+    // Storing again finds every entry there and changes nothing.
+    RECQ_ASSERT_OK(storer.StoreHandedOffBinaries(handoff));
+  }
+  ExpectOnlyValidEntries(first.stats.kernels_built);
+  baseline_ = first.output;
+  ExpectWarmRun(/*from_disk=*/first.stats.kernels_built, /*built=*/0);
+}
+
+// A damaged, foreign or missing hand-off file is a clear error that stores
+// nothing, and the context stays usable.
+TEST_F(BinaryCacheTest, BadHandOffFilesAreClearErrors) {
+  ContextOptions options;
+  options.cache_dir = dir_;
+  RECQ_ASSERT_OK_AND_ASSIGN(Context context, Context::Create(options));
+  const std::string missing = (root_ / "missing.pending").string();
+  EXPECT_EQ(context.StoreHandedOffBinaries(missing).code(), absl::StatusCode::kNotFound);
+
+  // A real hand-off file to damage (on PoCL; elsewhere none is written, so
+  // one is written directly for a made-up program).
+  const std::string good = (root_ / "good.pending").string();
+  RECQ_ASSERT_OK_AND_ASSIGN(RunResult first, CompileAndRun(dir_, /*flush=*/false, good));
+  if (first.handed_off == 0) {
+    BinaryHandOff handoff{context.device_info().name,
+                          context.device_info().driver_version,
+                          {{"__kernel void k(__global float* y) { y[0] = 1.0f; }", {}}}};
+    RECQ_ASSERT_OK(WriteBinaryHandOff(good, handoff));
+  }
+  const std::vector<uint8_t> bytes = ReadBytes(good);
+  ASSERT_GT(bytes.size(), 64u);
+  const fs::path bad = root_ / "bad.pending";
+  const size_t entries_before = Entries().size();
+  struct Case {
+    const char* name;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<uint8_t> flipped_version = bytes;
+  flipped_version[8] ^= 0x40;
+  std::vector<uint8_t> longer = bytes;
+  longer.push_back(0);
+  for (const Case& c : std::vector<Case>{
+           {"truncated", std::vector<uint8_t>(bytes.begin(), bytes.begin() + bytes.size() / 2)},
+           {"empty", {}},
+           {"not a hand-off file", std::vector<uint8_t>(64, 'x')},
+           {"another version", flipped_version},
+           {"trailing bytes", longer}}) {
+    WriteBytes(bad, c.bytes);
+    absl::Status s = context.StoreHandedOffBinaries(bad.string());
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.name << ": " << s;
+    EXPECT_NE(s.message().find(bad.string()), std::string::npos) << c.name << ": " << s;
+  }
+  // Another device's file.
+  BinaryHandOff foreign{"some other device", "0.0", {}};
+  RECQ_ASSERT_OK(WriteBinaryHandOff(bad.string(), foreign));
+  absl::Status s = context.StoreHandedOffBinaries(bad.string());
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("some other device"), std::string::npos) << s;
+  EXPECT_EQ(Entries().size(), entries_before);
+  // The context still compiles and runs.
+  RECQ_ASSERT_OK(context.StoreHandedOffBinaries(good));
+  RECQ_ASSERT_OK_AND_ASSIGN(RunResult after, CompileAndRun(dir_));
+  auto cmp = reference::Compare(after.output, Expected(), kAtol, kRtol);
+  EXPECT_TRUE(cmp.ok()) << cmp.ToString();
 }
 
 enum class Damage { kTruncated, kRandomBytes, kFlippedPayloadByte, kOtherKeysEntry, kBadBinary };

@@ -53,7 +53,7 @@ grep -q "time to first result: " "$tmp/demo.txt" || fail "recq demo: no time to 
 
 # Engine files: build, info, run (same outputs as from the ONNX file), and a
 # damaged file is a clear error.
-"$recq" build "$tmp/m.onnx" -o "$tmp/m.recq" >"$tmp/build.txt"
+"$recq" build "$tmp/m.onnx" -o "$tmp/m.recq" --tuning=fast >"$tmp/build.txt"
 grep -q "built $tmp/m.recq" "$tmp/build.txt" || fail "recq build: $(cat "$tmp/build.txt")"
 "$recq" info "$tmp/m.recq" >"$tmp/info.txt"
 for want in "format version 2" "built for: " "driver " "options: optimize on" "inputs:" \
@@ -66,6 +66,22 @@ python3 -c "import random, struct, sys; sys.stdout.buffer.write(struct.pack('307
 grep -q "engine file: file: as stored" "$tmp/run_file.txt" || fail "recq run (engine file): $(cat "$tmp/run_file.txt")"
 grep -q "time to first result: " "$tmp/run_file.txt" || fail "recq run: no time to first result"
 cmp -s "$tmp/a.f32" "$tmp/b.f32" || fail "recq run: the engine file's output differs from the ONNX file's"
+# A cold `recq run` exits after its result: on PoCL it hands its programs to
+# a background `recq store-binaries`, which stores them and removes its
+# hand-off file; the next run then compiles nothing. The wait is bounded
+# only so that a broken store cannot hang the suite.
+hand="$tmp/hand-cache"
+RECQ_TUNING=off RECQ_CACHE_DIR="$hand" "$recq" run "$tmp/m.onnx" --runs=1 >/dev/null
+for _ in $(seq 600); do
+  compgen -G "$hand/handoff/*.pending" >/dev/null || break
+  sleep 1
+done
+if compgen -G "$hand/handoff/*.pending" >/dev/null; then fail "recq store-binaries left its hand-off file"; fi
+compgen -G "$hand/[0-9a-f]*" >/dev/null || fail "no program binaries stored after a cold recq run"
+RECQ_TUNING=off RECQ_CACHE_DIR="$hand" "$recq" run "$tmp/m.onnx" --runs=1 >"$tmp/run_warm.txt"
+grep -q " 0 programs compiled" "$tmp/run_warm.txt" || fail "warm recq run compiled programs: $(cat "$tmp/run_warm.txt")"
+"$recq" store-binaries "$tmp/missing.pending" 2>"$tmp/err.txt" && fail "store-binaries of a missing file succeeded"
+grep -q "not found" "$tmp/err.txt" || fail "store-binaries: $(cat "$tmp/err.txt")"
 # Bit-for-bit reproducible across processes: two more builds, each in a
 # fresh process with empty recq and PoCL caches (PoCL's cache at the same
 # path: PoCL's binaries name it), give the same bytes. Tuning is off: with
