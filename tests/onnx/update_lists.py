@@ -22,8 +22,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-TRAINING_OPS = ("Adagrad", "Adam", "Momentum", "Gradient", "SoftmaxCrossEntropyLoss",
-                "NegativeLogLikelihoodLoss")
+TRAINING_OPS = ("Adagrad", "Adam", "Momentum", "Gradient")
 TRAINING_CASES = ("test_training_", "test_adam", "test_adagrad", "test_momentum",
                   "test_nesterov_momentum", "test_gradient_")
 
