@@ -181,8 +181,8 @@ constexpr ActivationName kActivationNames[] = {
 };
 
 // Activations reads `activations`, `activation_alpha` and `activation_beta`
-// (alphas and betas consumed in order by the functions that take one, as
-// onnxruntime does); absent ones take the cell's defaults.
+// (alphas and betas consumed in order by the functions that take one);
+// absent ones take the cell's defaults.
 absl::StatusOr<std::vector<RecurrentActivation>> Activations(OnnxNodeContext& n, OnnxNodeEmitter& e,
                                                              RecurrentCell cell,
                                                              int64_t directions) {
