@@ -255,6 +255,57 @@ TEST_P(RecurrentImportTest, MatchesReference) {
   }
 }
 
+// An RNN node over x [steps, 1, 2] with hidden size 3 and weights as graph
+// inputs; `activation` and `direction` set when not empty.
+std::string SmallRnn(int64_t steps, const std::string& activation, const std::string& direction) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(14);
+  onnx::GraphProto* graph = model.mutable_graph();
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> inputs = {
+      {"x", {steps, 1, 2}}, {"w", {1, 3, 2}}, {"r", {1, 3, 3}}};
+  onnx::NodeProto* node = graph->add_node();
+  node->set_op_type("RNN");
+  node->set_name("rnn");
+  for (const auto& [name, shape] : inputs) {
+    onnx::ValueInfoProto* in = graph->add_input();
+    in->set_name(name);
+    auto* tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t v : shape) tt->mutable_shape()->add_dim()->set_dim_value(v);
+    node->add_input(name);
+  }
+  node->add_output("y");
+  graph->add_output()->set_name("y");
+  if (!activation.empty()) {
+    onnx::AttributeProto* a = node->add_attribute();
+    a->set_name("activations");
+    a->set_type(onnx::AttributeProto::STRINGS);
+    a->add_strings(activation);
+  }
+  if (!direction.empty()) {
+    onnx::AttributeProto* a = node->add_attribute();
+    a->set_name("direction");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(direction);
+  }
+  return model.SerializeAsString();
+}
+
+TEST(RecurrentImportErrorsTest, RejectsWhatItCannotRun) {
+  ASSERT_TRUE(LoadOnnxFromBytes(SmallRnn(internal::kMaxRecurrentSteps, "Relu", "")).ok());
+  absl::StatusOr<Graph> g = LoadOnnxFromBytes(SmallRnn(internal::kMaxRecurrentSteps + 1, "", ""));
+  EXPECT_TRUE(absl::IsUnimplemented(g.status())) << g.status();
+  EXPECT_THAT(std::string(g.status().message()),
+              ::testing::AllOf(::testing::HasSubstr("'rnn'"), ::testing::HasSubstr("4097 steps")));
+  g = LoadOnnxFromBytes(SmallRnn(4, "Swish", ""));
+  EXPECT_TRUE(absl::IsUnimplemented(g.status())) << g.status();
+  EXPECT_THAT(std::string(g.status().message()), ::testing::HasSubstr("activation 'Swish'"));
+  g = LoadOnnxFromBytes(SmallRnn(4, "", "sideways"));
+  EXPECT_TRUE(absl::IsInvalidArgument(g.status())) << g.status();
+  EXPECT_THAT(std::string(g.status().message()), ::testing::HasSubstr("direction 'sideways'"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Nodes, RecurrentImportTest, ::testing::ValuesIn(kCases),
                          [](const auto& info) { return info.param.name; });
 
