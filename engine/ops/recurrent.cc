@@ -3,8 +3,11 @@
 // (X [T, B, I] * W^T [I, D*G*H]) and a RecurrentSequence node (recurrent.h)
 // that runs the steps, one dispatch each (two for a GRU with
 // linear_before_reset 0), each work-item computing one hidden unit's gates
-// from the previous state and R. Slices, reshapes and transposes then cut
-// Y, Y_h and Y_c from its output and bring them to the node's layout.
+// from the previous state and R (recurrent_steps), or on GPUs, for 32 or
+// more units, each work-group 32 units with every product split over 8
+// work-items and summed in local memory (recurrent_steps_split). Slices,
+// reshapes and transposes then cut Y, Y_h and Y_c from its output and bring
+// them to the node's layout.
 //
 // Supported: forward, reverse and bidirectional; every activation ONNX
 // lists, with activation_alpha / activation_beta; clip; optional B,
@@ -90,7 +93,14 @@ bool Present(const Node& node, size_t i) {
   return i < node.inputs.size() && node.inputs[i] != kNoValue;
 }
 
-absl::Status Lower(LoweringContext& ctx, const Node& node) {
+// The split variant's work-group: kUnits hidden units times kSplit slices
+// of each recurrent product.
+constexpr int64_t kUnits = 32;
+constexpr int64_t kSplit = 8;
+
+// Lower emits the steps with one work-item per hidden unit (split false)
+// or a work-group of kUnits x kSplit per kUnits units (split true).
+absl::Status Lower(LoweringContext& ctx, const Node& node, bool split) {
   const RecurrentAttrs& a = AttrsOr<RecurrentAttrs>(node);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const int64_t t = out[0] - a.state_rows, d = out[1], b = out[2], h = out[3];
@@ -107,6 +117,7 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
   if (Present(node, 2)) options.push_back("-DHAS_B");
   if (Present(node, 6)) options.push_back("-DHAS_P");
   if (a.cell == RecurrentCell::kLstm && a.input_forget) options.push_back("-DINPUT_FORGET");
+  if (split) options.push_back(absl::StrCat("-DKSPLIT=", kSplit, " -DUNITS=", kUnits));
 
   std::vector<std::string> init_options;
   if (Present(node, 4)) init_options.push_back("-DHAS_H0");
@@ -136,9 +147,13 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
     for (int phase : phases) {
       std::vector<std::string> o = options;
       o.push_back(absl::StrCat("-DPHASE=", phase));
-      Dispatch& step = ctx.Emit(MakeDispatch(
-          ctx, "recurrent.cl", "recurrent_step",
-          {static_cast<size_t>(h), static_cast<size_t>(b), static_cast<size_t>(d)}, o));
+      Dispatch& step =
+          ctx.Emit(MakeDispatch(ctx, "recurrent.cl", "recurrent_step",
+                                {static_cast<size_t>(h), 1, static_cast<size_t>(b * d)}, o));
+      if (split) {
+        SetRange(step, {static_cast<size_t>(h), kSplit, static_cast<size_t>(b * d)},
+                 {kUnits, kSplit, 1});
+      }
       step.args = {arg(0), arg(1), arg(2), arg(3), arg(6), ctx.Arg(node.outputs[0]), ctx.Scratch()};
       AddInts(step, {s});
       step.args.push_back(DispatchArg::Scalar(dims));
@@ -371,9 +386,22 @@ RECQ_REGISTER_OPS(Recurrent) {
               {"", "LSTM", 7, kOnnxOpsetMax,
                [](OnnxNodeContext& n) { return Import(n, RecurrentCell::kLstm); }}};
   def.infer = Infer;
-  KernelVariant v{"recurrent_steps", nullptr, Lower};
-  v.scratch_bytes = ScratchBytes;
-  def.variants = {std::move(v)};
+  // GPUs: a step's kUnits x kSplit work-groups give a small batch enough
+  // work-items to fill the device, and read R coalesced.
+  KernelVariant split{
+      "recurrent_steps_split",
+      [](const Node& node, const LoweringContext& ctx) {
+        const size_t group = kUnits * kSplit;
+        return ctx.device().GpuKernels() && ShapeOf(ctx, node.outputs[0])[3] >= kUnits &&
+               (ctx.device().max_work_group_size == 0 || ctx.device().max_work_group_size >= group);
+      },
+      [](LoweringContext& ctx, const Node& node) { return Lower(ctx, node, true); }};
+  split.scratch_bytes = ScratchBytes;
+  KernelVariant plain{"recurrent_steps", nullptr, [](LoweringContext& ctx, const Node& node) {
+                        return Lower(ctx, node, false);
+                      }};
+  plain.scratch_bytes = ScratchBytes;
+  def.variants = {std::move(split), std::move(plain)};
   return table.Add(std::move(def));
 }
 
