@@ -104,9 +104,13 @@ absl::Status Lower(LoweringContext& ctx, const Node& node, bool split) {
   const RecurrentAttrs& a = AttrsOr<RecurrentAttrs>(node);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const int64_t t = out[0] - a.state_rows, d = out[1], b = out[2], h = out[3];
-  if (d * b * h >= (int64_t{1} << 28) ||
-      Product(ShapeOf(ctx, node.inputs[0]), 0, 3) >= (int64_t{1} << 31)) {
-    return Unsupported(node, "more than 2^28 state or 2^31 projection elements");
+  // Offsets are 32-bit on the device except into xw; the scratch holds 5
+  // states.
+  const int64_t limit = int64_t{1} << 31;
+  if (5 * d * b * h >= limit || Product(out, 0, 4) >= limit ||
+      Product(ShapeOf(ctx, node.inputs[1]), 0, 3) >= limit ||
+      Product(ShapeOf(ctx, node.inputs[0]), 0, 3) >= int64_t{1} << 40) {
+    return Unsupported(node, "tensors of 2^31 elements or more");
   }
   auto arg = [&](size_t i) { return ctx.Arg(Present(node, i) ? node.inputs[i] : kNoValue); };
   std::vector<std::string> options = {absl::StrCat("-DCELL=", static_cast<int>(a.cell))};
