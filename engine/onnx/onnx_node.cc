@@ -170,6 +170,15 @@ absl::StatusOr<std::string> NodeContext::String(absl::string_view name,
   return a->s();
 }
 
+absl::StatusOr<std::vector<std::string>> NodeContext::Strings(absl::string_view name) const {
+  const onnx::AttributeProto* a = Attr(name);
+  if (a == nullptr) return std::vector<std::string>{};
+  if (a->type() != onnx::AttributeProto::STRINGS) {
+    return Invalid(absl::StrCat("attribute '", name, "' must be a list of strings"));
+  }
+  return std::vector<std::string>(a->strings().begin(), a->strings().end());
+}
+
 absl::StatusOr<OnnxConstant> NodeContext::Tensor(absl::string_view name) const {
   const onnx::AttributeProto* a = Attr(name);
   if (a == nullptr) return absl::NotFoundError(absl::StrCat("no attribute '", name, "'"));
@@ -243,20 +252,28 @@ absl::Status NodeContext::EmitOutput(int output, OpType op, std::vector<ValueId>
   return AddNode(proto_.output(output), op, std::move(inputs), std::move(attrs)).status();
 }
 
+const std::string* NodeContext::FirstOutputName() const {
+  for (const std::string& name : proto_.output()) {
+    if (!name.empty()) return &name;
+  }
+  return nullptr;
+}
+
 absl::StatusOr<ValueId> NodeContext::EmitValue(OpType op, std::vector<ValueId> inputs,
                                                OpAttrs attrs, absl::string_view suffix) {
-  if (proto_.output_size() < 1 || proto_.output(0).empty()) return Invalid("has no output");
-  return AddNode(absl::StrCat(proto_.output(0), "/", suffix), op, std::move(inputs),
-                 std::move(attrs));
+  const std::string* base = FirstOutputName();
+  if (base == nullptr) return Invalid("has no output");
+  return AddNode(absl::StrCat(*base, "/", suffix), op, std::move(inputs), std::move(attrs));
 }
 
 absl::StatusOr<ValueId> NodeContext::AddConstantValue(OnnxConstant data, absl::string_view suffix) {
-  if (proto_.output_size() < 1 || proto_.output(0).empty()) return Invalid("has no output");
+  const std::string* base = FirstOutputName();
+  if (base == nullptr) return Invalid("has no output");
   for (int64_t d : data.dims) {
     if (d <= 0) return Unsupported("empty tensors are not supported");
   }
   Value v;
-  v.name = absl::StrCat(proto_.output(0), "/", suffix);
+  v.name = absl::StrCat(*base, "/", suffix);
   v.kind = Value::Kind::kConstant;
   v.desc = {data.dims, data.type()};
   v.data = std::make_shared<const HostData>(data.ToHostData());

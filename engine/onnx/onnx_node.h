@@ -103,9 +103,13 @@ class NodeContext final : public OnnxNodeContext, public internal::OnnxNodeEmitt
   absl::StatusOr<ValueId> EmitValue(OpType op, std::vector<ValueId> inputs, OpAttrs attrs,
                                     absl::string_view suffix) override;
   absl::StatusOr<ValueId> AddConstantValue(OnnxConstant value, absl::string_view suffix) override;
+  absl::StatusOr<std::vector<std::string>> Strings(absl::string_view name) const override;
 
  private:
   const onnx::AttributeProto* Attr(absl::string_view name) const;
+  // FirstOutputName returns the first non-empty output name (values the
+  // node emits are named after it), or nullptr.
+  const std::string* FirstOutputName() const;
   // AddNode infers `op`'s output, adds it as value `out_name` and the node
   // writing it; returns the value.
   absl::StatusOr<ValueId> AddNode(const std::string& out_name, OpType op,

@@ -6,6 +6,7 @@
 #ifndef RECQ_ENGINE_OPS_ONNX_EMITTER_H_
 #define RECQ_ENGINE_OPS_ONNX_EMITTER_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -18,13 +19,17 @@ class OnnxNodeEmitter {
  public:
   virtual ~OnnxNodeEmitter() = default;
   // EmitValue adds a node of `op` writing a new value named after the
-  // node's first output and `suffix`, and returns the value.
+  // node's first named output and `suffix`, and returns the value.
   [[nodiscard]] virtual absl::StatusOr<ValueId> EmitValue(OpType op, std::vector<ValueId> inputs,
                                                           OpAttrs attrs,
                                                           absl::string_view suffix) = 0;
   // AddConstantValue adds `value` as a constant named the same way.
   [[nodiscard]] virtual absl::StatusOr<ValueId> AddConstantValue(OnnxConstant value,
                                                                  absl::string_view suffix) = 0;
+  // Strings reads a list-of-strings attribute (empty when absent;
+  // InvalidArgument naming the node when it has another type).
+  [[nodiscard]] virtual absl::StatusOr<std::vector<std::string>> Strings(
+      absl::string_view name) const = 0;
 };
 
 // EmitterOf returns the emitter of `n`, or nullptr when its importer has

@@ -1,10 +1,11 @@
 // Exported patterns guarded in CI: small blocks of torchvision models (a
 // ShuffleNetV2 channel split and shuffle, the LR-ASPP and DeepLabV3
-// segmentation heads with their bilinear Resize), exported by PyTorch with
-// random weights and kept in tests/models/blocks/ with onnxruntime's output
-// for a fixed input (make_blocks.py there regenerates them). Each is loaded,
-// compiled with both kernel families, run recorded, and compared with
-// onnxruntime: relative L2 error below 1e-4, as for the whole model set.
+// segmentation heads with their bilinear Resize) and a sequence model's
+// LSTM and GRU layers, exported by PyTorch with random weights and kept in
+// tests/models/blocks/ with onnxruntime's output for a fixed input
+// (make_blocks.py there regenerates them). Each is loaded, compiled with
+// both kernel families, run recorded, and compared with onnxruntime:
+// relative L2 error below 1e-4, as for the whole model set.
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -60,7 +61,8 @@ TEST_P(BlocksTest, MatchesOnnxRuntime) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Torchvision, BlocksTest,
-                         ::testing::Values("shufflenet_v2_units", "lraspp_head", "deeplabv3_head"),
+                         ::testing::Values("shufflenet_v2_units", "lraspp_head", "deeplabv3_head",
+                                           "recurrent_layers"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param);
                          });

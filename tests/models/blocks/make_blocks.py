@@ -26,6 +26,11 @@ The blocks:
   deeplabv3_head       DeepLabV3's head with 16 channels (ASPP with dilated convolutions and
                        the image-pooling branch resized from 1x1) over a
                        stride-2 stem, bilinear Resize to the input size
+  recurrent_layers     a sequence model's recurrent layers on a [2, 16, 12]
+                       batch-first input: a two-layer bidirectional LSTM
+                       (hidden 16), a GRU (hidden 8) and a Linear to 4; the
+                       exporter's LSTM and GRU nodes with computed initial
+                       states and transposes between layers
 """
 import argparse
 import json
@@ -91,8 +96,28 @@ def deeplabv3_head():
     return Block()
 
 
+def recurrent_layers():
+    import torch
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = torch.nn.LSTM(12, 16, num_layers=2, bidirectional=True, batch_first=True)
+            self.gru = torch.nn.GRU(32, 8, batch_first=True)
+            self.fc = torch.nn.Linear(8, 4)
+
+        def forward(self, x):
+            y, _ = self.lstm(x)
+            z, _ = self.gru(y)
+            return self.fc(z)
+
+    return Block()
+
+
 BLOCKS = {"shufflenet_v2_units": shufflenet_v2_units, "lraspp_head": lraspp_head,
-          "deeplabv3_head": deeplabv3_head}
+          "deeplabv3_head": deeplabv3_head, "recurrent_layers": recurrent_layers}
+# Input shapes other than an image of RESOLUTION.
+INPUT_SHAPES = {"recurrent_layers": (2, 16, 12)}
 
 
 def export_block(name, out):
@@ -106,7 +131,8 @@ def export_block(name, out):
     em.calibrate_batchnorm(model, RESOLUTION, batch=4)
     model.eval()
     rng = np.random.default_rng(em.SEED)
-    x = rng.uniform(-1.0, 1.0, size=(1, 3, RESOLUTION, RESOLUTION)).astype(np.float32)
+    shape = INPUT_SHAPES.get(name, (1, 3, RESOLUTION, RESOLUTION))
+    x = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
     path = os.path.join(out, name + ".onnx")
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -126,8 +152,9 @@ def export_block(name, out):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default=HERE, help="output folder (default: this script's)")
+    p.add_argument("names", nargs="*", help="blocks to write (default: all)")
     args = p.parse_args()
-    for name in BLOCKS:
+    for name in args.names or BLOCKS:
         export_block(name, args.out)
 
 
