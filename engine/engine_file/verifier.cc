@@ -207,7 +207,11 @@ const char* ElementTypeName(int element_type) {
   return Defined(element_type) ? kElementTypes[element_type].name : "?";
 }
 
-absl::Status VerifyEngineFile(const pb::EngineFile& f) {
+namespace {
+
+// VerifyOneEngine checks one engine's message: the file's own, or one
+// bucket of its shape profile.
+absl::Status VerifyOneEngine(const pb::EngineFile& f) {
   RECQ_RETURN_IF_ERROR(CheckBindings(f));
   RECQ_RETURN_IF_ERROR(CheckBuffersAndConstants(f));
   RECQ_RETURN_IF_ERROR(CheckPrograms(f));
@@ -218,12 +222,13 @@ absl::Status VerifyEngineFile(const pb::EngineFile& f) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<pb::EngineFile> ParseEngineFile(absl::string_view bytes) {
-  RECQ_ASSIGN_OR_RETURN(pb::EngineFile f, ReadEngineFileArchive(bytes));
-  RECQ_RETURN_IF_ERROR(VerifyEngineFile(f));
+}  // namespace
+
+absl::Status VerifyEngineFile(const pb::EngineFile& f) {
+  RECQ_RETURN_IF_ERROR(VerifyOneEngine(f));
   for (int b = 0; b < f.shape_profile().more_buckets_size(); ++b) {
     const pb::EngineFile& bucket = f.shape_profile().more_buckets(b);
-    absl::Status verified = VerifyEngineFile(bucket);
+    absl::Status verified = VerifyOneEngine(bucket);
     if (verified.ok() && bucket.has_shape_profile()) {
       verified = absl::InvalidArgumentError("it holds a shape profile of its own");
     }
@@ -232,6 +237,12 @@ absl::StatusOr<pb::EngineFile> ParseEngineFile(absl::string_view bytes) {
                           absl::StrCat("shape profile bucket ", b + 1, ": ", verified.message()));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<pb::EngineFile> ParseEngineFile(absl::string_view bytes) {
+  RECQ_ASSIGN_OR_RETURN(pb::EngineFile f, ReadEngineFileArchive(bytes));
+  RECQ_RETURN_IF_ERROR(VerifyEngineFile(f));
   return f;
 }
 

@@ -22,8 +22,9 @@
 namespace recq::internal {
 
 // VerifyEngineFile checks `file`'s consistency (every index in range, sizes
-// that match, shapes that fit in memory). InvalidArgument that names the
-// first inconsistency; never aborts.
+// that match, shapes that fit in memory), and that of every bucket of its
+// shape profile (none of which holds a profile of its own). InvalidArgument
+// that names the first inconsistency; never aborts.
 [[nodiscard]] absl::Status VerifyEngineFile(const engine_file::EngineFile& file);
 
 // ParseEngineFile reads an engine file's bytes (ReadEngineFileArchive:
