@@ -13,7 +13,15 @@
 #else
 #define REQ_T float
 #endif
-// saturate(rint(acc * m) + zp), m = sa * sb / sy in float.
+// m = sa * sb / sy in float, the division correctly rounded with fp64.
+inline float recq_multiplier(float sa, float sb, float sy) {
+#ifdef cl_khr_fp64
+  return (float)((double)(sa * sb) / (double)sy);
+#else
+  return sa * sb / sy;
+#endif
+}
+// saturate(rint(acc * m) + zp).
 inline Y_T recq_requantize(int acc, float m, int zp) {
   const REQ_T v = rint((REQ_T)acc * (REQ_T)m + (REQ_T)zp);
   return (Y_T)clamp(v, (REQ_T)QMIN, (REQ_T)QMAX);
@@ -46,7 +54,7 @@ __kernel void int_matmul(__global const A_T* restrict a, __global const B_T* res
   for (int k = 0; k < K; ++k) acc += ((int)ar[k] - za) * ((int)bc[(size_t)k * N] - zb);
   const size_t out = ((size_t)batch * M + i) * N + j;
 #if QLINEAR
-  const float m = as[n_as == 1 ? 0 : i] * bs[n_bs == 1 ? 0 : j] / ys[0];
+  const float m = recq_multiplier(as[n_as == 1 ? 0 : i], bs[n_bs == 1 ? 0 : j], ys[0]);
   y[out] = recq_requantize(acc, m, has_yzp ? (int)yzp[0] : 0);
 #else
   y[out] = acc;
@@ -93,7 +101,7 @@ __kernel void int_conv2d(__global const A_T* restrict x, __global const B_T* res
   const size_t out = ((size_t)noc * OH + oh) * OW + ow;
 #if QLINEAR
   if (has_bias) acc += bias[oc];
-  const float m = xs[0] * ws[n_ws == 1 ? 0 : oc] / ys[0];
+  const float m = recq_multiplier(xs[0], ws[n_ws == 1 ? 0 : oc], ys[0]);
   y[out] = recq_requantize(acc, m, has_yzp ? (int)yzp[0] : 0);
 #else
   y[out] = acc;

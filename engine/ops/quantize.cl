@@ -1,7 +1,16 @@
-// Linear quantization (engine/ops/quantize.cc). F_HALF: the float tensors
+// Linear quantization (engine/ops/quantize.cc). Divisions are correctly
+// rounded to float where the device has cl_khr_fp64 (computed in double,
+// as numpy's float32 division is exact), else the device's float division. F_HALF: the float tensors
 // (x of QuantizeLinear, y of DequantizeLinear, the scales) are half, read
 // and written with vload_half / vstore_half_rte; otherwise float. Q_T is
 // the integer type's storage, QMIN / QMAX its range.
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define RECQ_DIV(a, b) ((float)((double)(a) / (double)(b)))
+#else
+#define RECQ_DIV(a, b) ((a) / (b))
+#endif
+
 #if F_HALF
 #define F_T ushort
 #define LOADF(p, i) vload_half((i), (__global const half*)(p))
@@ -33,7 +42,7 @@ __kernel void quantize_linear(__global const F_T* restrict x, __global const F_T
                               int inner, int dim, int block, int nblocks, int has_zero_point) {
   const int i = get_global_id(0);
   const int p = recq_quant_param_index(i, inner, dim, block, nblocks);
-  const float v = LOADF(x, i) / LOADF(scale, p);
+  const float v = RECQ_DIV(LOADF(x, i), LOADF(scale, p));
   // Saturating conversion (NaN gives 0), kept clear of overflow when the
   // zero point is added.
   long q = clamp(convert_long_sat_rte(v), -(1L << 40), 1L << 40);
@@ -81,9 +90,9 @@ __kernel void dynamic_quantize_params(__global const float* restrict x, int n,
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (t == 0) {
-    const float scale = (hi[0] == lo[0] ? 1.0f : hi[0] - lo[0]) / 255.0f;
+    const float scale = RECQ_DIV(hi[0] == lo[0] ? 1.0f : hi[0] - lo[0], 255.0f);
 #if ZERO_POINT
-    const float zp = clamp(0.0f - lo[0] / scale, 0.0f, 255.0f);
+    const float zp = clamp(0.0f - RECQ_DIV(lo[0], scale), 0.0f, 255.0f);
     ((__global uchar*)out)[0] = (uchar)rint(zp);
 #else
     ((__global float*)out)[0] = scale;
