@@ -355,6 +355,12 @@ absl::StatusOr<Graph> Importer::Import() {
                                                  kMinOpset, " to ", kMaxOpset));
   }
   for (const onnx::ValueInfoProto& out : graph_.output()) state_.graph_outputs.insert(out.name());
+  for (const auto* infos : {&graph_.output(), &graph_.value_info()}) {
+    for (const onnx::ValueInfoProto& info : *infos) {
+      std::optional<std::vector<int64_t>> dims = onnx_import::StaticShapeOf(info);
+      if (dims.has_value()) state_.declared_shapes.emplace(info.name(), *std::move(dims));
+    }
+  }
   RECQ_RETURN_IF_ERROR(AddGraphInputs());
   RECQ_RETURN_IF_ERROR(CollectInitializers());
   RECQ_ASSIGN_OR_RETURN(std::vector<int> order, TopologicalOrder());

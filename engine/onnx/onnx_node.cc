@@ -42,6 +42,25 @@ OnnxConstant ToConstant(HostTensorData data) {
   return c;
 }
 
+std::optional<std::vector<int64_t>> StaticShapeOf(const onnx::ValueInfoProto& info) {
+  if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> dims;
+  for (const onnx::TensorShapeProto::Dimension& d : info.type().tensor_type().shape().dim()) {
+    if (!d.has_dim_value() || d.dim_value() <= 0) return std::nullopt;
+    dims.push_back(d.dim_value());
+  }
+  return dims;
+}
+
+std::optional<std::vector<int64_t>> NodeContext::DeclaredShape(int output) const {
+  if (output < 0 || output >= proto_.output_size()) return std::nullopt;
+  auto it = state_.declared_shapes.find(proto_.output(output));
+  if (it == state_.declared_shapes.end()) return std::nullopt;
+  return it->second;
+}
+
 absl::StatusOr<ValueId> NodeContext::Input(int i, bool optional) {
   if (i >= proto_.input_size() || proto_.input(i).empty()) {
     if (optional) return kNoValue;

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +43,9 @@ struct ImportState {
   absl::flat_hash_map<std::string, const onnx::TensorProto*> raw_initializers;
   absl::flat_hash_set<std::string> used;  // names any node or output reads
   absl::flat_hash_set<std::string> graph_outputs;
+  // The static shapes the model declares for graph outputs and value_info
+  // entries (every dimension a value > 0).
+  absl::flat_hash_map<std::string, std::vector<int64_t>> declared_shapes;
   std::string external_dir;  // where external tensor data is read from
   // Initializers and Constant node outputs: values no input shape changes.
   absl::flat_hash_set<std::string> initializer_names;
@@ -61,6 +65,10 @@ absl::Status InitializerError(const absl::Status& status);
 
 // ToConstant converts a decoded tensor.
 OnnxConstant ToConstant(HostTensorData data);
+
+// StaticShapeOf returns the shape `info` declares for a tensor when every
+// dimension is a value > 0, else nullopt.
+std::optional<std::vector<int64_t>> StaticShapeOf(const onnx::ValueInfoProto& info);
 
 class NodeContext final : public OnnxNodeContext, public internal::OnnxNodeEmitter {
  public:
@@ -104,6 +112,7 @@ class NodeContext final : public OnnxNodeContext, public internal::OnnxNodeEmitt
                                     absl::string_view suffix) override;
   absl::StatusOr<ValueId> AddConstantValue(OnnxConstant value, absl::string_view suffix) override;
   absl::StatusOr<std::vector<std::string>> Strings(absl::string_view name) const override;
+  std::optional<std::vector<int64_t>> DeclaredShape(int output) const override;
 
  private:
   const onnx::AttributeProto* Attr(absl::string_view name) const;

@@ -6,6 +6,7 @@
 #ifndef RECQ_ENGINE_OPS_ONNX_EMITTER_H_
 #define RECQ_ENGINE_OPS_ONNX_EMITTER_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ class OnnxNodeEmitter {
   // InvalidArgument naming the node when it has another type).
   [[nodiscard]] virtual absl::StatusOr<std::vector<std::string>> Strings(
       absl::string_view name) const = 0;
+  // DeclaredShape returns the static shape the model declares for the
+  // node's output `output` (as a graph output or in value_info), or
+  // nullopt when it declares none or one with unknown dimensions.
+  virtual std::optional<std::vector<int64_t>> DeclaredShape(int output) const = 0;
 };
 
 // EmitterOf returns the emitter of `n`, or nullptr when its importer has

@@ -52,3 +52,15 @@ __kernel void stft(__global const RECQ_T* restrict signal, __global const RECQ_T
   RECQ_STORE(y, out, acc.x);
   RECQ_STORE(y, out + 1, acc.y);
 }
+
+#ifdef CHECKED_CONSTANT
+// y = table where the integer scalar `size` equals `expected`; every
+// element NaN (NAN_BITS) otherwise. VAL_T copies an element as bits, SIZE_T
+// is the size's storage type. Global size: (elements of y).
+__kernel void checked_constant(__global const SIZE_T* restrict size,
+                               __global const VAL_T* restrict table, __global VAL_T* restrict y,
+                               long expected) {
+  const int i = get_global_id(0);
+  y[i] = (long)size[0] == expected ? table[i] : (VAL_T)(NAN_BITS);
+}
+#endif

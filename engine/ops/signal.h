@@ -36,6 +36,16 @@ struct STFTAttrs {
   bool onesided = true;
 };
 
+// SizeCheckedConstant: y = the table (input 1, a floating-point constant)
+// where the integer scalar input 0 equals `expected`; NaN everywhere
+// otherwise. The window and mel tables of a size the model declares through
+// its output shape (engine/ops/signal_tables.cc), checked against the size
+// given at run time.
+inline constexpr OpType kSizeCheckedConstant("SizeCheckedConstant");
+struct SizeCheckedConstantAttrs {
+  int64_t expected = 0;
+};
+
 }  // namespace recq::internal
 
 #endif  // RECQ_ENGINE_OPS_SIGNAL_H_
