@@ -97,5 +97,18 @@ INSTANTIATE_TEST_SUITE_P(Forms, StftTest,
                                            StftCase{1, true, false}, StftCase{2, true, false}),
                          StftName);
 
+// The table copied where the run-time size is the expected one (the
+// mismatch, NaN everywhere, is run in tests/onnx/signal_quant_import_test.cc).
+TEST(SizeCheckedConstantTest, CopiesTheTableForTheExpectedSize) {
+  for (DataType t : {DataType::kInt32, DataType::kInt64}) {
+    OpGraphBuilder b;
+    TensorRef size = b.Input("size", {}, 7.0f, 8.0f, t);  // draws of [7, 8): 7
+    TensorRef table = b.Constant("table", {3, 9}, -1.0f, 1.0f);
+    TensorRef y = b.graph().AddNode(internal::kSizeCheckedConstant, {size, table},
+                                    internal::SizeCheckedConstantAttrs{7});
+    RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), Exact());
+  }
+}
+
 }  // namespace
 }  // namespace recq::optest

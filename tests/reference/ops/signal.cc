@@ -84,10 +84,24 @@ absl::StatusOr<HostTensor> Stft(const Node& node, ReferenceInputs in) {
   return y;
 }
 
+// y = the table where the size equals the expected one, NaN otherwise.
+absl::StatusOr<HostTensor> SizeChecked(const Node& node, ReferenceInputs in) {
+  if (absl::Status s = CheckArity(node, in, 2, 2); !s.ok()) return s;
+  absl::StatusOr<internal::SizeCheckedConstantAttrs> a =
+      AttrsOf<internal::SizeCheckedConstantAttrs>(node);
+  if (!a.ok()) return a.status();
+  HostTensor y = *in[1];
+  if (static_cast<int64_t>(in[0]->data[0]) != a->expected) {
+    for (float& v : y.data) v = std::nanf("");
+  }
+  return y;
+}
+
 }  // namespace
 
 RECQ_REGISTER_REFERENCE(Signal) {
   if (absl::Status s = table.Add(internal::kDFT, Dft); !s.ok()) return s;
+  if (absl::Status s = table.Add(internal::kSizeCheckedConstant, SizeChecked); !s.ok()) return s;
   return table.Add(internal::kSTFT, Stft);
 }
 
