@@ -166,20 +166,23 @@ absl::StatusOr<TensorDesc> InferDynamicParams(const OpAttrs& attrs, InferInputs 
   RECQ_RETURN_IF_ERROR(CheckInputCount(kDynamicQuantizeParams, in, 1, 1));
   RECQ_ASSIGN_OR_RETURN(const DynamicQuantizeParamsAttrs* a,
                         AttrsOf<DynamicQuantizeParamsAttrs>(kDynamicQuantizeParams, attrs));
-  if (in[0]->dtype != DataType::kFloat32) {
+  if (!IsFloatType(in[0]->dtype)) {
     return Bad(kDynamicQuantizeParams,
-               absl::StrCat("x is ", in[0]->ToString(), "; expected float32"));
+               absl::StrCat("x is ", in[0]->ToString(), "; expected float32 or float16"));
   }
-  return TensorDesc{{}, a->zero_point ? DataType::kUInt8 : DataType::kFloat32};
+  return TensorDesc{{}, a->zero_point ? DataType::kUInt8 : in[0]->dtype};
 }
 
 absl::Status LowerDynamicParams(LoweringContext& ctx, const Node& node) {
-  const int64_t n = ctx.graph().value(node.inputs[0]).desc.NumElements();
+  const TensorDesc& x = ctx.graph().value(node.inputs[0]).desc;
+  const int64_t n = x.NumElements();
   const size_t group = GroupForRow(ctx.device(), n, 1, 256);
   const bool zp = AttrsOr<DynamicQuantizeParamsAttrs>(node).zero_point;
-  Dispatch& d = ctx.Emit(MakeDispatch(ctx, "quantize.cl", "dynamic_quantize_params", {group},
-                                      {"-DDYNAMIC_PARAMS", absl::StrCat("-DGROUP=", group),
-                                       absl::StrCat("-DZERO_POINT=", zp ? 1 : 0)}));
+  Dispatch& d =
+      ctx.Emit(MakeDispatch(ctx, "quantize.cl", "dynamic_quantize_params", {group},
+                            {"-DDYNAMIC_PARAMS", absl::StrCat("-DGROUP=", group),
+                             absl::StrCat("-DF_HALF=", x.dtype == DataType::kFloat16 ? 1 : 0),
+                             absl::StrCat("-DZERO_POINT=", zp ? 1 : 0)}));
   d.local[0] = group;
   d.args = {ctx.Arg(node.inputs[0])};
   AddInts(d, {n});

@@ -65,17 +65,17 @@ __kernel void dequantize_linear(__global const Q_T* restrict x, __global const F
 #endif
 
 #ifdef DYNAMIC_PARAMS
-// ONNX DynamicQuantizeLinear's scale (float) or, with ZERO_POINT, its uint8
-// zero point, from lo = min(0, min x) and hi = max(0, max x). One
+// ONNX DynamicQuantizeLinear's scale (x's float type) or, with ZERO_POINT,
+// its uint8 zero point, from lo = min(0, min x) and hi = max(0, max x). One
 // work-group of GROUP (a power of two) work-items reduces all of x.
-__kernel void dynamic_quantize_params(__global const float* restrict x, int n,
+__kernel void dynamic_quantize_params(__global const F_T* restrict x, int n,
                                       __global void* restrict out) {
   __local float lo[GROUP];
   __local float hi[GROUP];
   const int t = get_local_id(0);
   float mn = 0.0f, mx = 0.0f;
   for (int i = t; i < n; i += GROUP) {
-    const float v = x[i];
+    const float v = LOADF(x, i);
     mn = fmin(mn, v);
     mx = fmax(mx, v);
   }
@@ -95,7 +95,7 @@ __kernel void dynamic_quantize_params(__global const float* restrict x, int n,
     const float zp = clamp(0.0f - RECQ_DIV(lo[0], scale), 0.0f, 255.0f);
     ((__global uchar*)out)[0] = (uchar)rint(zp);
 #else
-    ((__global float*)out)[0] = scale;
+    STOREF(scale, (__global F_T*)out, 0);
 #endif
   }
 }

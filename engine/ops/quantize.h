@@ -29,9 +29,9 @@ struct QuantizeAttrs {
   DataType to = DataType::kUInt8;  // QuantizeLinear's output type
 };
 
-// DynamicQuantizeParams: the scale (float32 []) or, with `zero_point`, the
-// zero point (uint8 []) that ONNX DynamicQuantizeLinear derives from a
-// float32 x: lo = min(0, min x), hi = max(0, max x), scale = (hi - lo) /
+// DynamicQuantizeParams: the scale ([] of x's type) or, with `zero_point`,
+// the zero point (uint8 []) that ONNX DynamicQuantizeLinear derives from a
+// float32 (or float16) x: lo = min(0, min x), hi = max(0, max x), scale = (hi - lo) /
 // 255 (1 / 255 when hi == lo), zero point = round_half_even(clamp(-lo /
 // scale, 0, 255)).
 inline constexpr OpType kDynamicQuantizeParams("DynamicQuantizeParams");
