@@ -5,6 +5,7 @@
 // int8 / uint8 operands exactly in int32 (integer_matmul.cl): a plain
 // kernel, neither tiled nor vectorised. Convolutions are 2-D (NCHW);
 // other ranks are Unimplemented.
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>

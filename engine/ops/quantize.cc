@@ -6,6 +6,8 @@
 // otherwise they run on the device. Rounding is half to even, results
 // saturate to the type's range; the division x / scale is the device's
 // single-precision division.
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <utility>

@@ -3,12 +3,12 @@
 // FFT. Lengths, steps and axes must be constants known when the model is
 // loaded (they set the output shape); the inverse of a one-sided spectrum
 // (irfft) is Unimplemented.
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/ops/constant_eval.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "engine/ops/signal.h"

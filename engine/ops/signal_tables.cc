@@ -125,7 +125,6 @@ absl::Status EmitTable(OnnxNodeContext& n, bool size_constant, int size_input, i
 
 // ScalarOf reads input i as one number when it is a constant.
 std::optional<double> ScalarOf(OnnxNodeContext& n, int i) {
-  std::vector<const OnnxConstant*> all;
   absl::StatusOr<const OnnxConstant*> c = n.ConstantInput(i);
   if (!c.ok() || *c == nullptr || (*c)->size() != 1) return std::nullopt;
   return ElementAsDouble(**c, 0);
