@@ -186,6 +186,53 @@ TEST(WindowImportTest, RunTimeSizeWithoutADeclaredShapeIsUnimplemented) {
   EXPECT_THAT(graph.status().message(), HasSubstr("declares no static 1-D shape"));
 }
 
+// DFT of opset 20: the axis and dft_length as inputs (the length
+// truncating the signal), one-sided, against the sum in double.
+TEST(DftImportTest, Opset20AxisAndLengthInputs) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  constexpr int64_t kBatch = 2, kLen = 8, kDft = 6, kBins = kDft / 2 + 1;
+  std::vector<float> x(kBatch * kLen);
+  for (float& v : x) v = u(rng);
+  Model m(20);
+  m.Input("x", {kBatch, kLen, 1}, onnx::TensorProto::FLOAT);
+  m.Tensor("length", {}, onnx::TensorProto::INT64, {kDft});
+  m.Tensor("axis", {}, onnx::TensorProto::INT64, {-2});
+  Model::Int(m.Node("DFT", {"x", "length", "axis"}, {"y"}), "onesided", 1);
+  m.Output("y", onnx::TensorProto::FLOAT);
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  recq::Tensor xt = testing::NewTensor({{kBatch, kLen, 1}}, x);
+  Bindings feeds;
+  feeds.Set("x", xt);
+  const std::vector<float> got = RunGraph(*graph, feeds);
+  std::vector<double> want(kBatch * kBins * 2);
+  for (int64_t b = 0; b < kBatch; ++b) {
+    for (int64_t k = 0; k < kBins; ++k) {
+      double re = 0, im = 0;
+      for (int64_t n = 0; n < kDft; ++n) {
+        const double t = 2 * kPi * double(k * n) / kDft;
+        re += x[b * kLen + n] * std::cos(t);
+        im -= x[b * kLen + n] * std::sin(t);
+      }
+      want[(b * kBins + k) * 2] = re;
+      want[(b * kBins + k) * 2 + 1] = im;
+    }
+  }
+  ExpectNear(got, want, 1e-5);
+}
+
+TEST(DftImportTest, ComputedLengthIsUnimplemented) {
+  Model m(17);
+  m.Input("x", {1, 8, 1}, onnx::TensorProto::FLOAT);
+  m.Input("length", {}, onnx::TensorProto::INT64);
+  m.Node("DFT", {"x", "length"}, {"y"});
+  m.Output("y", onnx::TensorProto::FLOAT);
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(m.Bytes());
+  EXPECT_EQ(graph.status().code(), absl::StatusCode::kUnimplemented) << graph.status();
+  EXPECT_THAT(graph.status().message(), HasSubstr("must be a constant"));
+}
+
 // Triangular mel filters: the band edges as bins of the spectrogram, each
 // filter rising from its left edge to its center and falling to its right.
 TEST(MelWeightMatrixImportTest, MatchesTheTriangularFilters) {
