@@ -3,8 +3,9 @@
 // QLinearMatMul and QLinearConv (opset 10 on; requantized results). One
 // work-item per output element sums the products of the zero-point-shifted
 // int8 / uint8 operands exactly in int32 (integer_matmul.cl): a plain
-// kernel, neither tiled nor vectorised. Convolutions are 2-D (NCHW);
-// other ranks are Unimplemented.
+// kernel, neither tiled nor vectorised. Convolutions are 2-D (NCHW), and
+// 1-D (N, C, L) as 2-D on (N, C, 1, L) views; other ranks are
+// Unimplemented.
 #include <array>
 #include <string>
 #include <utility>
@@ -244,25 +245,34 @@ absl::Status ImportConv(OnnxNodeContext& n, OpType op, const Slots& s, int input
   if (in.size() <= static_cast<size_t>(s.b) || in[s.a] == kNoValue || in[s.b] == kNoValue) {
     return n.Invalid("x and w are required");
   }
+  // A 1-D convolution (N, C, L) runs as the 2-D one on (N, C, 1, L).
+  const bool one_d = n.desc(in[s.a]).shape.size() == 3;
+  if (one_d) {
+    RECQ_ASSIGN_OR_RETURN(in[s.a], ViewAs2D(n, in[s.a]));
+    RECQ_ASSIGN_OR_RETURN(in[s.b], WeightsAs2D(n, s.b));
+  }
   const TensorDesc& xd = n.desc(in[s.a]);
   const TensorDesc& wd = n.desc(in[s.b]);
   if (xd.shape.size() != 4 || wd.shape.size() != 4) {
     return n.Unsupported(absl::StrCat("x is ", xd.ToString(), " and w ", wd.ToString(),
-                                      "; only 2-D convolutions (NCHW) are supported"));
+                                      "; only 1-D (N, C, L) and 2-D (NCHW) convolutions are "
+                                      "supported"));
   }
   RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> kernel_shape, n.Ints("kernel_shape"));
+  if (one_d && kernel_shape.size() == 1) kernel_shape.insert(kernel_shape.begin(), 1);
   if (!kernel_shape.empty() && (kernel_shape.size() != 2 || kernel_shape[0] != wd.shape[2] ||
                                 kernel_shape[1] != wd.shape[3])) {
     return n.Invalid(absl::StrCat("kernel_shape [", absl::StrJoin(kernel_shape, ","),
                                   "] does not match w ", wd.ToString()));
   }
-  RECQ_ASSIGN_OR_RETURN(Window win, ResolveWindow(n, xd, {wd.shape[2], wd.shape[3]}));
+  RECQ_ASSIGN_OR_RETURN(Window win, ResolveWindow(n, xd, {wd.shape[2], wd.shape[3]}, one_d));
   RECQ_ASSIGN_OR_RETURN(int64_t group, n.Int("group", 1));
   Conv2DAttrs attrs;
   attrs.strides = win.strides;
   attrs.dilations = win.dilations;
   attrs.pads = win.pads;
   attrs.groups = group;
+  if (one_d) return EmitFrom2D(n, op, std::move(in), attrs);
   return n.Emit(op, std::move(in), attrs);
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -312,6 +313,74 @@ TEST(QuantizeImportTest, DequantizeOfConstantWeightsFolds) {
     }
   }
   ExpectNear(got, want, 1e-5);
+}
+
+// A 1-D ConvInteger (N, C, L) runs as the 2-D kernel on (N, C, 1, L)
+// views; against the int64 sum here.
+TEST(QuantizeImportTest, OneDimensionalConvInteger) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127);
+  constexpr int64_t kC = 4, kL = 11, kOC = 6, kK = 3, kGroups = 2, kStride = 2, kPad = 1;
+  constexpr int64_t kOut = (kL + kPad - kK) / kStride + 1;
+  std::vector<uint8_t> x(kC * kL);
+  for (uint8_t& v : x) v = static_cast<uint8_t>(u8(rng));
+  std::vector<double> w(kOC * (kC / kGroups) * kK);
+  for (double& v : w) v = s8(rng);
+  const int xzp = u8(rng);
+  Model m(10);
+  m.Input("x", {1, kC, kL}, onnx::TensorProto::UINT8);
+  m.Tensor("w", {kOC, kC / kGroups, kK}, onnx::TensorProto::INT8, w);
+  m.Tensor("xzp", {}, onnx::TensorProto::UINT8, {double(xzp)});
+  onnx::NodeProto* node = m.Node("ConvInteger", {"x", "w", "xzp"}, {"y"});
+  Model::Int(node, "group", kGroups);
+  onnx::AttributeProto* pads = node->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  pads->add_ints(kPad);
+  pads->add_ints(0);
+  onnx::AttributeProto* strides = node->add_attribute();
+  strides->set_name("strides");
+  strides->set_type(onnx::AttributeProto::INTS);
+  strides->add_ints(kStride);
+  m.Output("y", onnx::TensorProto::INT32);
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<recq::Tensor> xt =
+      recq::Tensor::Allocate(testing::SharedContext(), {{1, kC, kL}, DataType::kUInt8});
+  ASSERT_TRUE(xt.ok()) << xt.status();
+  ASSERT_TRUE(xt->Upload(absl::MakeConstSpan(x)).ok());
+  absl::StatusOr<Engine> engine = Engine::Compile(testing::SharedContext(), *graph);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  absl::StatusOr<Recording> rec = engine->Record();
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  absl::StatusOr<recq::Tensor> yt =
+      recq::Tensor::Allocate(testing::SharedContext(), {{1, kOC, kOut}, DataType::kInt32});
+  ASSERT_TRUE(yt.ok()) << yt.status();
+  const uint8_t poison = 0xA5;
+  ASSERT_TRUE(yt->FillBytes(&poison, 1).ok());
+  Bindings b;
+  b.Set("x", *xt);
+  b.Set("y", *yt);
+  ASSERT_TRUE(rec->Run(b).ok());
+  absl::StatusOr<std::vector<uint8_t>> bytes = yt->DownloadBytes();
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  std::vector<int32_t> got(kOC * kOut);
+  std::memcpy(got.data(), bytes->data(), got.size() * sizeof(int32_t));
+  for (int64_t oc = 0; oc < kOC; ++oc) {
+    const int64_t g = oc / (kOC / kGroups);
+    for (int64_t o = 0; o < kOut; ++o) {
+      int64_t want = 0;
+      for (int64_t c = 0; c < kC / kGroups; ++c) {
+        for (int64_t k = 0; k < kK; ++k) {
+          const int64_t at = o * kStride - kPad + k;
+          if (at < 0 || at >= kL) continue;
+          want += (int64_t{x[(g * (kC / kGroups) + c) * kL + at]} - xzp) *
+                  static_cast<int64_t>(w[(oc * (kC / kGroups) + c) * kK + k]);
+        }
+      }
+      EXPECT_EQ(got[oc * kOut + o], want) << "channel " << oc << " position " << o;
+    }
+  }
 }
 
 // DynamicQuantizeLinear's scale, zero point and quantized values, against
