@@ -1,0 +1,1 @@
+BYJğbb]cidijXwarLikYmtwh‡Z…\ck\_oLpgpW]g]`eTe`jabe`ffb_jedaa[g\eZ^ab_ecbg`e_]eebfdci^ifibaja__b`b_cd`bnZbdeafddcfd^]ffne_aacZjLdTqT]|^|_v–cusoh_P_PMhbd`}a_rb^Tadybmgmj_k[cag\T]V_gbbqjgkh^heN]sljncafh_elhmiVRimgguzss|jc]pldniadcP^bkfiafaTcfqe

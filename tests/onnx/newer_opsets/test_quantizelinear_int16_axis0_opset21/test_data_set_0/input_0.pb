@@ -1,0 +1,2 @@
+BXJðÄvÅK: ÅgäWEC¡ðÄ0yÅÈ HÅŽ®ÕÄ*nÇDšÀDö‚ÄOÕDìE+äEÅƒŸ5EamE¹çEì6ECG EcçÓDÛR\EáÖ2ÅÜ‰oEÑ!DR)‡Dç	”DLÄ yEíÄh
+#Åí9±DïD¦XCŸÍÄ€\EÿÊbDk#Eµ+E!7(Ål’ÄAe[ÄsÞ9DÒéE6ÕÅäP©DÈÙ$ÄŠ]ÅÒé¾C9ßÄÄIJE…QÅø9Eá’]ÅŠ}gÅû¤ÑCâ:jEXynE•(Eú‰/DpWÃ—š©D
