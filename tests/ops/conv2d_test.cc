@@ -385,6 +385,26 @@ std::vector<ForcedCase> ForcedCases() {
       {padded, cpu,
        Conv("groups32_ocpg4_w14", {1, 128, 16, 14}, 128, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 32))},
       {padded, cpu, Conv("k5_w28_vw16", {2, 5, 6, 28}, 12, {5, 5}, Attrs({1, 1}, {2, 2, 2, 2}))},
+      // conv2d_winograd, F(4x4, 3x3): output sizes that are not multiples of
+      // the 4x4 tile (partial tiles at the bottom and right), padding 0, 1
+      // and asymmetric, channel counts that are not multiples of the
+      // GEMM's 8 or 16 lanes, batches, with and without bias, activations.
+      // Its transforms add roundings of terms up to 8x the inputs (G's and
+      // A's coefficients), so the default tolerance (1e-4 absolute plus
+      // 1e-4 relative per element) holds: measured errors stay below 1e-5
+      // relative to the outputs' magnitude for these sums of <= 576 terms.
+      {"conv2d_winograd", cpu,
+       Conv("winograd_c19_k21_pad1", {1, 19, 9, 14}, 21, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
+            kRelu)},
+      {"conv2d_winograd", cpu,
+       Conv("winograd_valid_batch2_nobias", {2, 16, 7, 10}, 17, {3, 3}, Attrs({1, 1}, {0, 0, 0, 0}),
+            false)},
+      {"conv2d_winograd", cpu,
+       Conv("winograd_asym_pads", {1, 24, 13, 11}, 40, {3, 3}, Attrs({1, 1}, {1, 0, 0, 1}), true,
+            kLeaky)},
+      {"conv2d_winograd", cpu,
+       Conv("winograd_c64_w7", {1, 64, 7, 7}, 33, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
+            kRelu6)},
       // The other CPU variants, each forced where an earlier one would win.
       {"conv2d", cpu,
        Conv("generic_groups2_dil", {1, 4, 9, 9}, 6, {3, 3}, Attrs({1, 2}, {2, 1, 2, 1}, 2, {2, 1}),
@@ -499,6 +519,33 @@ INSTANTIATE_TEST_SUITE_P(
         Conv("k1_s2", {1, 8, 10, 34}, 16, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0})),
         Conv("groups4_k3", {1, 16, 7, 9}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 4), true, kRelu)),
     [](const ::testing::TestParamInfo<ConvCase>& info) { return info.param.name; });
+
+// conv2d_winograd absorbs the residual Add (and the Add's Relu) in its
+// output transform: three dispatches (input transform, GEMM, output
+// transform), matching the reference. 16 or more channels each way and a
+// 3x3 stride-1 kernel, so the first CPU variant that fits is Winograd.
+class WinogradResidualTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(WinogradResidualTest, FusedAndMatchesReference) {
+  const ConvCase& c = GetParam();
+  auto build = [&] { return ResidualGraph(c, /*residual_first=*/false); };
+  absl::StatusOr<std::vector<std::string>> labels =
+      DispatchLabels(build(), KernelTarget::kCpu, /*optimize=*/true);
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  ASSERT_EQ(labels->size(), 3u);
+  EXPECT_TRUE(EndsWith(labels->front(), "/conv2d_winograd_input")) << labels->front();
+  EXPECT_TRUE(EndsWith(labels->back(), "/conv2d_winograd_output")) << labels->back();
+  RECQ_EXPECT_MATCHES_REFERENCE(build(), For(KernelTarget::kCpu));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, WinogradResidualTest,
+                         ::testing::Values(Conv("c16_k24_relu", {1, 16, 10, 9}, 24, {3, 3},
+                                                Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu),
+                                           Conv("c20_k16_batch2_nobias", {2, 20, 6, 13}, 16, {3, 3},
+                                                Attrs({1, 1}, {1, 1, 1, 1}), false)),
+                         [](const ::testing::TestParamInfo<ConvCase>& info) {
+                           return info.param.name;
+                         });
 
 // The implicit GEMMs absorb the residual Add (and its Relu) too: in their
 // own kernel, or in the reduction when K is split.
