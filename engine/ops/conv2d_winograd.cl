@@ -5,51 +5,59 @@
 //   Y_tile = A^T [ (G g G^T) .* (B^T d B) ] A,
 // the 3x3 convolution becomes 36 independent products (one per position e
 // of the 6x6 transformed tile), each over input channels:
-//   M[e][t][k] = sum_c V[e][t][c] * U[e][c][k].
+//   M[e][k][t] = sum_c U[e][k][c] * V[e][c][t].
 // Three kernels, run in order:
-//   conv2d_winograd_input   X -> V [36][T][C] (float scratch)
-//   conv2d_winograd_gemm    V, U -> M [36][T][KP] (float scratch)
+//   conv2d_winograd_input   X -> V [36][C][TP] (float scratch)
+//   conv2d_winograd_gemm    U, V -> M [36][K][TP] (float scratch)
 //   conv2d_winograd_output  M -> Y, adding the bias and a residual and
 //                           applying the activation.
 // T = N * TH * TW tiles (TH = ceil(OH/4), TW = ceil(OW/4)), tile
-// t = (n * TH + th) * TW + tw. U = G g G^T is computed by the lowering and
-// packed as [36][KP/VW][C][VW], zero past K (KP = K rounded up to VW), so one
-// item's panel of U is a contiguous stream, as in matmul_packed.cl. U, V and
-// M are float under either storage precision: the output transform's
-// coefficients (up to 8 per axis) would amplify half roundings of them.
+// t = (n * TH + th) * TW + tw, padded to TP (a multiple of VW) with zero
+// tiles. Tiles are the vectors' lanes, as pixels are in conv2d_pointwise.cl:
+// consecutive work-items of the transforms touch neighbouring tiles, whose
+// input and output rows are 4 columns apart. U = G g G^T is computed by
+// the lowering and packed as [36][ceil(K/OCB)][C][OCB], zero past K, so one
+// item's block of U is a contiguous stream. U, V and M are float under
+// either storage precision: the output transform's coefficients (up to 8
+// per axis) would amplify half roundings of them.
 //
-// Build options: -DRECQ_WG_VW=8|16 (output channels per GEMM item, one
-// vector) and -DRECQ_WG_RM=1|4|8 (tiles per GEMM item).
+// Build options: -DRECQ_WG_VW=8|16 (tiles per GEMM item, one vector) and
+// -DRECQ_WG_OCB=4|8|16 (output channels per GEMM item).
 #ifndef RECQ_WG_VW
 #define RECQ_WG_VW 16
 #endif
-#ifndef RECQ_WG_RM
-#define RECQ_WG_RM 8
+#ifndef RECQ_WG_OCB
+#define RECQ_WG_OCB 8
 #endif
 
 #define WG_CAT_(a, b) a##b
 #define WG_CAT(a, b) WG_CAT_(a, b)
 #define floatV WG_CAT(float, RECQ_WG_VW)
+#define floatB WG_CAT(float, RECQ_WG_OCB)
 #define vloadV WG_CAT(vload, RECQ_WG_VW)
 #define vstoreV WG_CAT(vstore, RECQ_WG_VW)
+#define vloadB WG_CAT(vload, RECQ_WG_OCB)
 
-// One item per (input channel, tile): the 6x6 input tile at rows
+// One item per (tile, input channel): the 6x6 input tile at rows
 // th*4 - pt.., columns tw*4 - pl.. (zero outside the image), transformed to
-// B^T d B and stored at V[e][t][c]. Global size: (C, T).
+// B^T d B and stored at V[e][c][t]; tiles from T to TP are zeros.
+// Global size: (TP, C).
 __kernel void conv2d_winograd_input(__global const RECQ_T* restrict x, __global float* restrict v,
-                                    int N, int C, int H, int W, int TH, int TW, int pt, int pl) {
-  const int c = get_global_id(0);
-  const int t = get_global_id(1);
+                                    int N, int C, int H, int W, int TH, int TW, int TP, int pt,
+                                    int pl) {
+  const int t = get_global_id(0);
+  const int c = get_global_id(1);
+  if (t >= TP || c >= C) return;
   const int T = N * TH * TW;
-  if (c >= C || t >= T) return;
-  const int tw = t % TW;
-  const int th = (t / TW) % TH;
-  const int n = t / (TW * TH);
+  const int tc = min(t, T - 1);
+  const int tw = tc % TW;
+  const int th = (tc / TW) % TH;
+  const int n = tc / (TW * TH);
   const int ih0 = th * 4 - pt;
   const int iw0 = tw * 4 - pl;
   const __global RECQ_T* xp = x + ((size_t)n * C + c) * H * W;
   float d[6][6];
-  const bool inside = ih0 >= 0 && iw0 >= 0 && ih0 + 6 <= H && iw0 + 6 <= W;
+  const bool inside = t < T && ih0 >= 0 && iw0 >= 0 && ih0 + 6 <= H && iw0 + 6 <= W;
   if (inside) {
 #pragma unroll
     for (int i = 0; i < 6; ++i) {
@@ -63,7 +71,8 @@ __kernel void conv2d_winograd_input(__global const RECQ_T* restrict x, __global 
 #pragma unroll
       for (int j = 0; j < 6; ++j) {
         const int iw = iw0 + j;
-        d[i][j] = (ih >= 0 && ih < H && iw >= 0 && iw < W) ? RECQ_LOAD(xp, ih * W + iw) : 0.0f;
+        const bool in = t < T && ih >= 0 && ih < H && iw >= 0 && iw < W;
+        d[i][j] = in ? RECQ_LOAD(xp, ih * W + iw) : 0.0f;
       }
     }
   }
@@ -81,8 +90,8 @@ __kernel void conv2d_winograd_input(__global const RECQ_T* restrict x, __global 
     b[5][j] = 4.0f * d1 - 5.0f * d3 + d5;
   }
   // (B^T d) B: the columns combined per row.
-  const size_t plane = (size_t)T * C;
-  __global float* vp = v + (size_t)t * C + c;
+  const size_t plane = (size_t)C * TP;
+  __global float* vp = v + (size_t)c * TP + t;
 #pragma unroll
   for (int i = 0; i < 6; ++i) {
     const float d0 = b[i][0], d1 = b[i][1], d2 = b[i][2], d3 = b[i][3], d4 = b[i][4],
@@ -96,72 +105,56 @@ __kernel void conv2d_winograd_input(__global const RECQ_T* restrict x, __global 
   }
 }
 
-// The 36 products, register-blocked as matmul_packed: each item computes RM
-// tiles by VW output channels of one position e, four input channels at a
-// time (one vload4 per tile feeds 4 x RM FMAs). Tiles past T read tile T-1
-// and are not written. V is the scratch's start and M lies at float offset
-// m_offset in it (one buffer argument: the regions do not overlap).
-// Global size: (ceil(T/RM), KP/VW, 36).
+// The 36 products, register-blocked as conv2d_pointwise: each item computes
+// VW tiles (one vector) by OCB output channels of one position e; per input
+// channel one vector of V and one vload of OCB weights feed OCB FMAs.
+// Channels past K are not written. V is the scratch's start and M lies at
+// float offset m_offset in it (one buffer argument: the regions do not
+// overlap). Global size: (TP/VW, ceil(K/OCB), 36).
 __kernel void conv2d_winograd_gemm(__global float* scratch, __global const float* restrict up,
-                                   int m_offset, int T, int C, int KP) {
-  const __global float* v = scratch;
-  __global float* m = scratch + m_offset;
-  const int t0 = get_global_id(0) * RECQ_WG_RM;
-  const int panel = get_global_id(1);
+                                   int m_offset, int TP, int C, int K) {
+  const int t0 = get_global_id(0) * RECQ_WG_VW;
+  const int kb = get_global_id(1);
   const int e = get_global_id(2);
-  const int panels = KP / RECQ_WG_VW;
-  if (t0 >= T || panel >= panels || e >= 36) return;
-  const __global float* bq = up + ((size_t)e * panels + panel) * C * RECQ_WG_VW;
-  const __global float* ar[RECQ_WG_RM];
+  const int k0 = kb * RECQ_WG_OCB;
+  if (t0 >= TP || k0 >= K || e >= 36) return;
+  const int blocks = (K + RECQ_WG_OCB - 1) / RECQ_WG_OCB;
+  const __global float* vp = scratch + (size_t)e * C * TP + t0;
+  const __global float* w = up + ((size_t)e * blocks + kb) * C * RECQ_WG_OCB;
+  floatV acc[RECQ_WG_OCB];
 #pragma unroll
-  for (int i = 0; i < RECQ_WG_RM; ++i) ar[i] = v + ((size_t)e * T + min(t0 + i, T - 1)) * C;
-  floatV acc[RECQ_WG_RM];
+  for (int j = 0; j < RECQ_WG_OCB; ++j) acc[j] = (floatV)(0.0f);
+  for (int c = 0; c < C; ++c) {
+    const floatV xv = vloadV(0, vp + (size_t)c * TP);
+    const floatB wv = vloadB(c, w);
 #pragma unroll
-  for (int i = 0; i < RECQ_WG_RM; ++i) acc[i] = (floatV)(0.0f);
-  int c = 0;
-  for (; c + 4 <= C; c += 4) {
-    const __global float* bk = bq + (size_t)c * RECQ_WG_VW;
-    const floatV b0 = vloadV(0, bk), b1 = vloadV(1, bk), b2 = vloadV(2, bk), b3 = vloadV(3, bk);
-#pragma unroll
-    for (int i = 0; i < RECQ_WG_RM; ++i) {
-      const float4 av = vload4(0, ar[i] + c);
-      acc[i] = fma((floatV)(av.x), b0, acc[i]);
-      acc[i] = fma((floatV)(av.y), b1, acc[i]);
-      acc[i] = fma((floatV)(av.z), b2, acc[i]);
-      acc[i] = fma((floatV)(av.w), b3, acc[i]);
-    }
+    for (int j = 0; j < RECQ_WG_OCB; ++j) acc[j] = fma((floatV)(wv[j]), xv, acc[j]);
   }
-  for (; c < C; ++c) {
-    const floatV bv = vloadV(0, bq + (size_t)c * RECQ_WG_VW);
+  __global float* mp = scratch + m_offset + ((size_t)e * K + k0) * TP + t0;
 #pragma unroll
-    for (int i = 0; i < RECQ_WG_RM; ++i) acc[i] = fma((floatV)(ar[i][c]), bv, acc[i]);
-  }
-  __global float* mp = m + ((size_t)e * T + t0) * KP + panel * RECQ_WG_VW;
-#pragma unroll
-  for (int i = 0; i < RECQ_WG_RM; ++i) {
-    if (t0 + i >= T) break;
-    vstoreV(acc[i], 0, mp + (size_t)i * KP);
+  for (int j = 0; j < RECQ_WG_OCB; ++j) {
+    if (k0 + j < K) vstoreV(acc[j], 0, mp + (size_t)j * TP);
   }
 }
 
-// One item per (output channel, tile): A^T M A for the tile's 36 products,
+// One item per (tile, output channel): A^T M A for the tile's 36 products,
 // plus the bias, plus the residual `r` (Y's shape, NULL: none), then the
 // activation; rows and columns past OH and OW are not written. `m` is read
-// at float offset m_offset. Global size: (K, T).
+// at float offset m_offset. Global size: (T, K).
 __kernel void conv2d_winograd_output(__global const float* restrict m, int m_offset,
                                      __global const RECQ_T* restrict bias,
                                      __global const RECQ_T* restrict r,
-                                     __global RECQ_T* restrict y, int N, int K, int KP, int OH,
-                                     int OW, int TH, int TW, int act, float act_a, float act_b) {
-  const int k = get_global_id(0);
-  const int t = get_global_id(1);
+                                     __global RECQ_T* restrict y, int N, int K, int OH, int OW,
+                                     int TH, int TW, int TP, int act, float act_a, float act_b) {
+  const int t = get_global_id(0);
+  const int k = get_global_id(1);
   const int T = N * TH * TW;
-  if (k >= K || t >= T) return;
+  if (t >= T || k >= K) return;
   const int tw = t % TW;
   const int th = (t / TW) % TH;
   const int n = t / (TW * TH);
-  const size_t plane = (size_t)T * KP;
-  const __global float* mp = m + m_offset + (size_t)t * KP + k;
+  const size_t plane = (size_t)K * TP;
+  const __global float* mp = m + m_offset + (size_t)k * TP + t;
   // A^T M: the six rows combined per column.
   float a[4][6];
 #pragma unroll
@@ -181,7 +174,6 @@ __kernel void conv2d_winograd_output(__global const float* restrict m, int m_off
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const int oh = oh0 + i;
-    if (oh >= OH) break;
     const float m0 = a[i][0], m1 = a[i][1], m2 = a[i][2], m3 = a[i][3], m4 = a[i][4],
                 m5 = a[i][5];
     const float s12 = m1 + m2, d12 = m1 - m2, s34 = m3 + m4, d34 = m3 - m4;
@@ -194,10 +186,11 @@ __kernel void conv2d_winograd_output(__global const float* restrict m, int m_off
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const int ow = ow0 + j;
-      if (ow >= OW) break;
-      float s = o[j] + b;
-      if (r) s += RECQ_LOAD(r, row + ow);
-      RECQ_STORE(y, row + ow, recq_activate(s, act, act_a, act_b));
+      if (oh < OH && ow < OW) {
+        float s = o[j] + b;
+        if (r) s += RECQ_LOAD(r, row + ow);
+        RECQ_STORE(y, row + ow, recq_activate(s, act, act_a, act_b));
+      }
     }
   }
 }

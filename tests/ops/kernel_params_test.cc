@@ -186,13 +186,15 @@ std::vector<SpaceCase> Cases() {
        ConvGraph({1, 48, 8, 17}, 13, {1, 7}, ConvAttrs({1, 1}, {0, 3, 0, 3}), kRelu), 0, 9},
       {"tiled_padded_k1x7_part2", "conv2d_tiled_padded", cpu,
        ConvGraph({1, 48, 8, 17}, 13, {1, 7}, ConvAttrs({1, 1}, {0, 3, 0, 3}), kRelu), 9},
-      // Winograd F(4x4, 3x3): 9x14 outputs (partial 4x4 tiles), 12 tiles
-      // (a partial block of 8), 19 input channels (a tail past steps of 4),
-      // 21 output channels (tails past 8 and 16).
+      // Winograd F(4x4, 3x3): 14x18 outputs (partial 4x4 tiles), 20 tiles
+      // (a partial last vector of 8 and of 16), 21 output channels (tails
+      // past blocks of 4, 8 and 16).
       {"winograd_c19_k21_part1", "conv2d_winograd", cpu,
-       ConvGraph({1, 19, 9, 14}, 21, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 0, 6},
+       ConvGraph({1, 19, 14, 18}, 21, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 0, 6},
       {"winograd_c19_k21_part2", "conv2d_winograd", cpu,
-       ConvGraph({1, 19, 9, 14}, 21, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 6},
+       ConvGraph({1, 19, 14, 18}, 21, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 6, 12},
+      {"winograd_c19_k21_part3", "conv2d_winograd", cpu,
+       ConvGraph({1, 19, 14, 18}, 21, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 12},
       // Two groups of 4 output channels, stride 2 with padding.
       {"tiled_grouped_s2", "conv2d_tiled", cpu,
        ConvGraph({1, 8, 11, 19}, 8, {3, 3}, ConvAttrs({2, 2}, {1, 1, 1, 1}, 2))},
