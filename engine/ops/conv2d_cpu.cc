@@ -2,7 +2,7 @@
 // PoCL. In order of preference: pointwise (1x1 stride 1 as a register-blocked
 // GEMM), depthwise 3x3 strips, depthwise KxK strips (conv2d_depthwise.cl:
 // square kernels up to 7x7, any padding), Winograd F(4x4, 3x3) (3x3 stride
-// 1 with 16 or more channels each way and 16 or more 4x4 output tiles),
+// 1 with 16 or more channels each way and 32 or more 4x4 output tiles),
 // the tiled direct convolution on
 // rows first copied into zero-padded scratch (where a quarter or more of the
 // tiles would take the edge path: narrow padded maps), the tiled direct
@@ -356,9 +356,11 @@ absl::Status LowerTiledPadded(LoweringContext& ctx, const Node& node) {
 // multiply-adds per output position and channel pair: 4x fewer, for 4x the
 // weights' bytes (U is 6x6 per channel pair, in float). It fits where both
 // channel counts are 16 or more (the transforms' cost, linear in C + K,
-// stays small beside the products) and there are 16 tiles or more (one
-// vector of the GEMM; fewer would stream U's 36 C x K floats for a few
-// tiles: ResNet's 7x7 maps at batch 1 have 4).
+// stays small beside the products) and there are 32 tiles or more: each of
+// U's floats feeds one multiply-add per tile, and below about 32 the
+// products wait on memory (ResNet's 14x14 maps at batch 1, 16 tiles, ran
+// 0.9-1.9 ms against 1.1-1.5 ms direct on PoCL 3.1, 2 loaded cores; its
+// 7x7 maps have 4).
 struct WinogradTiles {
   int64_t th, tw, t;
 };
@@ -374,7 +376,7 @@ bool WinogradFits(const Node& node, const LoweringContext& ctx) {
   const auto& a = AttrsOr<Conv2DAttrs>(node);
   const Shape& w = ShapeOf(ctx, node.inputs[1]);
   return w[2] == 3 && w[3] == 3 && a.strides[0] == 1 && a.strides[1] == 1 && a.dilations[0] == 1 &&
-         a.dilations[1] == 1 && w[1] >= 16 && w[0] >= 16 && WinogradTilesOf(node, ctx).t >= 16;
+         a.dilations[1] == 1 && w[1] >= 16 && w[0] >= 16 && WinogradTilesOf(node, ctx).t >= 32;
 }
 
 // Scratch: V [36][C][TP] and M [36][K][TP] floats (TP: the tiles rounded up
