@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -370,22 +371,29 @@ WinogradTiles WinogradTilesOf(const Node& node, const LoweringContext& ctx) {
   return {th, tw, out[0] * th * tw};
 }
 
+// Scratch: V [36][C][TP] and M [36][K][TP] floats (TP: the tiles rounded up
+// to 16, the widest GEMM vector), in either storage precision.
+int64_t WinogradScratchFloats(const Node& node, const LoweringContext& ctx) {
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const int64_t tp = int64_t(CeilDiv(WinogradTilesOf(node, ctx).t, 16)) * 16;
+  return 36 * tp * (x[1] + out[1]);
+}
+
+size_t WinogradScratch(const Node& node, const LoweringContext& ctx) {
+  return size_t(WinogradScratchFloats(node, ctx)) * sizeof(float);
+}
+
+// Fits as above, with the scratch's float offsets within the kernels' int
+// arguments.
 bool WinogradFits(const Node& node, const LoweringContext& ctx) {
   const ConvShape s = ConvShapeOf(node, ctx);
   if (!Cpu(ctx) || !s.constant_weights || !s.groups_1) return false;
   const auto& a = AttrsOr<Conv2DAttrs>(node);
   const Shape& w = ShapeOf(ctx, node.inputs[1]);
   return w[2] == 3 && w[3] == 3 && a.strides[0] == 1 && a.strides[1] == 1 && a.dilations[0] == 1 &&
-         a.dilations[1] == 1 && w[1] >= 16 && w[0] >= 16 && WinogradTilesOf(node, ctx).t >= 32;
-}
-
-// Scratch: V [36][C][TP] and M [36][K][TP] floats (TP: the tiles rounded up
-// to 16, the widest GEMM vector), in either storage precision.
-size_t WinogradScratch(const Node& node, const LoweringContext& ctx) {
-  const Shape& x = ShapeOf(ctx, node.inputs[0]);
-  const Shape& out = ShapeOf(ctx, node.outputs[0]);
-  const int64_t tp = int64_t(CeilDiv(WinogradTilesOf(node, ctx).t, 16)) * 16;
-  return size_t(36 * tp * (x[1] + out[1])) * sizeof(float);
+         a.dilations[1] == 1 && w[1] >= 16 && w[0] >= 16 && WinogradTilesOf(node, ctx).t >= 32 &&
+         WinogradScratchFloats(node, ctx) <= std::numeric_limits<int32_t>::max();
 }
 
 // Winograd parameters: vw tiles per GEMM item (one vector), ocb output
