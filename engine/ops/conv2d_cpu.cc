@@ -1,7 +1,9 @@
 // Conv2D's CPU kernel family: vector work-items and small groups, tuned on
 // PoCL. In order of preference: pointwise (1x1 stride 1 as a register-blocked
 // GEMM), depthwise 3x3 strips, depthwise KxK strips (conv2d_depthwise.cl:
-// square kernels up to 7x7, any padding), the tiled direct convolution on
+// square kernels up to 7x7, any padding), Winograd F(4x4, 3x3) (3x3 stride
+// 1 with 16 or more channels each way and 32 or more 4x4 output tiles),
+// the tiled direct convolution on
 // rows first copied into zero-padded scratch (where a quarter or more of the
 // tiles would take the edge path: narrow padded maps), the tiled direct
 // convolution (any kernel, stride, dilation, padding and groups with
@@ -9,6 +11,9 @@
 // convolution (weights that are not constants).
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -346,6 +351,155 @@ absl::Status LowerTiledPadded(LoweringContext& ctx, const Node& node) {
   return LowerTiledImpl(ctx, node, /*padded=*/true);
 }
 
+// Winograd F(4x4, 3x3) (conv2d_winograd.cl): 3x3, stride 1, unit dilation,
+// groups 1, constant weights, any padding. It computes 36 products of
+// C x K over the 4x4 output tiles where the direct convolution computes 144
+// multiply-adds per output position and channel pair: 4x fewer, for 4x the
+// weights' bytes (U is 6x6 per channel pair, in float). It fits where both
+// channel counts are 16 or more (the transforms' cost, linear in C + K,
+// stays small beside the products) and there are 32 tiles or more: each of
+// U's floats feeds one multiply-add per tile, and below about 32 the
+// products wait on memory (ResNet's 14x14 maps at batch 1, 16 tiles, ran
+// 0.9-1.9 ms against 1.1-1.5 ms direct on PoCL 3.1, 2 loaded cores; its
+// 7x7 maps have 4).
+struct WinogradTiles {
+  int64_t th, tw, t;
+};
+WinogradTiles WinogradTilesOf(const Node& node, const LoweringContext& ctx) {
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const int64_t th = CeilDiv(out[2], 4), tw = CeilDiv(out[3], 4);
+  return {th, tw, out[0] * th * tw};
+}
+
+// Scratch: V [36][C][TP] and M [36][K][TP] floats (TP: the tiles rounded up
+// to 16, the widest GEMM vector), in either storage precision.
+int64_t WinogradScratchFloats(const Node& node, const LoweringContext& ctx) {
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const int64_t tp = int64_t(CeilDiv(WinogradTilesOf(node, ctx).t, 16)) * 16;
+  return 36 * tp * (x[1] + out[1]);
+}
+
+size_t WinogradScratch(const Node& node, const LoweringContext& ctx) {
+  return size_t(WinogradScratchFloats(node, ctx)) * sizeof(float);
+}
+
+// Fits as above, with the scratch's float offsets within the kernels' int
+// arguments.
+bool WinogradFits(const Node& node, const LoweringContext& ctx) {
+  const ConvShape s = ConvShapeOf(node, ctx);
+  if (!Cpu(ctx) || !s.constant_weights || !s.groups_1) return false;
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  return w[2] == 3 && w[3] == 3 && a.strides[0] == 1 && a.strides[1] == 1 && a.dilations[0] == 1 &&
+         a.dilations[1] == 1 && w[1] >= 16 && w[0] >= 16 && WinogradTilesOf(node, ctx).t >= 32 &&
+         WinogradScratchFloats(node, ctx) <= std::numeric_limits<int32_t>::max();
+}
+
+// Winograd parameters: vw tiles per GEMM item (one vector), ocb output
+// channels per GEMM item, wg GEMM items per work-group: conv2d_pointwise's
+// heuristic (the GEMM is its kernel with tiles for pixels).
+KernelParams WinogradHeuristic() { return {{"vw", 16}, {"ocb", 8}, {"wg", 16}}; }
+
+std::vector<KernelParams> WinogradSpace(const Node&, const LoweringContext&) {
+  return ParamSpace(WinogradHeuristic(),
+                    {{"vw", {8, 16}}, {"ocb", {4, 8, 16}}, {"wg", {4, 16, 64}}});
+}
+
+// Weights [K][C][3][3] transformed to U = G g G^T (6x6 per pair, in double)
+// and packed as [36][ceil(K/ocb)][C][ocb], zero past K. Stored as float32
+// under either storage precision (as the bits of uint32 elements, which
+// half storage leaves as they are): the output transform multiplies U's
+// errors by up to 8 per axis, so a half U (2^-11 relative) loses more than
+// half storage's tolerance allows (0.12 against 0.06 on a 64-channel case).
+DispatchArg PackWinogradWeights(LoweringContext& ctx, ValueId w, int64_t k, int64_t c,
+                                int64_t ocb) {
+  static constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
+                                      {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                      {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                      {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                      {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                      {0, 0, 1}};
+  absl::Span<const float> src = ctx.graph().value(w).floats();
+  const int64_t blocks = CeilDiv(k, ocb);
+  std::vector<float> packed(size_t(36 * blocks * c * ocb), 0.0f);
+  for (int64_t o = 0; o < k; ++o) {
+    for (int64_t i = 0; i < c; ++i) {
+      const float* g = src.data() + (o * c + i) * 9;
+      double gg[6][3];  // G g
+      for (int r = 0; r < 6; ++r) {
+        for (int col = 0; col < 3; ++col) {
+          gg[r][col] = kG[r][0] * g[col] + kG[r][1] * g[3 + col] + kG[r][2] * g[6 + col];
+        }
+      }
+      for (int r = 0; r < 6; ++r) {
+        for (int col = 0; col < 6; ++col) {
+          const double u = gg[r][0] * kG[col][0] + gg[r][1] * kG[col][1] + gg[r][2] * kG[col][2];
+          const int64_t e = r * 6 + col;
+          packed[size_t(((e * blocks + o / ocb) * c + i) * ocb + o % ocb)] = float(u);
+        }
+      }
+    }
+  }
+  std::vector<uint32_t> bits(packed.size());
+  std::memcpy(bits.data(), packed.data(), packed.size() * sizeof(float));
+  return ctx.ReplaceConstant(w, std::make_shared<const HostData>(std::move(bits)));
+}
+
+absl::Status LowerWinograd(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  const KernelParams h = WinogradHeuristic();
+  RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
+  RECQ_ASSIGN_OR_RETURN(const int64_t ocb, Param(ctx, node, "ocb", h.at("ocb"), {4, 8, 16}));
+  RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", h.at("wg"), 1, 1024));
+  const WinogradTiles tiles = WinogradTilesOf(node, ctx);
+  const int64_t c = x[1], k = out[1], t = tiles.t;
+  const int64_t tp = int64_t(CeilDiv(t, vw)) * vw;
+  const int64_t m_offset = 36 * c * tp;  // M follows V in the scratch
+  const std::vector<std::string> options = {absl::StrCat("-DRECQ_WG_VW=", vw),
+                                            absl::StrCat("-DRECQ_WG_OCB=", ocb)};
+  // The transforms: fixed 64-item groups (one work-group function each).
+  const std::array<size_t, 3> transform_group = {16, 4, 1};
+
+  Dispatch in;
+  in.label = "conv2d_winograd_input";
+  in.kernel = ctx.Kernel("conv2d_winograd.cl", "conv2d_winograd_input", options);
+  SetRange(in, {size_t(tp), size_t(c), 1}, transform_group);
+  in.args = {ctx.Arg(node.inputs[0]), ctx.Scratch()};
+  AddInts(in, {x[0], c, x[2], x[3], tiles.th, tiles.tw, tp, a.pads[0], a.pads[1]});
+  in.bytes = double(ctx.graph().value(node.inputs[0]).desc.ByteSize()) +
+             double(36 * tp * c) * sizeof(float);
+  ctx.Emit(std::move(in));
+
+  Dispatch gemm;
+  gemm.label = "conv2d_winograd_gemm";
+  gemm.kernel = ctx.Kernel("conv2d_winograd.cl", "conv2d_winograd_gemm", options);
+  const std::array<size_t, 3> range = {size_t(tp / vw), CeilDiv(k, ocb), 36};
+  SetRange(gemm, range, WorkGroupFor(range, size_t(wg)));
+  gemm.args = {ctx.Scratch(), PackWinogradWeights(ctx, node.inputs[1], k, c, ocb)};
+  AddInts(gemm, {m_offset, tp, c, k});
+  gemm.flops = 2.0 * 36 * double(t) * double(c) * double(k);
+  gemm.bytes = double(36 * tp * (c + k) + 36 * c * k) * sizeof(float);
+  ctx.Emit(std::move(gemm));
+
+  Dispatch o;
+  o.label = "conv2d_winograd_output";
+  o.kernel = ctx.Kernel("conv2d_winograd.cl", "conv2d_winograd_output", options);
+  SetRange(o, {size_t(t), size_t(k), 1}, transform_group);
+  o.args = {ctx.Scratch()};
+  AddInts(o, {m_offset});
+  o.args.push_back(ctx.Arg(Bias(node)));
+  o.args.push_back(ctx.Arg(residual));
+  o.args.push_back(ctx.Arg(y));
+  AddInts(o, {x[0], k, out[2], out[3], tiles.th, tiles.tw, tp});
+  const double y_bytes = double(ctx.graph().value(node.outputs[0]).desc.ByteSize());
+  o.bytes = double(36 * tp * k) * sizeof(float) + (residual != kNoValue ? 2 : 1) * y_bytes;
+  return Finish(ctx, std::move(o), act);
+}
+
 absl::Status LowerGeneric(LoweringContext& ctx, const Node& node) {
   const auto& a = AttrsOr<Conv2DAttrs>(node);
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
@@ -408,6 +562,8 @@ std::vector<KernelVariant> ConvCpuVariants() {
        },
        LowerDepthwise3x3, false, Depthwise3x3Space},
       {"conv2d_depthwise_kxk", DepthwiseKxkFits, LowerDepthwiseKxk, false, Depthwise3x3Space},
+      {"conv2d_winograd", WinogradFits, LowerWinograd, /*absorbs_residual_add=*/true, WinogradSpace,
+       WinogradScratch},
       {"conv2d_tiled_padded", TiledPaddedFits, LowerTiledPadded, /*absorbs_residual_add=*/true,
        TiledSpace, TiledPaddedScratch},
       {"conv2d_tiled",

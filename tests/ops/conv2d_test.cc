@@ -8,7 +8,9 @@
 // widths and tails (both with a fused residual Add); GPU pointwise (1, 2 or
 // 4 output channels per item, C split in 1-8 slices, fused residual Add),
 // depthwise and direct.
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -276,7 +278,20 @@ struct ForcedCase {
   std::string variant;
   KernelTarget target;
   ConvCase conv;
+  float atol = 0.0f;  // CheckOptions::atol when above 0 (else the default)
 };
+
+// WinogradAtol is the absolute tolerance of conv2d_winograd over c input
+// channels. Winograd's rounding errors scale with the sum's terms, not with
+// its result: each output sums 9c products of values in [-1, 1], of RMS
+// sqrt(9c)/3, and the transforms scale terms by up to 5 (B), 1/4 (G) and
+// 8 (A) per axis before they cancel. F(4x4, 3x3) in float measured up to
+// 1.4e-4 absolute (1.7e-5 of that RMS) at c = 64, where the default 1e-4
+// fails near zero; 1e-4 of the RMS (4.4e-4 at c = 19, 8e-4 at c = 64)
+// keeps a 5x margin. The relative 1e-4 stays.
+float WinogradAtol(int64_t c) {
+  return 1e-4f * std::max(1.0f, std::sqrt(9.0f * static_cast<float>(c)) / 3.0f);
+}
 
 void PrintTo(const ForcedCase& c, std::ostream* os) { *os << c.variant << "_" << c.conv.name; }
 
@@ -293,6 +308,7 @@ TEST_P(Conv2DForcedVariantTest, MatchesReference) {
   TensorRef y = b.graph().Conv2D(x, w, bias, c.attrs);
   if (c.fused.kind != ActivationKind::kNone) b.graph().SetFusedActivation(y, c.fused);
   CheckOptions options = For(f.target);
+  if (f.atol > 0.0f) options.atol = f.atol;
   auto forced = std::make_shared<int>(0);
   options.choose_variant = ForceVariant(OpType::kConv2D, f.variant, forced);
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), options);
@@ -385,6 +401,27 @@ std::vector<ForcedCase> ForcedCases() {
       {padded, cpu,
        Conv("groups32_ocpg4_w14", {1, 128, 16, 14}, 128, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 32))},
       {padded, cpu, Conv("k5_w28_vw16", {2, 5, 6, 28}, 12, {5, 5}, Attrs({1, 1}, {2, 2, 2, 2}))},
+      // conv2d_winograd, F(4x4, 3x3): output sizes that are not multiples of
+      // the 4x4 tile (partial tiles at the bottom and right), padding 0, 1
+      // and asymmetric, channel counts that are not multiples of the
+      // GEMM's 8 or 16 lanes, batches, with and without bias, activations.
+      // Tolerance: WinogradAtol.
+      {"conv2d_winograd", cpu,
+       Conv("winograd_c19_k21_pad1", {1, 19, 25, 18}, 21, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
+            kRelu),
+       WinogradAtol(19)},
+      {"conv2d_winograd", cpu,
+       Conv("winograd_valid_batch2_nobias", {2, 16, 19, 18}, 17, {3, 3},
+            Attrs({1, 1}, {0, 0, 0, 0}), false),
+       WinogradAtol(16)},
+      {"conv2d_winograd", cpu,
+       Conv("winograd_asym_pads", {1, 24, 25, 23}, 40, {3, 3}, Attrs({1, 1}, {1, 0, 0, 1}), true,
+            kLeaky),
+       WinogradAtol(24)},
+      {"conv2d_winograd", cpu,
+       Conv("winograd_c64_w21", {1, 64, 23, 21}, 33, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
+            kRelu6),
+       WinogradAtol(64)},
       // The other CPU variants, each forced where an earlier one would win.
       {"conv2d", cpu,
        Conv("generic_groups2_dil", {1, 4, 9, 9}, 6, {3, 3}, Attrs({1, 2}, {2, 1, 2, 1}, 2, {2, 1}),
@@ -499,6 +536,36 @@ INSTANTIATE_TEST_SUITE_P(
         Conv("k1_s2", {1, 8, 10, 34}, 16, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0})),
         Conv("groups4_k3", {1, 16, 7, 9}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 4), true, kRelu)),
     [](const ::testing::TestParamInfo<ConvCase>& info) { return info.param.name; });
+
+// conv2d_winograd absorbs the residual Add (and the Add's Relu) in its
+// output transform: three dispatches (input transform, GEMM, output
+// transform), matching the reference. 16 or more channels each way, 32 or
+// more 4x4 tiles and a 3x3 stride-1 kernel, so the first CPU variant that
+// fits is Winograd.
+class WinogradResidualTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(WinogradResidualTest, FusedAndMatchesReference) {
+  const ConvCase& c = GetParam();
+  auto build = [&] { return ResidualGraph(c, /*residual_first=*/false); };
+  absl::StatusOr<std::vector<std::string>> labels =
+      DispatchLabels(build(), KernelTarget::kCpu, /*optimize=*/true);
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  ASSERT_EQ(labels->size(), 3u);
+  EXPECT_TRUE(EndsWith(labels->front(), "/conv2d_winograd_input")) << labels->front();
+  EXPECT_TRUE(EndsWith(labels->back(), "/conv2d_winograd_output")) << labels->back();
+  CheckOptions options = For(KernelTarget::kCpu);
+  options.atol = WinogradAtol(c.x[1]);
+  RECQ_EXPECT_MATCHES_REFERENCE(build(), options);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, WinogradResidualTest,
+                         ::testing::Values(Conv("c16_k24_relu", {1, 16, 22, 26}, 24, {3, 3},
+                                                Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu),
+                                           Conv("c20_k16_batch2_nobias", {2, 20, 14, 13}, 16,
+                                                {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), false)),
+                         [](const ::testing::TestParamInfo<ConvCase>& info) {
+                           return info.param.name;
+                         });
 
 // The implicit GEMMs absorb the residual Add (and its Relu) too: in their
 // own kernel, or in the reduction when K is split.

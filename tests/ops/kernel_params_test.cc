@@ -7,6 +7,7 @@
 // output channels that are not multiples of the channel blocks, and (GPU
 // pointwise) input channels that do not divide into the slices.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -40,7 +41,15 @@ struct SpaceCase {
   // split so that each case stays within ctest's per-test limit).
   size_t begin = 0;
   size_t end = SIZE_MAX;
+  // CheckOptions::atol when above 0 (else the default).
+  float atol = 0.0f;
 };
+
+// WinogradAtol is the absolute tolerance of conv2d_winograd over c input
+// channels (conv2d_test.cc's, which states why).
+float WinogradAtol(int64_t c) {
+  return 1e-4f * std::max(1.0f, std::sqrt(9.0f * static_cast<float>(c)) / 3.0f);
+}
 
 void PrintTo(const SpaceCase& c, std::ostream* os) { *os << c.name; }
 
@@ -133,6 +142,7 @@ TEST_P(KernelParamsTest, EveryParameterSetMatchesReference) {
     options.kernel_targets = {c.target};
     options.optimize = {true};
     options.recorded_runs = 1;
+    if (c.atol > 0.0f) options.atol = c.atol;
     // fp16 storage on a sample (every fourth set, the part's first
     // included): each set is a separate program build, and the half
     // accessors do not depend on the parameters.
@@ -186,6 +196,18 @@ std::vector<SpaceCase> Cases() {
        ConvGraph({1, 48, 8, 17}, 13, {1, 7}, ConvAttrs({1, 1}, {0, 3, 0, 3}), kRelu), 0, 9},
       {"tiled_padded_k1x7_part2", "conv2d_tiled_padded", cpu,
        ConvGraph({1, 48, 8, 17}, 13, {1, 7}, ConvAttrs({1, 1}, {0, 3, 0, 3}), kRelu), 9},
+      // Winograd F(4x4, 3x3): 25x18 outputs (partial 4x4 tiles), 35 tiles
+      // (a partial last vector of 8 and of 16), 21 output channels (tails
+      // past blocks of 4, 8 and 16).
+      {"winograd_c19_k21_part1", "conv2d_winograd", cpu,
+       ConvGraph({1, 19, 25, 18}, 21, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 0, 6,
+       WinogradAtol(19)},
+      {"winograd_c19_k21_part2", "conv2d_winograd", cpu,
+       ConvGraph({1, 19, 25, 18}, 21, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 6, 12,
+       WinogradAtol(19)},
+      {"winograd_c19_k21_part3", "conv2d_winograd", cpu,
+       ConvGraph({1, 19, 25, 18}, 21, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 12, SIZE_MAX,
+       WinogradAtol(19)},
       // Two groups of 4 output channels, stride 2 with padding.
       {"tiled_grouped_s2", "conv2d_tiled", cpu,
        ConvGraph({1, 8, 11, 19}, 8, {3, 3}, ConvAttrs({2, 2}, {1, 1, 1, 1}, 2))},
