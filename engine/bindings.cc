@@ -15,7 +15,12 @@ Bindings::Entry& Bindings::Slot(absl::string_view name) {
 
 void Bindings::Set(absl::string_view name, cl_mem mem) {
   Entry& entry = Slot(name);
-  entry = Entry{entry.name, mem, false, nullptr, 0, 0};
+  entry = Entry{entry.name, mem, false, nullptr, 0, 0, Tensor()};
+}
+
+void Bindings::Set(absl::string_view name, const Tensor& tensor) {
+  Set(name, tensor.mem());
+  Slot(name).tensor = tensor;
 }
 
 void Bindings::SetNv12(absl::string_view name, cl_mem y, cl_mem uv) {
@@ -25,7 +30,7 @@ void Bindings::SetNv12(absl::string_view name, cl_mem y, cl_mem uv) {
 
 void Bindings::SetSvm(absl::string_view name, void* allocation, size_t bytes, size_t offset) {
   Entry& entry = Slot(name);
-  entry = Entry{entry.name, nullptr, true, allocation, bytes, offset};
+  entry = Entry{entry.name, nullptr, true, allocation, bytes, offset, Tensor()};
 }
 
 cl_mem Bindings::Get(absl::string_view name) const {

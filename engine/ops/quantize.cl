@@ -1,15 +1,18 @@
 // Linear quantization (engine/ops/quantize.cc). Divisions are correctly
-// rounded to float where the device has cl_khr_fp64 (computed in double,
-// as numpy's float32 division is exact), else the device's float division. F_HALF: the float tensors
+// rounded, as numpy's float32 division is: OpenCL lets a device's float
+// division be 2.5 ulp off (NVIDIA's is, unless a program is built with
+// -cl-fp32-correctly-rounded-divide-sqrt), so the quotient gets one
+// correction from its exact residual (an FMA). F_HALF: the float tensors
 // (x of QuantizeLinear, y of DequantizeLinear, the scales) are half, read
 // and written with vload_half / vstore_half_rte; otherwise float. Q_T is
 // the integer type's storage, QMIN / QMAX its range.
-#ifdef cl_khr_fp64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#define RECQ_DIV(a, b) ((float)((double)(a) / (double)(b)))
-#else
-#define RECQ_DIV(a, b) ((a) / (b))
-#endif
+inline float recq_div_rn(float a, float b) {
+  const float q = a / b;
+  if (!isfinite(q) || q == 0.0f) return q;  // a zero scale, an overflow, NaN
+  const float r = fma(-q, b, a);            // a - q * b, exact
+  return q + r / b;
+}
+#define RECQ_DIV(a, b) recq_div_rn((a), (b))
 
 #if F_HALF
 #define F_T ushort

@@ -26,8 +26,10 @@ namespace recq {
 class Bindings {
  public:
   // Set binds `name` to `mem`, replacing an earlier binding of that name.
+  // With a cl_mem the caller keeps the memory alive while it is bound; a
+  // Tensor is kept alive by the bindings (a temporary Tensor may be bound).
   void Set(absl::string_view name, cl_mem mem);
-  void Set(absl::string_view name, const Tensor& tensor) { Set(name, tensor.mem()); }
+  void Set(absl::string_view name, const Tensor& tensor);
   // SetNv12 binds the two planes of an NV12 frame to an input preprocessed
   // as ColorFormat::kNv12TwoPlane (recq/preprocess.h): `y` to "NAME/y" and
   // `uv` to "NAME/uv". Both are buffers ([N, H, W, 1] and [N, H/2, W/2, 2]
@@ -75,6 +77,7 @@ class Bindings {
     void* svm = nullptr;  // the allocation SetSvm was given
     size_t svm_bytes = 0;
     size_t svm_offset = 0;
+    Tensor tensor;  // Set(name, Tensor): held so that its memory stays alive
   };
   const std::vector<Entry>& entries() const { return entries_; }
 

@@ -55,6 +55,27 @@ class BindingsTest : public ::testing::Test {
 
 TEST_F(BindingsTest, GoodBindingsRun) { ExpectStillWorks(); }
 
+// A temporary Tensor bound by Set stays alive with the bindings.
+TEST_F(BindingsTest, TemporaryTensorsStayAliveWhileBound) {
+  Bindings b;
+  b.Set("input", NewTensor({host_.shape}, host_.data));
+  {
+    Tensor out = NewTensor({{2, 3, 4, 5}});
+    RECQ_ASSERT_OK(out.Fill(NAN));
+    b.Set("prob", out);
+  }
+  RECQ_ASSERT_OK(rec_->Run(b));
+  Tensor out;
+  for (const Bindings::Entry& e : b.entries()) {
+    if (e.name == "prob") out = e.tensor;
+  }
+  ASSERT_EQ(out.mem(), b.Get("prob"));
+  std::vector<float> got = Download(out);
+  ASSERT_EQ(got.size(), host_.data.size());
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], std::max(host_.data[i], 0.0f)) << i;
+  ExpectStillWorks();
+}
+
 TEST_F(BindingsTest, UnknownName) {
   Bindings b;
   b.Set("input", in_);

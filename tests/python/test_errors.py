@@ -31,10 +31,10 @@ def test_garbage_model_is_invalid_argument(tmp_path, context):
 
 
 def test_unsupported_op_is_unimplemented(context):
-    model = ONNX_NODE_TESTS / "test_gridsample" / "model.onnx"
+    model = ONNX_NODE_TESTS / "test_roialign_aligned_false" / "model.onnx"
     if not model.exists():
         pytest.skip(f"{model} missing (Debian: libonnx-testdata)")
-    with pytest.raises(recq.Unimplemented, match="GridSample"):
+    with pytest.raises(recq.Unimplemented, match="RoiAlign"):
         recq.Engine.load(str(model), device=context)
 
 
@@ -110,7 +110,7 @@ def test_messages_are_the_cli_messages(cli, context, tmp_path):
     import subprocess
 
     cases = [(tmp_path / "missing.onnx", recq.NotFound, "NOT_FOUND")]
-    unsupported = ONNX_NODE_TESTS / "test_gridsample" / "model.onnx"
+    unsupported = ONNX_NODE_TESTS / "test_roialign_aligned_false" / "model.onnx"
     if unsupported.exists():
         cases.append((unsupported, recq.Unimplemented, "UNIMPLEMENTED"))
     for model, cls, code in cases:
