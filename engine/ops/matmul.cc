@@ -572,12 +572,15 @@ KernelParams GemvCpuHeuristic(const PackedShape& s, const DeviceFacts& device) {
   const int64_t vw = s.n >= 16 ? 16 : 8;
   const int64_t panels = CeilDiv(s.n, vw);
   const int64_t units = device.compute_units != 0 ? device.compute_units : 2;
-  // Four streams of B per item (more misses in flight per core: on PoCL
-  // 3.1 on the 2-core Xeon, bench/gemm_bench's 1x50257x768 ran fastest with
-  // two or four) while that leaves four items per core; then the largest
-  // group of 16, 4 or 1 items that leaves eight groups per core.
+  // Four streams of B per item (more misses in flight per core: GPT-2's LM
+  // head, `gemm_bench --op=matmul --target=cpu --shapes=1x50257x768`, PoCL
+  // 3.1 on the 2-core Xeon, 2026-11-26, load average near 6, medians of
+  // four runs: 14.6 ms with pp 4, 22.5 ms with pp 1, 29.0 ms matmul_packed)
+  // while that leaves eight items per core (a short tail when the cores
+  // take the last ones); then the largest group of 16, 4 or 1 items that
+  // leaves eight groups per core.
   int64_t pp = 4;
-  while (pp > 1 && int64_t(CeilDiv(panels, pp)) < 4 * units) pp /= 2;
+  while (pp > 1 && int64_t(CeilDiv(panels, pp)) < 8 * units) pp /= 2;
   const int64_t items = CeilDiv(panels, pp);
   int64_t wg = 16;
   while (wg > 1 && int64_t(CeilDiv(items, wg)) < 8 * units) wg /= 4;
