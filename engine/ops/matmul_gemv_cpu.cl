@@ -32,10 +32,9 @@
 #define storeV GC_CAT(RECQ_STORE, RECQ_GC_VW)
 #define activateV GC_CAT(recq_activate, RECQ_GC_VW)
 
-__kernel void matmul_gemv_cpu(__global const RECQ_T* restrict a,
-                              __global const RECQ_T* restrict bp,
-                              __global const RECQ_T* restrict c, __global RECQ_T* restrict y,
-                              int N, int K, float alpha, float beta, int c_sm, int c_sn, int act,
+__kernel void matmul_gemv_cpu(__global const RECQ_T* restrict a, __global const RECQ_T* restrict bp,
+                              __global const RECQ_T* restrict c, __global RECQ_T* restrict y, int N,
+                              int K, float alpha, float beta, int c_sm, int c_sn, int act,
                               float act_a, float act_b) {
   const int panels = (N + RECQ_GC_VW - 1) / RECQ_GC_VW;
   const int p0 = get_global_id(0) * RECQ_GC_PP;
