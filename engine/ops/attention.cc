@@ -141,7 +141,14 @@ absl::Status LowerCpu(LoweringContext& ctx, const Node& node) {
   d.label = "attention_cpu";
   d.kernel = ctx.Kernel("attention.cl", "attention_cpu", std::move(options));
   const std::array<size_t, 3> range = {CeilDiv(a.lq, rows), size_t(a.heads), size_t(a.batch)};
-  SetRange(d, range, WorkGroupFor(range, 4));
+  // Groups of 4 items, fewer where that leaves under four groups per
+  // compute unit: a decode step's 12 heads made 3 groups for PoCL's 2
+  // cores, one of which then ran two.
+  const size_t items = range[0] * range[1] * range[2];
+  const size_t units = ctx.device().compute_units != 0 ? ctx.device().compute_units : 1;
+  size_t group = 4;
+  while (group > 1 && CeilDiv(int64_t(items), int64_t(group)) < 4 * units) group /= 2;
+  SetRange(d, range, WorkGroupFor(range, group));
   AddArgs(ctx, node, a, d);
   ctx.Emit(std::move(d));
   return absl::OkStatus();

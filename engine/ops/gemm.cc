@@ -208,6 +208,7 @@ RECQ_REGISTER_OPS(Gemm) {
   gemm.infer = InferGemm;
   gemm.variants = {GemmGemvGpuVariant()};
   for (KernelVariant& v : GemmLocalGpuVariants()) gemm.variants.push_back(std::move(v));
+  gemm.variants.push_back(GemmGemvCpuVariant());
   gemm.variants.push_back(GemmPackedCpuVariant());
   gemm.variants.insert(
       gemm.variants.end(),
@@ -244,6 +245,7 @@ RECQ_REGISTER_OPS(Gemm) {
   };
   matmul.variants = {MatMulGemvGpuVariant()};
   for (KernelVariant& v : MatMulLocalGpuVariants()) matmul.variants.push_back(std::move(v));
+  matmul.variants.push_back(MatMulGemvCpuVariant());
   matmul.variants.push_back(MatMulPackedCpuVariant());
   matmul.variants.push_back(MatMulTiledVariant());
   matmul.variants.push_back({"matmul", nullptr, LowerMatMul});

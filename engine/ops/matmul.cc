@@ -558,6 +558,92 @@ absl::Status LowerGemmPacked(LoweringContext& ctx, const Node& node) {
                     node.outputs[0], GemmEpilogue(ctx, node));
 }
 
+// The CPU family's matrix-vector product with constant weights
+// (matmul_gemv_cpu.cl): at most kGemvCpuRows rows (a decoder step's token,
+// batches of A folded; any N) against B packed as matmul_packed packs it, PP
+// panels of VW columns per item. Memory-bound: every weight is read once per
+// step, so what matters is that every core keeps several streams in flight
+// all the time: groups are made small enough that each core gets many
+// (matmul_packed's 16 items per group gave GPT-2's 768-column layers 3
+// groups for 2 cores).
+constexpr int64_t kGemvCpuRows = 4;
+
+KernelParams GemvCpuHeuristic(const PackedShape& s, const DeviceFacts& device) {
+  const int64_t vw = s.n >= 16 ? 16 : 8;
+  const int64_t panels = CeilDiv(s.n, vw);
+  const int64_t units = device.compute_units != 0 ? device.compute_units : 2;
+  // Four streams of B per item (more misses in flight per core: GPT-2's LM
+  // head, `gemm_bench --op=matmul --target=cpu --shapes=1x50257x768`, PoCL
+  // 3.1 on the 2-core Xeon, 2026-11-26, load average near 6, medians of
+  // four runs: 14.6 ms with pp 4, 22.5 ms with pp 1, 29.0 ms matmul_packed)
+  // while that leaves eight items per core (a short tail when the cores
+  // take the last ones); then the largest group of 16, 4 or 1 items that
+  // leaves eight groups per core.
+  int64_t pp = 4;
+  while (pp > 1 && int64_t(CeilDiv(panels, pp)) < 8 * units) pp /= 2;
+  const int64_t items = CeilDiv(panels, pp);
+  int64_t wg = 16;
+  while (wg > 1 && int64_t(CeilDiv(items, wg)) < 8 * units) wg /= 4;
+  return {{"pp", pp}, {"vw", vw}, {"wg", wg}};
+}
+
+std::vector<KernelParams> GemvCpuSpace(const PackedShape& s, const DeviceFacts& device) {
+  return ParamSpace(GemvCpuHeuristic(s, device),
+                    {{"pp", {1, 2, 4}}, {"vw", {8, 16}}, {"wg", {1, 4, 16}}});
+}
+
+absl::Status EmitGemvCpu(LoweringContext& ctx, const Node& node, const PackedShape& s, ValueId a,
+                         ValueId b, ValueId y, const ProductEpilogue& e) {
+  const KernelParams h = GemvCpuHeuristic(s, ctx.device());
+  RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
+  RECQ_ASSIGN_OR_RETURN(const int64_t pp, Param(ctx, node, "pp", h.at("pp"), {1, 2, 4}));
+  RECQ_ASSIGN_OR_RETURN(const int64_t wg, Param(ctx, node, "wg", h.at("wg"), {1, 4, 16}));
+  Dispatch d;
+  d.label = node.op == OpType::kGemm ? "gemm_gemv_cpu" : "matmul_gemv_cpu";
+  d.kernel = ctx.Kernel("matmul_gemv_cpu.cl", "matmul_gemv_cpu",
+                        {absl::StrCat("-DRECQ_GC_VW=", vw), absl::StrCat("-DRECQ_GC_R=", s.m),
+                         absl::StrCat("-DRECQ_GC_PP=", pp)});
+  const std::array<size_t, 3> range = {CeilDiv(CeilDiv(s.n, vw), pp), 1, 1};
+  SetRange(d, range, {size_t(wg), 1, 1});
+  d.args = {ctx.Arg(a), PackPanels(ctx, b, s, vw), e.c, ctx.Arg(y)};
+  AddInts(d, {s.n, s.k});
+  d.args.push_back(DispatchArg::Scalar(e.alpha));
+  d.args.push_back(DispatchArg::Scalar(e.beta));
+  AddInts(d, {e.c_sm, e.c_sn});
+  AddActivation(d, e.act);
+  d.flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+  ctx.Emit(std::move(d));
+  return absl::OkStatus();
+}
+
+bool MatMulGemvCpuFits(const Node& node, const LoweringContext& ctx) {
+  if (ctx.device().GpuKernels() || !IsConstant(ctx, node.inputs[1])) return false;
+  const MatMulShape s = ShapeOfMatMul(ctx, node);
+  return s.batch.size() <= 8 && Product(s.batch, 0, s.batch.size()) == 1 && s.n >= 1 && s.m >= 1 &&
+         s.m <= kGemvCpuRows;
+}
+
+absl::Status LowerMatMulGemvCpu(LoweringContext& ctx, const Node& node) {
+  const PackedShape s = MatMulPackedShape(ctx, node);
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  return EmitGemvCpu(ctx, node, s, node.inputs[0], node.inputs[1], y,
+                     AddEpilogue(ctx, node, residual, act, s.n));
+}
+
+bool GemmGemvCpuFits(const Node& node, const LoweringContext& ctx) {
+  if (!ctx.device().CpuKernels() || AttrsOr<GemmAttrs>(node).trans_a ||
+      !IsConstant(ctx, node.inputs[1])) {
+    return false;
+  }
+  const GemmShape g = GemmShapeOf(ctx, node);
+  return g.n >= 1 && g.m >= 1 && g.m <= kGemvCpuRows;
+}
+
+absl::Status LowerGemmGemvCpu(LoweringContext& ctx, const Node& node) {
+  return EmitGemvCpu(ctx, node, GemmPackedShape(ctx, node), node.inputs[0], node.inputs[1],
+                     node.outputs[0], GemmEpilogue(ctx, node));
+}
+
 }  // namespace
 
 ValueId COf(const Node& node) { return node.inputs.size() > 2 ? node.inputs[2] : kNoValue; }
@@ -649,6 +735,24 @@ KernelVariant MatMulPackedCpuVariant() {
   v.absorbs_bias_add = true;
   v.param_space = [](const Node& n, const LoweringContext& ctx) {
     return PackedSpace(MatMulPackedShape(ctx, n));
+  };
+  return v;
+}
+
+KernelVariant MatMulGemvCpuVariant() {
+  KernelVariant v{"matmul_gemv_cpu", MatMulGemvCpuFits, LowerMatMulGemvCpu};
+  v.absorbs_residual_add = true;
+  v.absorbs_bias_add = true;
+  v.param_space = [](const Node& n, const LoweringContext& ctx) {
+    return GemvCpuSpace(MatMulPackedShape(ctx, n), ctx.device());
+  };
+  return v;
+}
+
+KernelVariant GemmGemvCpuVariant() {
+  KernelVariant v{"gemm_gemv_cpu", GemmGemvCpuFits, LowerGemmGemvCpu};
+  v.param_space = [](const Node& n, const LoweringContext& ctx) {
+    return GemvCpuSpace(GemmPackedShape(ctx, n), ctx.device());
   };
   return v;
 }

@@ -21,6 +21,14 @@ KernelVariant MatMulTiledVariant();
 KernelVariant MatMulPackedCpuVariant();
 KernelVariant GemmPackedCpuVariant();
 
+// MatMulGemvCpuVariant / GemmGemvCpuVariant: the CPU family's
+// matrix-vector product with constant weights (matmul_gemv_cpu.cl) for at
+// most 4 rows (batches of A folded), B packed as matmul_packed packs it,
+// one or two panels per item in small work-groups; the same epilogues as
+// the packed variants. Listed before them.
+KernelVariant MatMulGemvCpuVariant();
+KernelVariant GemmGemvCpuVariant();
+
 // MatMulLocalGpuVariants: the GPU family's batched Y = A * B in tiles staged
 // in local memory (matmul_local.cl), 128x64, 128x128, 64x64 and 32x32 per
 // work-group of 256 items, K split over work-groups when the tiles are too

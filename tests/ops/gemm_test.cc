@@ -1,6 +1,7 @@
 // Gemm and MatMul against the CPU reference: every transpose combination,
 // alpha/beta, bias shapes ([N], [M,N], [M,1], [1,N], scalar-like, none),
 // B as a constant (FullyConnected) or an input, 2-D and batched MatMul.
+#include <memory>
 #include <ostream>
 #include <string>
 #include <tuple>
@@ -121,6 +122,59 @@ TEST(GemmModelTest, FullyConnectedFusedRelu) {
   b.graph().SetFusedActivation(y, {ActivationKind::kRelu, 0.0f, 0.0f});
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y));
 }
+
+// The CPU family's matrix-vector Gemm (matmul_gemv_cpu.cl), forced: one to
+// four rows, N not a multiple of the 16- or 8-column panel, K odd or below
+// the 4-step, B [K, N] or transposed (a Linear layer's [N, K]), C of every
+// broadcast, alpha, beta and a fused activation.
+struct GemvCpuCase {
+  std::string name;
+  int64_t m, k, n;
+  bool trans_b;
+  float alpha, beta;
+  Bias bias;
+  ActivationKind act;
+};
+
+void PrintTo(const GemvCpuCase& c, std::ostream* os) { *os << c.name; }
+
+class GemmGemvCpuTest : public ::testing::TestWithParam<GemvCpuCase> {};
+
+TEST_P(GemmGemvCpuTest, MatchesReference) {
+  const GemvCpuCase& c = GetParam();
+  OpGraphBuilder b;
+  TensorRef a = b.Input("a", {c.m, c.k});
+  TensorRef w =
+      b.Constant("b", c.trans_b ? std::vector<int64_t>{c.n, c.k} : std::vector<int64_t>{c.k, c.n});
+  TensorRef bias;
+  if (c.bias == Bias::kN) bias = b.Constant("c", {c.n});
+  if (c.bias == Bias::kMN) bias = b.Input("c", {c.m, c.n});
+  if (c.bias == Bias::kM1) bias = b.Constant("c", {c.m, 1});
+  GemmAttrs attrs;
+  attrs.alpha = c.alpha;
+  attrs.beta = c.beta;
+  attrs.trans_b = c.trans_b;
+  TensorRef y = b.graph().Gemm(a, w, bias, attrs);
+  if (c.act != ActivationKind::kNone) b.graph().SetFusedActivation(y, {c.act, 0.0f, 0.0f});
+  CheckOptions options;
+  auto forced = std::make_shared<int>(0);
+  options.choose_variant = ForceVariant(OpType::kGemm, "gemm_gemv_cpu", forced);
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), options);
+  EXPECT_GT(*forced, 0) << "gemm_gemv_cpu does not fit " << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, GemmGemvCpuTest,
+    ::testing::Values(
+        GemvCpuCase{"m1_fc_biasN", 1, 37, 45, true, 1.0f, 1.0f, Bias::kN, ActivationKind::kNone},
+        GemvCpuCase{"m1_nn_relu", 1, 64, 33, false, 1.0f, 1.0f, Bias::kN, ActivationKind::kRelu},
+        GemvCpuCase{"m2_k3_alpha_beta_biasMN", 2, 3, 19, true, 0.5f, -2.0f, Bias::kMN,
+                    ActivationKind::kNone},
+        GemvCpuCase{"m3_biasM1_sigmoid", 3, 41, 24, false, 1.5f, 0.25f, Bias::kM1,
+                    ActivationKind::kSigmoid},
+        GemvCpuCase{"m4_nobias_n7", 4, 29, 7, true, 0.75f, 1.0f, Bias::kNone,
+                    ActivationKind::kNone}),
+    [](const ::testing::TestParamInfo<GemvCpuCase>& info) { return info.param.name; });
 
 struct MatMulCase {
   std::string name;

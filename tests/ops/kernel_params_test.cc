@@ -232,6 +232,15 @@ std::vector<SpaceCase> Cases() {
       {"matmul_packed_part1", "matmul_packed", cpu, MatMulGraph(11, 21, 42), 0, 6},
       {"matmul_packed_part2", "matmul_packed", cpu, MatMulGraph(11, 21, 42), 6, 12},
       {"matmul_packed_part3", "matmul_packed", cpu, MatMulGraph(11, 21, 42), 12},
+      // The CPU matrix-vector products: 3 rows (Gemm) or 1, 21 columns
+      // (tails of 8 and 16; panels past the last for two or four per item),
+      // K 43 (odd: a tail past the 4-step).
+      {"gemm_gemv_cpu_fc_part1", "gemm_gemv_cpu", cpu, FcGraph(3, 21, 43), 0, 6},
+      {"gemm_gemv_cpu_fc_part2", "gemm_gemv_cpu", cpu, FcGraph(3, 21, 43), 6, 12},
+      {"gemm_gemv_cpu_fc_part3", "gemm_gemv_cpu", cpu, FcGraph(3, 21, 43), 12},
+      {"matmul_gemv_cpu_part1", "matmul_gemv_cpu", cpu, MatMulGraph(1, 21, 43), 0, 6},
+      {"matmul_gemv_cpu_part2", "matmul_gemv_cpu", cpu, MatMulGraph(1, 21, 43), 6, 12},
+      {"matmul_gemv_cpu_part3", "matmul_gemv_cpu", cpu, MatMulGraph(1, 21, 43), 12},
       // 40 input channels: slices of 1-32 with a short last slice.
       {"pointwise_gpu_c40", "conv2d_pointwise_gpu", gpu,
        ConvGraph({1, 40, 5, 6}, 12, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0}))},

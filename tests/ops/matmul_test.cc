@@ -181,42 +181,60 @@ INSTANTIATE_TEST_SUITE_P(
                           AddCase{"residual", {1, 3, 40}, {40, 51}, {1, 3, 51}, false})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
-// The CPU family's product with constant weights (matmul_packed.cl), forced:
-// rows past the row block (M not a multiple of 4 or 8), columns past the
-// panel (N not a multiple of 8 or 16), K not a multiple of 4, batches of A
-// as rows, and the Add after it absorbed (bias [N] or [1, 1, N], or a
-// residual, with the Add's ReLU). The CPU family's dispatch list must hold
-// matmul_packed and no Add.
-class MatMulPackedTest : public ::testing::TestWithParam<AddCase> {};
+// The CPU family's products with constant weights, forced. matmul_packed
+// (matmul_packed.cl): rows past the row block (M not a multiple of 4 or 8),
+// columns past the panel (N not a multiple of 8 or 16), K not a multiple of
+// 4, batches of A as rows, and the Add after it absorbed (bias [N] or
+// [1, 1, N], or a residual, with the Add's ReLU). matmul_gemv_cpu
+// (matmul_gemv_cpu.cl): one to four rows (batches of A folded), N not a
+// multiple of the panel, K odd or below 4, the same Adds. The CPU family's
+// dispatch list must hold one of the two products and no Add.
+class MatMulPackedTest : public ::testing::TestWithParam<std::tuple<std::string, AddCase>> {};
 
 TEST_P(MatMulPackedTest, MatchesReference) {
-  const AddCase& c = GetParam();
+  const auto& [variant, c] = GetParam();
   absl::StatusOr<OpGraph> op = LinearGraph(c);
   ASSERT_TRUE(op.ok()) << op.status();
   const absl::StatusOr<std::vector<std::string>> labels =
       DispatchLabelsOf(*op, EngineOptions::KernelTarget::kCpu);
   ASSERT_TRUE(labels.ok()) << labels.status();
   ASSERT_EQ(labels->size(), 1u) << c.name << ": " << absl::StrJoin(*labels, ", ");
-  EXPECT_NE((*labels)[0].find("matmul_packed"), std::string::npos)
+  EXPECT_TRUE((*labels)[0].find("matmul_packed") != std::string::npos ||
+              (*labels)[0].find("matmul_gemv_cpu") != std::string::npos)
       << c.name << ": " << (*labels)[0];
   CheckOptions options;
   auto forced = std::make_shared<int>(0);
-  options.choose_variant = ForceVariant(OpType::kMatMul, "matmul_packed", forced);
+  options.choose_variant = ForceVariant(OpType::kMatMul, variant, forced);
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(op), options);
-  EXPECT_GT(*forced, 0) << "matmul_packed does not fit " << c.name;
+  EXPECT_GT(*forced, 0) << variant << " does not fit " << c.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, MatMulPackedTest,
-    ::testing::Values(AddCase{"exact", {16, 32}, {32, 32}, {}},
-                      AddCase{"one_row", {1, 40}, {40, 24}, {24}},
-                      AddCase{"ragged_m_n_k", {13, 30}, {30, 21}, {}},
-                      AddCase{"k_below_4", {9, 3}, {3, 8}, {}},
-                      AddCase{"batches_as_rows", {2, 5, 6}, {6, 10}, {}},
-                      AddCase{"bias", {1, 11, 36}, {36, 40}, {40}},
-                      AddCase{"bias3d_relu", {1, 11, 36}, {36, 40}, {1, 1, 40}, true},
-                      AddCase{"residual_relu", {1, 11, 36}, {36, 40}, {1, 11, 40}, true}),
-    [](const auto& info) { return info.param.name; });
+    ::testing::Combine(
+        ::testing::Values("matmul_packed"),
+        ::testing::Values(AddCase{"exact", {16, 32}, {32, 32}, {}},
+                          AddCase{"one_row", {1, 40}, {40, 24}, {24}},
+                          AddCase{"ragged_m_n_k", {13, 30}, {30, 21}, {}},
+                          AddCase{"k_below_4", {9, 3}, {3, 8}, {}},
+                          AddCase{"batches_as_rows", {2, 5, 6}, {6, 10}, {}},
+                          AddCase{"bias", {1, 11, 36}, {36, 40}, {40}},
+                          AddCase{"bias3d_relu", {1, 11, 36}, {36, 40}, {1, 1, 40}, true},
+                          AddCase{"residual_relu", {1, 11, 36}, {36, 40}, {1, 11, 40}, true})),
+    [](const auto& info) { return std::get<1>(info.param).name; });
+
+INSTANTIATE_TEST_SUITE_P(
+    GemvCpu, MatMulPackedTest,
+    ::testing::Combine(
+        ::testing::Values("matmul_gemv_cpu"),
+        ::testing::Values(
+            AddCase{"one_row", {1, 40}, {40, 24}, {}},
+            AddCase{"one_row_ragged_n_odd_k", {1, 1, 37}, {37, 45}, {45}},
+            AddCase{"two_rows_k_below_4", {2, 3}, {3, 19}, {}},
+            AddCase{"three_rows_bias3d_relu", {1, 3, 33}, {33, 21}, {1, 1, 21}, true},
+            AddCase{"four_rows_residual", {4, 1, 41}, {41, 70}, {4, 1, 70}},
+            AddCase{"batches_as_rows_residual_relu", {2, 2, 29}, {29, 9}, {2, 2, 9}, true})),
+    [](const auto& info) { return std::get<1>(info.param).name; });
 
 }  // namespace
 }  // namespace recq::optest
