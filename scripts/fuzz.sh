@@ -7,8 +7,9 @@
 # New inputs go to build-fuzz/corpus/<target> (the checked-in seeds are
 # read-only inputs); a crash leaves build-fuzz/crash-* and fails the run.
 # The seed is fixed (RECQ_FUZZ_SEED, default 1) so that a run repeats the
-# mutations of an earlier run with the same seed and an empty corpus: CI's
-# bounded run is a prefix of a longer local one. RECQ_FUZZ_SEED=0 lets
+# mutations of an earlier run with the same seed, sources and an empty
+# corpus: CI's bounded run is then a prefix of a longer local one (the
+# targets are single-threaded and deterministic). RECQ_FUZZ_SEED=0 lets
 # libFuzzer pick a seed, for exploring.
 set -euo pipefail
 cd "$(dirname "$0")/.."
