@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "engine/ops/layout_attrs.h"
 #include "engine/ops/onnx_emitter.h"
 #include "engine/ops/op_table.h"
@@ -165,20 +164,7 @@ absl::Status ImportConv(OnnxNodeContext& n) {
     return n.Invalid(absl::StrCat("weight '", n.value_name(w), "' is ", wd.ToString(),
                                   "; a 2-D conv needs [OC, C/group, KH, KW]"));
   }
-  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> kernel_shape, n.Ints("kernel_shape"));
-  if (one_d && kernel_shape.size() == 1) kernel_shape.insert(kernel_shape.begin(), 1);
-  if (!kernel_shape.empty() && (kernel_shape.size() != 2 || kernel_shape[0] != wd.shape[2] ||
-                                kernel_shape[1] != wd.shape[3])) {
-    return n.Invalid(absl::StrCat("kernel_shape [", absl::StrJoin(kernel_shape, ","),
-                                  "] does not match weight ", wd.ToString()));
-  }
-  RECQ_ASSIGN_OR_RETURN(Window win, ResolveWindow(n, xd, {wd.shape[2], wd.shape[3]}, one_d));
-  RECQ_ASSIGN_OR_RETURN(int64_t group, n.Int("group", 1));
-  Conv2DAttrs attrs;
-  attrs.strides = win.strides;
-  attrs.dilations = win.dilations;
-  attrs.pads = win.pads;
-  attrs.groups = group;
+  RECQ_ASSIGN_OR_RETURN(const Conv2DAttrs attrs, ResolveConvAttrs(n, xd, wd, one_d));
   if (one_d) return EmitFrom2D(n, kOp, {x, w, b}, attrs);
   return n.Emit(kOp, {x, w, b}, attrs);
 }

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "engine/ops/quantize.h"
@@ -258,20 +257,7 @@ absl::Status ImportConv(OnnxNodeContext& n, OpType op, const Slots& s, int input
                                       "; only 1-D (N, C, L) and 2-D (NCHW) convolutions are "
                                       "supported"));
   }
-  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> kernel_shape, n.Ints("kernel_shape"));
-  if (one_d && kernel_shape.size() == 1) kernel_shape.insert(kernel_shape.begin(), 1);
-  if (!kernel_shape.empty() && (kernel_shape.size() != 2 || kernel_shape[0] != wd.shape[2] ||
-                                kernel_shape[1] != wd.shape[3])) {
-    return n.Invalid(absl::StrCat("kernel_shape [", absl::StrJoin(kernel_shape, ","),
-                                  "] does not match w ", wd.ToString()));
-  }
-  RECQ_ASSIGN_OR_RETURN(Window win, ResolveWindow(n, xd, {wd.shape[2], wd.shape[3]}, one_d));
-  RECQ_ASSIGN_OR_RETURN(int64_t group, n.Int("group", 1));
-  Conv2DAttrs attrs;
-  attrs.strides = win.strides;
-  attrs.dilations = win.dilations;
-  attrs.pads = win.pads;
-  attrs.groups = group;
+  RECQ_ASSIGN_OR_RETURN(const Conv2DAttrs attrs, ResolveConvAttrs(n, xd, wd, one_d));
   if (one_d) return EmitFrom2D(n, op, std::move(in), attrs);
   return n.Emit(op, std::move(in), attrs);
 }

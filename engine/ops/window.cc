@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/types/span.h"
 #include "engine/ops/onnx_emitter.h"
 #include "engine/ops/op_util.h"
@@ -110,6 +111,25 @@ absl::StatusOr<OnnxNodeEmitter*> Emitter(OnnxNodeContext& n) {
 }
 
 }  // namespace
+
+absl::StatusOr<Conv2DAttrs> ResolveConvAttrs(OnnxNodeContext& n, const TensorDesc& x,
+                                             const TensorDesc& w, bool one_d) {
+  RECQ_ASSIGN_OR_RETURN(std::vector<int64_t> kernel_shape, n.Ints("kernel_shape"));
+  if (one_d && kernel_shape.size() == 1) kernel_shape.insert(kernel_shape.begin(), 1);
+  if (!kernel_shape.empty() && (kernel_shape.size() != 2 || kernel_shape[0] != w.shape[2] ||
+                                kernel_shape[1] != w.shape[3])) {
+    return n.Invalid(absl::StrCat("kernel_shape [", absl::StrJoin(kernel_shape, ","),
+                                  "] does not match weight ", w.ToString()));
+  }
+  RECQ_ASSIGN_OR_RETURN(Window win, ResolveWindow(n, x, {w.shape[2], w.shape[3]}, one_d));
+  RECQ_ASSIGN_OR_RETURN(int64_t group, n.Int("group", 1));
+  Conv2DAttrs attrs;
+  attrs.strides = win.strides;
+  attrs.dilations = win.dilations;
+  attrs.pads = win.pads;
+  attrs.groups = group;
+  return attrs;
+}
 
 absl::StatusOr<Window3D> ResolveWindow3D(OnnxNodeContext& n, const std::vector<int64_t>& x,
                                          const std::array<int64_t, 3>& kernel) {

@@ -25,6 +25,14 @@ struct Window {
                                                    std::array<int64_t, 2> kernel,
                                                    bool one_d = false);
 
+// ResolveConvAttrs reads a 2-D convolution's kernel_shape (checked against
+// the weights `w`, [OC, C/group, KH, KW]), window (ResolveWindow) and group
+// into Conv2DAttrs, for Conv and the integer convolutions alike. With
+// `one_d`, x and w are a 1-D convolution's viewed as 2-D (ViewAs2D,
+// WeightsAs2D) and kernel_shape may have one value.
+[[nodiscard]] absl::StatusOr<Conv2DAttrs> ResolveConvAttrs(OnnxNodeContext& n, const TensorDesc& x,
+                                                           const TensorDesc& w, bool one_d);
+
 // The window of a 3-D (N, C, D, H, W) Conv or pool, each array in (D, H, W)
 // order; pads as ONNX orders them (the three begins, then the three ends).
 struct Window3D {

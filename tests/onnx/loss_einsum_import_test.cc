@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "onnx/onnx_pb.h"
 #include "recq/onnx.h"
+#include "testing/onnx_model_builder.h"
 #include "testing/test_env.h"
 
 namespace recq {
@@ -22,51 +23,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class Model {
- public:
-  Model() {
-    model_.set_ir_version(8);
-    onnx::OperatorSetIdProto* id = model_.add_opset_import();
-    id->set_domain("");
-    id->set_version(13);
-  }
-  void Input(const std::string& name, const std::vector<int64_t>& shape, int32_t type) {
-    onnx::ValueInfoProto* info = model_.mutable_graph()->add_input();
-    info->set_name(name);
-    auto* tt = info->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(type);
-    for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
-  }
-  void Output(const std::string& name) {
-    onnx::ValueInfoProto* o = model_.mutable_graph()->add_output();
-    o->set_name(name);
-    o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  }
-  onnx::NodeProto* Node(const std::string& op, const std::vector<std::string>& in,
-                        const std::vector<std::string>& out) {
-    onnx::NodeProto* n = model_.mutable_graph()->add_node();
-    n->set_op_type(op);
-    for (const std::string& s : in) n->add_input(s);
-    for (const std::string& s : out) n->add_output(s);
-    return n;
-  }
-  static void String(onnx::NodeProto* n, const std::string& name, const std::string& v) {
-    onnx::AttributeProto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::STRING);
-    a->set_s(v);
-  }
-  static void Int(onnx::NodeProto* n, const std::string& name, int64_t v) {
-    onnx::AttributeProto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-  }
-  std::string Bytes() const { return model_.SerializeAsString(); }
-
- private:
-  onnx::ModelProto model_;
-};
+using Model = testing::OnnxModelBuilder;
 
 std::mt19937 FreshRng() {
   const uint32_t seed = std::random_device{}();

@@ -14,6 +14,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "recq/onnx.h"
+#include "testing/onnx_model_builder.h"
 #include "testing/test_env.h"
 
 namespace recq {
@@ -23,69 +24,7 @@ using ::testing::HasSubstr;
 
 constexpr double kPi = 3.14159265358979323846;
 
-class Model {
- public:
-  explicit Model(int64_t opset) {
-    model_.set_ir_version(8);
-    onnx::OperatorSetIdProto* id = model_.add_opset_import();
-    id->set_domain("");
-    id->set_version(opset);
-  }
-  onnx::GraphProto* graph() { return model_.mutable_graph(); }
-  void Input(const std::string& name, const std::vector<int64_t>& shape, int32_t type) {
-    Info(graph()->add_input(), name, shape, type);
-  }
-  // Output declares a graph output; `shape` empty: no declared shape.
-  void Output(const std::string& name, int32_t type, const std::vector<int64_t>& shape = {}) {
-    onnx::ValueInfoProto* o = graph()->add_output();
-    o->set_name(name);
-    auto* tt = o->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(type);
-    for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
-  }
-  void Tensor(const std::string& name, const std::vector<int64_t>& dims, int32_t type,
-              const std::vector<double>& data) {
-    onnx::TensorProto* t = graph()->add_initializer();
-    t->set_name(name);
-    t->set_data_type(type);
-    for (int64_t d : dims) t->add_dims(d);
-    for (double v : data) {
-      if (type == onnx::TensorProto::FLOAT) {
-        t->add_float_data(static_cast<float>(v));
-      } else if (type == onnx::TensorProto::INT64) {
-        t->add_int64_data(static_cast<int64_t>(v));
-      } else {
-        t->add_int32_data(static_cast<int32_t>(v));  // int32, int8, uint8
-      }
-    }
-  }
-  onnx::NodeProto* Node(const std::string& op, const std::vector<std::string>& in,
-                        const std::vector<std::string>& out) {
-    onnx::NodeProto* n = graph()->add_node();
-    n->set_op_type(op);
-    for (const std::string& s : in) n->add_input(s);
-    for (const std::string& s : out) n->add_output(s);
-    return n;
-  }
-  static void Int(onnx::NodeProto* n, const std::string& name, int64_t v) {
-    onnx::AttributeProto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-  }
-  std::string Bytes() const { return model_.SerializeAsString(); }
-
- private:
-  static void Info(onnx::ValueInfoProto* info, const std::string& name,
-                   const std::vector<int64_t>& shape, int32_t type) {
-    info->set_name(name);
-    auto* tt = info->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(type);
-    tt->mutable_shape();  // a scalar has a shape of no dimensions
-    for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
-  }
-  onnx::ModelProto model_;
-};
+using Model = testing::OnnxModelBuilder;
 
 // The windows from their definitions, in double.
 std::vector<double> Window(const std::string& op, int64_t size, bool periodic) {

@@ -16,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "onnx/onnx_pb.h"
 #include "recq/onnx.h"
+#include "testing/onnx_model_builder.h"
 #include "testing/test_env.h"
 
 namespace recq {
@@ -23,65 +24,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class Model {
- public:
-  Model() {
-    model_.set_ir_version(8);
-    onnx::OperatorSetIdProto* id = model_.add_opset_import();
-    id->set_domain("");
-    id->set_version(13);
-  }
-  onnx::GraphProto* graph() { return model_.mutable_graph(); }
-  void Input(const std::string& name, const std::vector<int64_t>& shape, int32_t type) {
-    Info(graph()->add_input(), name, shape, type);
-  }
-  void Output(const std::string& name) {
-    onnx::ValueInfoProto* o = graph()->add_output();
-    o->set_name(name);
-    o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  }
-  void Floats(const std::string& name, const std::vector<int64_t>& dims,
-              const std::vector<float>& data) {
-    onnx::TensorProto* t = graph()->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims) t->add_dims(d);
-    for (float f : data) t->add_float_data(f);
-  }
-  void Int64s(const std::string& name, const std::vector<int64_t>& dims,
-              const std::vector<int64_t>& data) {
-    onnx::TensorProto* t = graph()->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    for (int64_t d : dims) t->add_dims(d);
-    for (int64_t v : data) t->add_int64_data(v);
-  }
-  onnx::NodeProto* Node(const std::string& op, const std::vector<std::string>& in,
-                        const std::vector<std::string>& out) {
-    onnx::NodeProto* n = graph()->add_node();
-    n->set_op_type(op);
-    for (const std::string& s : in) n->add_input(s);
-    for (const std::string& s : out) n->add_output(s);
-    return n;
-  }
-  static void Int(onnx::NodeProto* n, const std::string& name, int64_t v) {
-    onnx::AttributeProto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-  }
-  std::string Bytes() const { return model_.SerializeAsString(); }
-
- private:
-  static void Info(onnx::ValueInfoProto* info, const std::string& name,
-                   const std::vector<int64_t>& shape, int32_t type) {
-    info->set_name(name);
-    auto* tt = info->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(type);
-    for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
-  }
-  onnx::ModelProto model_;
-};
+using Model = testing::OnnxModelBuilder;
 
 std::mt19937 FreshRng() {
   const uint32_t seed = std::random_device{}();
