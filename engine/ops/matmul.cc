@@ -230,6 +230,16 @@ struct ProductEpilogue {
   Activation act;
 };
 
+// AddEpilogueArgs appends the epilogue's scalars in the order every product
+// kernel takes them: alpha, beta, C's row and column strides, then the
+// activation's kind and parameters.
+void AddEpilogueArgs(Dispatch& d, const ProductEpilogue& e) {
+  d.args.push_back(DispatchArg::Scalar(e.alpha));
+  d.args.push_back(DispatchArg::Scalar(e.beta));
+  AddInts(d, {e.c_sm, e.c_sn});
+  AddActivation(d, e.act);
+}
+
 // AddEpilogue: a MatMul's (of N columns) with the Add after it absorbed (a
 // Linear layer's bias [N] or a residual of the output's shape) and that
 // Add's activation, from LoweringContext::OutputOf.
@@ -310,10 +320,7 @@ void EmitLocal(const LocalTile& tile, const LocalParams& p, LoweringContext& ctx
   d.args.push_back(DispatchArg::Scalar(Pad8(s.batch, 1)));
   d.args.push_back(DispatchArg::Scalar(s.sa));
   d.args.push_back(DispatchArg::Scalar(s.sb));
-  d.args.push_back(DispatchArg::Scalar(epilogue.alpha));
-  d.args.push_back(DispatchArg::Scalar(epilogue.beta));
-  AddInts(d, {epilogue.c_sm, epilogue.c_sn});
-  AddActivation(d, epilogue.act);
+  AddEpilogueArgs(d, epilogue);
   const int64_t total = s.m * s.n * batch;
   const double partial_bytes = double(sk) * double(total) * sizeof(float);
   if (sk > 1) d.bytes += partial_bytes;
@@ -325,10 +332,7 @@ void EmitLocal(const LocalTile& tile, const LocalParams& p, LoweringContext& ctx
   SetRange(r, {size_t(total), 1, 1}, {GpuGroup(ctx.device(), 256), 1, 1});
   r.args = {part, epilogue.c, y};
   AddInts(r, {total, s.n, sk, epilogue.mode != 0 ? 1 : 0});
-  r.args.push_back(DispatchArg::Scalar(epilogue.alpha));
-  r.args.push_back(DispatchArg::Scalar(epilogue.beta));
-  AddInts(r, {epilogue.c_sm, epilogue.c_sn});
-  AddActivation(r, epilogue.act);
+  AddEpilogueArgs(r, epilogue);
   r.bytes = partial_bytes + double(total) * sizeof(float);
   ctx.Emit(std::move(r));
 }
@@ -418,10 +422,7 @@ absl::Status EmitGemv(LoweringContext& ctx, const Node& node, int64_t rows, int6
   d.local = {size_t(cg), size_t(ks), 1};
   d.args = {a, b, epilogue.c, y};
   AddInts(d, {n, k});
-  d.args.push_back(DispatchArg::Scalar(epilogue.alpha));
-  d.args.push_back(DispatchArg::Scalar(epilogue.beta));
-  AddInts(d, {epilogue.c_sm, epilogue.c_sn});
-  AddActivation(d, epilogue.act);
+  AddEpilogueArgs(d, epilogue);
   d.flops = 2.0 * double(rows) * double(n) * double(k);
   ctx.Emit(std::move(d));
   return absl::OkStatus();
@@ -512,10 +513,7 @@ absl::Status EmitPacked(LoweringContext& ctx, const Node& node, const PackedShap
   SetRange(d, range, WorkGroupFor(range, size_t(wg)));
   d.args = {ctx.Arg(a), PackPanels(ctx, b, s, vw), e.c, ctx.Arg(y)};
   AddInts(d, {s.m, s.n, s.k});
-  d.args.push_back(DispatchArg::Scalar(e.alpha));
-  d.args.push_back(DispatchArg::Scalar(e.beta));
-  AddInts(d, {e.c_sm, e.c_sn});
-  AddActivation(d, e.act);
+  AddEpilogueArgs(d, e);
   d.flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
   ctx.Emit(std::move(d));
   return absl::OkStatus();
@@ -607,10 +605,7 @@ absl::Status EmitGemvCpu(LoweringContext& ctx, const Node& node, const PackedSha
   SetRange(d, range, {size_t(wg), 1, 1});
   d.args = {ctx.Arg(a), PackPanels(ctx, b, s, vw), e.c, ctx.Arg(y)};
   AddInts(d, {s.n, s.k});
-  d.args.push_back(DispatchArg::Scalar(e.alpha));
-  d.args.push_back(DispatchArg::Scalar(e.beta));
-  AddInts(d, {e.c_sm, e.c_sn});
-  AddActivation(d, e.act);
+  AddEpilogueArgs(d, e);
   d.flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
   ctx.Emit(std::move(d));
   return absl::OkStatus();
