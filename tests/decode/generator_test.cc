@@ -194,15 +194,44 @@ std::vector<char> ReadBytes(const std::string& path) {
   return std::vector<char>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
-TEST_P(ModelSetDecoderTest, GreedyIdsAndLogitsMatchTheReference) {
-  const std::string stem = std::string(RECQ_DECODER_DIR) + "/" + GetParam();
+// One layout's reference: the prompt, `transformers`' greedy ids and
+// onnxruntime's logits of every step run token by token, prompt included.
+struct LayoutReference {
+  std::vector<int64_t> prompt, ids;
+  std::vector<char> step_logits;  // float32 rows of the vocabulary
+};
+
+LayoutReference ReadLayoutReference(const std::string& stem) {
   const std::vector<char> p = ReadBytes(stem + ".decode.prompt.i64");
   const std::vector<char> i = ReadBytes(stem + ".decode.ids.i64");
-  const std::vector<char> l = ReadBytes(stem + ".decode.step_logits.f32");
-  ASSERT_FALSE(p.empty() || i.empty() || l.empty()) << stem;
-  std::vector<int64_t> prompt(p.size() / 8), want(i.size() / 8);
-  std::memcpy(prompt.data(), p.data(), p.size());
-  std::memcpy(want.data(), i.data(), i.size());
+  LayoutReference ref;
+  ref.prompt.resize(p.size() / 8);
+  ref.ids.resize(i.size() / 8);
+  std::memcpy(ref.prompt.data(), p.data(), p.size());
+  std::memcpy(ref.ids.data(), i.data(), i.size());
+  ref.step_logits = ReadBytes(stem + ".decode.step_logits.f32");
+  return ref;
+}
+
+// ExpectStepLogits compares each generated step's logits with the
+// reference's row `first + step` (relative L2 below 1e-4).
+void ExpectStepLogits(const GenerateResult& r, size_t vocab, const LayoutReference& ref,
+                      size_t first) {
+  ASSERT_EQ((r.logits.size() + first) * vocab * sizeof(float), ref.step_logits.size());
+  for (size_t step = 0; step < r.logits.size(); ++step) {
+    std::vector<float> row(vocab);
+    std::memcpy(row.data(), ref.step_logits.data() + (first + step) * vocab * sizeof(float),
+                vocab * sizeof(float));
+    EXPECT_LT(RelativeL2(r.logits[step], row), 1e-4) << "step " << step;
+  }
+}
+
+TEST_P(ModelSetDecoderTest, GreedyIdsAndLogitsMatchTheReference) {
+  const std::string stem = std::string(RECQ_DECODER_DIR) + "/" + GetParam();
+  const LayoutReference ref = ReadLayoutReference(stem);
+  ASSERT_FALSE(ref.prompt.empty() || ref.ids.empty() || ref.step_logits.empty()) << stem;
+  const std::vector<int64_t>& prompt = ref.prompt;
+  const std::vector<int64_t>& want = ref.ids;
   const int64_t length = 32;
   RECQ_ASSERT_OK_AND_ASSIGN(Graph g, LoadDecoderOnnx(stem + ".onnx", length));
   GeneratorOptions go;
@@ -214,13 +243,7 @@ TEST_P(ModelSetDecoderTest, GreedyIdsAndLogitsMatchTheReference) {
   o.keep_logits = true;
   RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult r, gen.Generate(prompt, o));
   EXPECT_EQ(r.tokens, want);
-  const size_t vocab = static_cast<size_t>(gen.vocab());
-  ASSERT_EQ(r.logits.size() * vocab * sizeof(float), l.size());
-  for (size_t step = 0; step < r.logits.size(); ++step) {
-    std::vector<float> row(vocab);
-    std::memcpy(row.data(), l.data() + step * vocab * sizeof(float), vocab * sizeof(float));
-    EXPECT_LT(RelativeL2(r.logits[step], row), 1e-4) << "step " << step;
-  }
+  ExpectStepLogits(r, static_cast<size_t>(gen.vocab()), ref, /*first=*/0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ModelSetDecoderTest,
@@ -583,13 +606,10 @@ TEST(GeneratorPrefillTest, PaddingNeverPassesTheCache) {
 // references' ids and logits.
 TEST_P(ModelSetDecoderTest, BucketedPrefillMatchesTheReference) {
   const std::string stem = std::string(RECQ_DECODER_DIR) + "/" + GetParam();
-  const std::vector<char> p = ReadBytes(stem + ".decode.prompt.i64");
-  const std::vector<char> i = ReadBytes(stem + ".decode.ids.i64");
-  const std::vector<char> l = ReadBytes(stem + ".decode.step_logits.f32");
-  ASSERT_FALSE(p.empty() || i.empty() || l.empty()) << stem;
-  std::vector<int64_t> prompt(p.size() / 8), want(i.size() / 8);
-  std::memcpy(prompt.data(), p.data(), p.size());
-  std::memcpy(want.data(), i.data(), i.size());
+  const LayoutReference ref = ReadLayoutReference(stem);
+  ASSERT_FALSE(ref.prompt.empty() || ref.ids.empty() || ref.step_logits.empty()) << stem;
+  const std::vector<int64_t>& prompt = ref.prompt;
+  const std::vector<int64_t>& want = ref.ids;
   RECQ_ASSERT_OK_AND_ASSIGN(Generator gen, MakeBucketed(stem + ".onnx", 32, {4}));
   GenerateOptions o;
   o.max_new_tokens = static_cast<int64_t>(want.size());
@@ -597,15 +617,7 @@ TEST_P(ModelSetDecoderTest, BucketedPrefillMatchesTheReference) {
   RECQ_ASSERT_OK_AND_ASSIGN(GenerateResult r, gen.Generate(prompt, o));
   EXPECT_EQ(r.tokens, want);
   EXPECT_EQ(r.prefill_batched_tokens, static_cast<int64_t>(prompt.size()) - 1);
-  const size_t vocab = static_cast<size_t>(gen.vocab());
-  const size_t first = prompt.size() - 1;
-  ASSERT_EQ((r.logits.size() + first) * vocab * sizeof(float), l.size());
-  for (size_t step = 0; step < r.logits.size(); ++step) {
-    std::vector<float> row(vocab);
-    std::memcpy(row.data(), l.data() + (first + step) * vocab * sizeof(float),
-                vocab * sizeof(float));
-    EXPECT_LT(RelativeL2(r.logits[step], row), 1e-4) << "step " << step;
-  }
+  ExpectStepLogits(r, static_cast<size_t>(gen.vocab()), ref, /*first=*/prompt.size() - 1);
 }
 
 // Every backend replays the prefill steps bit for bit as the replay list.
