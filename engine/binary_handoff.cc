@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -82,6 +83,13 @@ absl::Status WriteBinaryHandOff(const std::string& path, const BinaryHandOff& ha
     PutString(p.source, bytes);
     PutU64(p.options.size(), bytes);
     for (const std::string& o : p.options) PutString(o, bytes);
+  }
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return absl::UnavailableError(absl::StrCat("create directory '", dir.string(),
+                                               "' for a binary hand-off: ", ec.message()));
   }
   std::random_device random;
   const std::string temp = absl::StrCat(path, ".tmp.", getpid(), ".", absl::Hex(random()));

@@ -30,7 +30,8 @@ struct BinaryHandOff {
 };
 
 // WriteBinaryHandOff writes `handoff` to `path` atomically (a temporary file
-// in the same directory, then a rename), so that a reader sees all or none.
+// in the same directory, then a rename), so that a reader sees all or none;
+// it creates the directory when missing.
 [[nodiscard]] absl::Status WriteBinaryHandOff(const std::string& path,
                                               const BinaryHandOff& handoff);
 

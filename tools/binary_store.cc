@@ -63,16 +63,11 @@ absl::StatusOr<pid_t> SpawnDetached(const std::vector<std::string>& argv,
 void StoreBinariesAfterExit(const Context& context, const std::string& device) {
   const std::string cache_dir = context.cache_dir();
   if (cache_dir.empty()) return;
-  const std::filesystem::path dir = std::filesystem::path(cache_dir) / "handoff";
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
   std::random_device random;
-  const std::string path =
-      (dir / absl::StrCat(getpid(), "-", absl::Hex(random()), ".pending")).string();
-  absl::StatusOr<size_t> handed =
-      ec ? absl::StatusOr<size_t>(absl::UnavailableError(
-               absl::StrCat("create directory '", dir.string(), "': ", ec.message())))
-         : context.HandOffBinaryCache(path);
+  const std::string path = (std::filesystem::path(cache_dir) / "handoff" /
+                            absl::StrCat(getpid(), "-", absl::Hex(random()), ".pending"))
+                               .string();
+  absl::StatusOr<size_t> handed = context.HandOffBinaryCache(path);
   if (!handed.ok()) {
     Log(LogLevel::kWarning,
         absl::StrCat("program binaries not stored: ", handed.status().ToString()));
@@ -84,6 +79,7 @@ void StoreBinariesAfterExit(const Context& context, const std::string& device) {
   absl::StatusOr<pid_t> pid = SpawnDetached(argv, cache_dir);
   if (!pid.ok()) {
     Log(LogLevel::kWarning, absl::StrCat("program binaries not stored: ", pid.status().ToString()));
+    std::error_code ec;
     std::filesystem::remove(path, ec);
     return;
   }
