@@ -46,21 +46,41 @@ ABSL_FLAG(std::string, prefill_buckets, "",
           "up to the first one >= prompt - 1, at most 64)");
 ABSL_FLAG(int, repeat, 3,
           "generate: timed generations after one warm-up; medians and percentiles over all");
+ABSL_FLAG(std::string, logits, "",
+          "generate, bench --generate: after the timed generations, generate once more reading "
+          "the logits after every step, and write them to this file as raw little-endian "
+          "float32 [rows, vocab]: one row per decode step, the first the prompt's last token's "
+          "(with --prefill=tokens, one per prompt token from the first)");
 
 namespace recq::tools {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return Percentile(v, 50);
 }
 
+// WriteLogits writes the rows of `logits` back to back as float32.
+absl::Status WriteLogits(const std::string& path, const std::vector<std::vector<float>>& logits) {
+  std::ofstream out(path, std::ios::binary);
+  for (const std::vector<float>& row : logits) {
+    out.write(reinterpret_cast<const char*>(row.data()),
+              static_cast<std::streamsize>(row.size() * sizeof(float)));
+  }
+  out.close();
+  if (!out) return absl::UnavailableError(absl::StrCat("--logits: cannot write '", path, "'"));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status GenerateCommand(const std::string& model_path, const std::string& device,
-                             const std::string& backend, const std::string& json_path) {
+                             const std::string& backend, const std::string& json_path,
+                             const GenerateTiming& timing) {
   std::vector<int64_t> prompt;
   const std::string ids_text = absl::GetFlag(FLAGS_prompt_ids);
   for (absl::string_view part : absl::StrSplit(ids_text, ',', absl::SkipEmpty())) {
@@ -137,17 +157,43 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
   g.chunk = absl::GetFlag(FLAGS_chunk);
   g.prefill = prefill_mode == "tokens" ? GenerateOptions::Prefill::kTokens
                                        : GenerateOptions::Prefill::kBucketed;
-  RECQ_RETURN_IF_ERROR(gen.Generate(prompt, g).status());  // warm-up
+  // Warm-up: one generation, or generations for timing.warmup_s seconds.
+  const Clock::time_point warm_start = Clock::now();
+  do {
+    RECQ_RETURN_IF_ERROR(gen.Generate(prompt, g).status());
+  } while (timing.bench && Seconds(Clock::now() - warm_start) < timing.warmup_s);
   std::vector<double> prefill_tps, decode_tps, token_ms;
   GenerateResult last;
-  for (int i = 0; i < repeat; ++i) {
+  const Clock::time_point timed_start = Clock::now();
+  int generations = 0;
+  auto more = [&] {
+    if (!timing.bench) return generations < repeat;
+    if (timing.iterations > 0) return generations < timing.iterations;
+    return generations == 0 || Seconds(Clock::now() - timed_start) < timing.duration_s;
+  };
+  for (; more(); ++generations) {
     RECQ_ASSIGN_OR_RETURN(last, gen.Generate(prompt, g));
     prefill_tps.push_back(double(last.prompt_tokens) / (last.prefill_ms / 1e3));
     const int64_t decoded = static_cast<int64_t>(last.tokens.size()) - 1;
     if (decoded > 0) decode_tps.push_back(double(decoded) / (last.decode_ms / 1e3));
     token_ms.insert(token_ms.end(), last.token_ms.begin(), last.token_ms.end());
   }
+  const double timed_s = Seconds(Clock::now() - timed_start);
   const LatencyStats lat = Summarize(token_ms);
+  GenerateResult with_logits;
+  const std::string logits_path = absl::GetFlag(FLAGS_logits);
+  if (!logits_path.empty()) {
+    GenerateOptions keep = g;
+    keep.keep_logits = true;
+    RECQ_ASSIGN_OR_RETURN(with_logits, gen.Generate(prompt, keep));
+    if (with_logits.tokens != last.tokens) {
+      return absl::InternalError(
+          absl::StrCat("--logits: the generation that kept its logits gave other ids (",
+                       absl::StrJoin(with_logits.tokens, ","), ") than the timed ones (",
+                       absl::StrJoin(last.tokens, ","), ")"));
+    }
+    RECQ_RETURN_IF_ERROR(WriteLogits(logits_path, with_logits.logits));
+  }
   const DeviceInfo& info = context.device_info();
   const double prefill = Median(prefill_tps);
   const double decode = decode_tps.empty() ? 0 : Median(decode_tps);
@@ -178,9 +224,21 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
   std::printf("ids (%zu): %s\n", last.tokens.size(), absl::StrJoin(last.tokens, ",").c_str());
   std::printf("stop: %s (%s)\n", StopReasonName(last.stop), last.stop_detail.c_str());
   std::printf("prefill: %.1f tokens/s; decode: %.1f tokens/s (medians of %d generations)\n",
-              prefill, decode, repeat);
+              prefill, decode, generations);
   std::printf("per-token decode latency: p50 %.3f ms, p99 %.3f ms (chunk time / steps)\n", lat.p50,
               lat.p99);
+  const double generated_per_s =
+      double(generations) * double(last.tokens.size()) / std::max(timed_s, 1e-9);
+  if (timing.bench) {
+    std::printf(
+        "measured: %d generations in %.2f s; end to end %.2f generations/s, %.1f "
+        "generated tokens/s\n",
+        generations, timed_s, generations / std::max(timed_s, 1e-9), generated_per_s);
+  }
+  if (!logits_path.empty()) {
+    std::printf("logits: %zu rows x %lld written to %s\n", with_logits.logits.size(),
+                static_cast<long long>(gen.vocab()), logits_path.c_str());
+  }
   std::printf(
       "KV cache: %.2f MiB; intermediates %.2f MiB; weights %.2f MiB (all steps: %.2f MiB)\n",
       gen.kv_cache_bytes() / 1048576.0, gen.engine().stats().intermediate_bytes / 1048576.0,
@@ -237,8 +295,22 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
     j.EndArray();
     j.Key("stop");
     j.String(StopReasonName(last.stop));
+    j.Key("mode");
+    j.String(timing.bench ? "bench" : "generate");
+    j.Key("timed_s");
+    j.Number(timed_s);
+    j.Key("generated_tokens_per_s_end_to_end");
+    j.Number(generated_per_s);
+    if (!logits_path.empty()) {
+      j.Key("logits_file");
+      j.String(logits_path);
+      j.Key("logits_rows");
+      j.Int(static_cast<int64_t>(with_logits.logits.size()));
+      j.Key("vocab");
+      j.Int(gen.vocab());
+    }
     j.Key("generations");
-    j.Int(repeat);
+    j.Int(generations);
     j.Key("prefill");
     j.String(prefill_mode);
     j.Key("prefill_buckets");

@@ -6,13 +6,12 @@
 //   recq bench MODEL.onnx [--devices=0,1|all] [--streams=N] [--warmup=S]
 //                         [--duration=S | --iterations=N] [--json=FILE] [--profile]
 //                         [--input-format=...] [--output-format=...]
-//   recq devices
-//   recq info MODEL.onnx|MODEL.recq [--input-format=...]
-//   recq build MODEL.onnx -o MODEL.recq [--shapes=NAME:DxD...]
-//   recq run|bench MODEL.onnx --shapes=NAME:1x1..512/pow2 [--pad=NAME:0,...] [--exact]
-//   recq export-mobilenet OUT.onnx
-//   recq tune MODEL.onnx [--exhaustive]
-//   recq generate MODEL.onnx [--prompt-ids=1,2,3] [--max-new-tokens=N] [--max-length=L]
+//   recq bench MODEL.onnx --generate [generate's flags] [--warmup=S] [--duration=S |
+//   --iterations=N] recq devices recq info MODEL.onnx|MODEL.recq [--input-format=...] recq build
+//   MODEL.onnx -o MODEL.recq [--shapes=NAME:DxD...] recq run|bench MODEL.onnx
+//   --shapes=NAME:1x1..512/pow2 [--pad=NAME:0,...] [--exact] recq export-mobilenet OUT.onnx recq
+//   tune MODEL.onnx [--exhaustive] recq generate MODEL.onnx [--prompt-ids=1,2,3]
+//   [--max-new-tokens=N] [--max-length=L]
 //                 [--sampling=greedy|top_k=K,...] [--chunk=K] [--json=FILE|-]
 #include <cstdio>
 #include <cstdlib>
@@ -104,6 +103,10 @@ ABSL_FLAG(int, streams, 1,
 ABSL_FLAG(std::string, stream_mode, "threads",
           "bench: threads (one host thread per stream) or events (one host thread waits on each "
           "stream's completion event in turn)");
+ABSL_FLAG(bool, generate, false,
+          "bench: time generations of a decoder with past key/values (generate's flags: "
+          "--prompt-ids, --max-new-tokens, --sampling...) for --duration seconds or "
+          "--iterations generations, after --warmup seconds of them");
 ABSL_FLAG(double, warmup, 1.0, "bench: seconds of untimed runs before measuring");
 ABSL_FLAG(double, duration, 3.0, "bench: seconds to measure (ignored with --iterations)");
 ABSL_FLAG(int64_t, iterations, 0,
@@ -162,7 +165,8 @@ int main(int argc, char** argv) {
       "inputs\n"
       "  recq run MODEL.onnx   load, record once, run N times, print latency statistics\n"
       "  recq bench MODEL.onnx throughput and latency percentiles over devices x streams "
-      "(--devices, --streams, --warmup, --duration or --iterations, --json, --profile)\n"
+      "(--devices, --streams, --warmup, --duration or --iterations, --json, --profile; "
+      "--generate: generations of a decoder with past key/values)\n"
       "  recq devices          OpenCL platforms and devices, with the indices --device takes\n"
       "  recq info MODEL.onnx  inputs, outputs, shapes, op counts, unsupported ops (an engine "
       "file: bindings, device, options, dispatches)\n"
@@ -174,7 +178,7 @@ int main(int argc, char** argv) {
       "ONNX\n"
       "  recq generate MODEL.onnx  decode with a decoder exported with past key/values "
       "(--prompt-ids, --max-new-tokens, --max-length, --sampling, --chunk, --prefill, "
-      "--prefill-buckets, --json)");
+      "--prefill-buckets, --logits, --json)");
   // --input-format, --output-format and generate's --prompt-ids... (the
   // spelling the docs use) are the flags input_format, output_format,
   // prompt_ids...
@@ -264,6 +268,14 @@ int main(int argc, char** argv) {
       recq::tools::StoreBinariesAfterExit(context, common.device);
     };
     status = recq::tools::RunModelCommand(run);
+  } else if (command == "bench" && absl::GetFlag(FLAGS_generate)) {
+    recq::tools::GenerateTiming timing;
+    timing.bench = true;
+    timing.warmup_s = absl::GetFlag(FLAGS_warmup);
+    timing.duration_s = absl::GetFlag(FLAGS_duration);
+    timing.iterations = absl::GetFlag(FLAGS_iterations);
+    status = recq::tools::GenerateCommand(args[2], common.device, common.backend,
+                                          absl::GetFlag(FLAGS_json), timing);
   } else if (command == "bench") {
     recq::tools::BenchOptions bench;
     bench.model_path = args[2];

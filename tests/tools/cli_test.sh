@@ -171,6 +171,40 @@ grep -q "prefill: token by token" "$tmp/gen_tokens.txt" || fail "--prefill=token
 grep -qF "ids (24): $want" "$tmp/gen_range.txt" || fail "--prefill-buckets range ids: $(cat "$tmp/gen_range.txt")"
 grep -q "steps of 2,4 tokens; 2 replays for 7 tokens" "$tmp/gen_range.txt" ||
   fail "--prefill-buckets range: $(cat "$tmp/gen_range.txt")"
+# --logits: every step's logits of the exported GPT-2 layout against
+# onnxruntime's (bench/models/decode_reference.py), relative L2 below 1e-4.
+ref="$dec/gpt2_past_tiny.decode"
+prompt=$(python3 -c "import json, sys; print(','.join(map(str, json.load(open(sys.argv[1]))['prompt_ids'])))" "$ref.json")
+new=$(python3 -c "import json, sys; print(len(json.load(open(sys.argv[1]))['generated_ids']))" "$ref.json")
+"$recq" generate "$dec/gpt2_past_tiny.onnx" --prompt-ids="$prompt" --max-new-tokens="$new" \
+  --max-length=32 --repeat=1 --prefill=tokens --json="$tmp/gen_logits.json" \
+  --logits="$tmp/logits.f32" >"$tmp/gen_logits.txt" || fail "recq generate --logits"
+python3 - "$ref" "$tmp/gen_logits.json" "$tmp/logits.f32" <<'PY' || fail "recq generate --logits"
+import array, json, math, sys
+ref = json.load(open(sys.argv[1] + ".json"))
+run = json.load(open(sys.argv[2]))
+assert run["ids"] == ref["generated_ids"], (run["ids"], ref["generated_ids"])
+want, got = array.array("f"), array.array("f")
+want.frombytes(open(sys.argv[1] + ".step_logits.f32", "rb").read())
+got.frombytes(open(sys.argv[3], "rb").read())
+rows, vocab = ref["step_logits_shape"]
+assert run["logits_rows"] == rows and run["vocab"] == vocab and len(got) == len(want), run
+for r in range(rows):
+    a, b = got[r * vocab:(r + 1) * vocab], want[r * vocab:(r + 1) * vocab]
+    err = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b))) / math.sqrt(sum(y * y for y in b))
+    assert err < 1e-4, (r, err)
+PY
+# recq bench --generate: exactly --iterations timed generations.
+"$recq" bench "$dec/tiny_decoder.onnx" --generate --prompt-ids=17,3,200,91,45,128,7,250 \
+  --max-new-tokens=24 --max-length=40 --warmup=0 --iterations=3 --json="$tmp/bench_gen.json" \
+  >"$tmp/bench_gen.txt" || fail "recq bench --generate"
+grep -qF "ids (24): $want" "$tmp/bench_gen.txt" || fail "bench --generate ids: $(cat "$tmp/bench_gen.txt")"
+python3 - "$tmp/bench_gen.json" <<'PY' || fail "recq bench --generate --json: $(cat "$tmp/bench_gen.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["mode"] == "bench" and r["generations"] == 3, r
+assert r["decode_tokens_per_s"] > 0 and r["generated_tokens_per_s_end_to_end"] > 0, r
+PY
 if "$recq" generate "$dec/tiny_decoder.onnx" --prompt-ids=1,2 --prefill=chunks 2>"$tmp/err.txt"; then
   fail "--prefill=chunks ran"
 fi
