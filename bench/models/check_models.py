@@ -8,9 +8,11 @@ For every manifest with named inputs in --models-dir (default BUILD/models,
 written by bench/models/export_models.py --models families or everything),
 runs `BUILD/tools/recq run STEM.onnx --input=NAME=FILE,... --output=NAME=FILE`
 on the manifest's inputs and compares each output with onnxruntime's
-(relative L2 below 1e-4). Per model it records whether recq loaded it (else
-the first line of its error), the worst relative L2 and the wall time of the
-run (import, compile and one run). Writes a table to stdout, --json and
+(relative L2 below 1e-4), and with PyTorch's own output where the export
+wrote one (STEM.torch.NAME.bin: fp32 on the exporting machine's CPU). Per
+model it records whether recq loaded it (else the first line of its error),
+the worst relative L2 against each and the wall time of the run (import,
+compile and one run). Writes a table to stdout, --json and
 --markdown. Models that fail are data: exits 0 unless recq itself is missing.
 Needs only numpy (this Python or BUILD/.venv-models).
 """
@@ -71,15 +73,22 @@ def check(recq, models_dir, manifest, timeout, device):
             result.update(loads=False, error=err.strip()[:300])
             return result
         result["loads"] = True
-        worst = 0.0
+        worst, worst_torch = 0.0, None
         for o in manifest["outputs"]:
             dtype = np.dtype(o["dtype"]).newbyteorder("<")
             expected = np.fromfile(os.path.join(models_dir, o["file"]), dtype=dtype)
             path = os.path.join(tmp, o["name"] + ".bin")
             got = np.fromfile(path, dtype=dtype) if os.path.exists(path) else np.zeros(0)
             worst = max(worst, rel_l2(got, expected))
+            if o.get("torch_file"):
+                want = np.fromfile(os.path.join(models_dir, o["torch_file"]), dtype=dtype)
+                worst_torch = max(worst_torch or 0.0, rel_l2(got, want))
         result["rel_l2"] = worst
         result["matches"] = worst < MAX_REL_L2
+        if worst_torch is not None:
+            # Against PyTorch's fp32 output on the exporting machine's CPU.
+            result["torch_rel_l2"] = worst_torch
+            result["matches_torch"] = worst_torch < MAX_REL_L2
     return result
 
 
@@ -107,9 +116,17 @@ def main():
         status = ("matches" if r.get("matches") else
                   f"differs (rel L2 {r['rel_l2']:.1e})" if r.get("loads") else
                   f"does not load: {r.get('error')}")
+        if "torch_rel_l2" in r:
+            status += (f"; PyTorch {'matches' if r['matches_torch'] else 'differs'} "
+                       f"(rel L2 {r['torch_rel_l2']:.1e})")
         print(f"{r['stem']:<40} {status}", flush=True)
     ok = sum(1 for r in results if r.get("matches"))
     print(f"{ok} of {len(results)} models load and match onnxruntime (rel L2 < {MAX_REL_L2:g})")
+    with_torch = [r for r in results if "torch_rel_l2" in r]
+    if with_torch:
+        ok = sum(1 for r in with_torch if r["matches_torch"])
+        print(f"{ok} of {len(with_torch)} with PyTorch outputs match PyTorch (rel L2 < "
+              f"{MAX_REL_L2:g})")
     report = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "machine": platform.processor() or platform.machine(),
               "command": " ".join([os.path.relpath(sys.argv[0], REPO)] + sys.argv[1:]),
@@ -120,14 +137,17 @@ def main():
             f.write("\n")
     if args.markdown:
         with open(args.markdown, "w") as f:
-            f.write("| model | exporter | opset | loads | rel L2 vs onnxruntime | note |\n")
-            f.write("|---|---|---|---|---|---|\n")
+            f.write("| model | exporter | opset | loads | rel L2 vs onnxruntime "
+                    "| rel L2 vs PyTorch | note |\n")
+            f.write("|---|---|---|---|---|---|---|\n")
             for r in results:
                 ex = "dynamo" if "True" in r["exporter"] else "TorchScript"
+                vs_torch = f"{r['torch_rel_l2']:.1e}" if "torch_rel_l2" in r else "—"
                 f.write(f"| {r['model']} | {ex} | {r['opset']} | {'yes' if r.get('loads') else 'no'}"
-                        f" | {r['rel_l2']:.1e} |" if r.get("loads") else
-                        f"| {r['model']} | {ex} | {r['opset']} | no | — |")
-                f.write(f" {'' if r.get('matches') else r.get('error', 'differs')} |\n")
+                        f" | {r['rel_l2']:.1e} | {vs_torch} |" if r.get("loads") else
+                        f"| {r['model']} | {ex} | {r['opset']} | no | — | — |")
+                ok = r.get("matches") and r.get("matches_torch", True)
+                f.write(f" {'' if ok else r.get('error', 'differs')} |\n")
     return 0
 
 

@@ -536,13 +536,25 @@ def export_family(name, out, exporter, dynamic, dynamic_seq=False):
         write_atomic(path, lambda p, v=value: v.astype(v.dtype.newbyteorder("<")).tofile(p))
         err = rel_l2(value, expected[i].numpy()) if i < len(expected) else None
         worst = max(worst, err or 0.0)
-        manifest["outputs"].append({"name": oname, "shape": list(value.shape),
-                                    "dtype": str(value.dtype), "file": os.path.basename(path),
-                                    "ort_vs_torch_rel_l2": err,
-                                    "output_std": float(np.std(value))})
+        entry = {"name": oname, "shape": list(value.shape), "dtype": str(value.dtype),
+                 "file": os.path.basename(path), "ort_vs_torch_rel_l2": err,
+                 "output_std": float(np.std(value))}
         manifest["files"]["ort." + oname] = {"file": os.path.basename(path),
                                              "bytes": os.path.getsize(path),
                                              "sha256": sha256(path)}
+        # PyTorch's own output (fp32, on the CPU), for checks against PyTorch
+        # rather than onnxruntime.
+        torch_value = expected[i].numpy() if i < len(expected) else None
+        if torch_value is not None and torch_value.shape == value.shape:
+            tpath = os.path.join(out, f"{st}.torch.{oname}.bin")
+            torch_value = torch_value.astype(value.dtype)
+            write_atomic(tpath,
+                         lambda p, v=torch_value: v.astype(v.dtype.newbyteorder("<")).tofile(p))
+            entry["torch_file"] = os.path.basename(tpath)
+            manifest["files"]["torch." + oname] = {"file": os.path.basename(tpath),
+                                                   "bytes": os.path.getsize(tpath),
+                                                   "sha256": sha256(tpath)}
+        manifest["outputs"].append(entry)
     manifest["ort_vs_torch_rel_l2"] = worst
     write_atomic(os.path.join(out, st + ".json"),
                  lambda p: open(p, "w").write(json.dumps(manifest, indent=1) + "\n"))
