@@ -29,6 +29,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -55,6 +56,7 @@
 #include "recq/recording.h"
 #include "recq/shape_profile.h"
 #include "recq/shaped_engine.h"
+#include "recq/status_macros.h"
 #include "recq/tensor.h"
 
 namespace py = pybind11;
@@ -684,6 +686,7 @@ struct Prepared {
     cl_mem mem;
     void* host;
     size_t bytes;
+    std::string name;  // the binding's
   };
   std::vector<Copy> uploads;
   std::vector<Copy> downloads;
@@ -705,6 +708,63 @@ struct PyRecording {
   std::mutex staging_mu;
   std::map<std::string, Tensor> staging;
 
+  // On a device that does not share host memory, numpy inputs go through
+  // pinned host buffers: a numpy array is pageable memory, which the driver
+  // first copies into its own staging before the DMA, on the enqueueing
+  // thread. Copied into a persistently mapped CL_MEM_ALLOC_HOST_PTR buffer
+  // instead, the write can DMA straight from it. Two per binding, used in
+  // turn, each waiting for its previous write to finish before it is
+  // overwritten. Guarded by `mu` (EnqueueRun).
+  struct Pinned {
+    cl::UniqueMem mem;
+    void* ptr = nullptr;
+    size_t bytes = 0;
+    cl::UniqueEvent written;  // the last write that read `ptr`
+  };
+  bool pinned_uploads = false;
+  std::map<std::string, std::pair<std::array<Pinned, 2>, int>> pinned;
+
+  // PinnedFor returns the next pinned buffer of `name`, of `bytes`, after its
+  // previous write completed; made (allocated and mapped) on first use.
+  absl::StatusOr<Pinned*> PinnedFor(cl_command_queue q, const std::string& name, size_t bytes) {
+    auto& [ring, next] = pinned[name];
+    Pinned& p = ring[next];
+    next = 1 - next;
+    if (p.written) {
+      cl_event e = p.written.get();
+      RECQ_RETURN_IF_ERROR(cl::CheckCl(clWaitForEvents(1, &e), "clWaitForEvents"));
+      p.written.reset();
+    }
+    if (p.bytes == bytes) return &p;
+    if (p.mem) {
+      RECQ_RETURN_IF_ERROR(
+          cl::CheckCl(clEnqueueUnmapMemObject(q, p.mem.get(), p.ptr, 0, nullptr, nullptr),
+                      "clEnqueueUnmapMemObject"));
+      RECQ_RETURN_IF_ERROR(cl::CheckCl(clFinish(q), "clFinish"));
+      p = Pinned{};
+    }
+    const Context& ctx = engine->context->context;
+    cl_int err = CL_SUCCESS;
+    p.mem.reset(clCreateBuffer(ctx.context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes,
+                               nullptr, &err));
+    RECQ_RETURN_IF_ERROR(cl::CheckCl(err, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)"));
+    p.ptr = clEnqueueMapBuffer(q, p.mem.get(), CL_TRUE, CL_MAP_WRITE, 0, bytes, 0, nullptr, nullptr,
+                               &err);
+    RECQ_RETURN_IF_ERROR(cl::CheckCl(err, "clEnqueueMapBuffer"));
+    p.bytes = bytes;
+    return &p;
+  }
+
+  void UnmapPinned() {
+    for (auto& [name, entry] : pinned) {
+      for (Pinned& p : entry.first) {
+        if (p.mem) clEnqueueUnmapMemObject(queue.get(), p.mem.get(), p.ptr, 0, nullptr, nullptr);
+      }
+    }
+    if (!pinned.empty()) clFinish(queue.get());
+    pinned.clear();
+  }
+
   Tensor Staging(const Context& context, const std::string& name, const TensorDesc& desc) {
     std::lock_guard<std::mutex> lock(staging_mu);
     auto it = staging.find(name);
@@ -719,14 +779,20 @@ struct PyRecording {
     if (recording.has_value() && PyGILState_Check()) {
       py::gil_scoped_release release;
       recording.reset();
+      UnmapPinned();
     } else {
       recording.reset();
+      UnmapPinned();
     }
   }
 };
 
+// pinned_uploads: None (the default) stages numpy inputs through pinned
+// host buffers where the device does not share host memory; True or False
+// forces it (True on PoCL exercises the same path the GPU takes).
 std::shared_ptr<PyRecording> MakeRecording(const std::shared_ptr<PyEngine>& engine,
-                                           const std::string& backend) {
+                                           const std::string& backend,
+                                           std::optional<bool> pinned_uploads) {
   auto r = std::make_shared<PyRecording>();
   r->engine = engine;
   const Backend b = Value(ParseBackend(backend));
@@ -737,6 +803,7 @@ std::shared_ptr<PyRecording> MakeRecording(const std::shared_ptr<PyEngine>& engi
   r->queue.reset(clCreateCommandQueueWithProperties(ctx.context(), ctx.device(), props, &err));
   Check(cl::CheckCl(err, "clCreateCommandQueueWithProperties"));
   r->recording.emplace(Value(engine->engine.Record({b})));
+  r->pinned_uploads = pinned_uploads.value_or(!engine->context->host_unified);
   return r;
 }
 
@@ -802,14 +869,15 @@ std::unique_ptr<Prepared> Prepare(PyRecording& rec, const py::dict& feeds) {
     Tensor staging = rec.Staging(context->context, name, info->desc);
     if (is_input) {
       py::array c = py::array::ensure(a, py::array::c_style);
-      p->uploads.push_back({staging.mem(), const_cast<void*>(c.data()), info->desc.ByteSize()});
+      p->uploads.push_back(
+          {staging.mem(), const_cast<void*>(c.data()), info->desc.ByteSize(), name});
       p->keep.push_back(c);
     } else {
       if (!a.writeable() || !(a.flags() & py::array::c_style)) {
         Throw(absl::InvalidArgumentError(
             absl::StrCat(what, ": an output array must be writable and C-contiguous")));
       }
-      p->downloads.push_back({staging.mem(), a.mutable_data(), info->desc.ByteSize()});
+      p->downloads.push_back({staging.mem(), a.mutable_data(), info->desc.ByteSize(), name});
       p->keep.push_back(a);
       p->outputs.emplace_back(name, a);
     }
@@ -829,7 +897,7 @@ std::unique_ptr<Prepared> Prepare(PyRecording& rec, const py::dict& feeds) {
     if (bound.count(b.name)) continue;
     py::array a(NumpyDtype(b.desc.dtype), b.desc.shape);
     Tensor staging = rec.Staging(context->context, b.name, b.desc);
-    p->downloads.push_back({staging.mem(), a.mutable_data(), b.desc.ByteSize()});
+    p->downloads.push_back({staging.mem(), a.mutable_data(), b.desc.ByteSize(), b.name});
     p->keep.push_back(a);
     p->outputs.emplace_back(b.name, a);
     p->bindings.Set(b.name, staging);
@@ -849,9 +917,18 @@ absl::StatusOr<cl_event> EnqueueRun(PyRecording& rec, Prepared& p) {
     return s;
   };
   for (const Prepared::Copy& c : p.uploads) {
-    absl::Status s = cl::CheckCl(
-        clEnqueueWriteBuffer(q, c.mem, CL_FALSE, 0, c.bytes, c.host, 0, nullptr, nullptr),
-        "clEnqueueWriteBuffer");
+    const void* from = c.host;
+    cl_event* written = nullptr;
+    if (rec.pinned_uploads) {
+      absl::StatusOr<PyRecording::Pinned*> pinned = rec.PinnedFor(q, c.name, c.bytes);
+      if (!pinned.ok()) return fail(pinned.status());
+      std::memcpy((*pinned)->ptr, c.host, c.bytes);
+      from = (*pinned)->ptr;
+      written = (*pinned)->written.out();
+    }
+    absl::Status s =
+        cl::CheckCl(clEnqueueWriteBuffer(q, c.mem, CL_FALSE, 0, c.bytes, from, 0, nullptr, written),
+                    "clEnqueueWriteBuffer");
     if (!s.ok()) return fail(s);
   }
   if (absl::Status s = rec.recording->Enqueue(q, p.bindings); !s.ok()) return fail(s);
@@ -951,7 +1028,7 @@ py::dict Run(const std::shared_ptr<PyRecording>& rec, const py::dict& feeds) {
 
 std::shared_ptr<PyRecording> DefaultRecording(const std::shared_ptr<PyEngine>& e) {
   std::lock_guard<std::mutex> lock(e->mu);
-  if (!e->default_recording) e->default_recording = MakeRecording(e, "auto");
+  if (!e->default_recording) e->default_recording = MakeRecording(e, "auto", std::nullopt);
   return e->default_recording;
 }
 
@@ -1466,7 +1543,10 @@ void Init(py::module_& m) {
                              [](const PyRecording& r) { return r.recording->backend_reason(); })
       .def_property_readonly("dispatch_count",
                              [](const PyRecording& r) { return r.recording->dispatch_count(); })
-      .def_property_readonly("engine", [](const PyRecording& r) { return r.engine; });
+      .def_property_readonly("engine", [](const PyRecording& r) { return r.engine; })
+      .def_property_readonly(
+          "pinned_uploads", [](const PyRecording& r) { return r.pinned_uploads; },
+          "Whether numpy inputs are staged through pinned host buffers (Engine.record).");
 
   py::class_<PyEngine, std::shared_ptr<PyEngine>>(m, "Engine")
       .def_static(
@@ -1551,7 +1631,8 @@ void Init(py::module_& m) {
       .def_property_readonly("stats", [](const PyEngine& e) { return Stats(e.engine); })
       .def_property_readonly("dispatches",
                              [](const PyEngine& e) { return e.engine.DispatchLabels(); })
-      .def("record", &MakeRecording, py::arg("backend") = "auto")
+      .def("record", &MakeRecording, py::arg("backend") = "auto",
+           py::arg("pinned_uploads") = py::none())
       .def(
           "run",
           [](const std::shared_ptr<PyEngine>& e, const py::dict& feeds) {

@@ -99,6 +99,31 @@ def test_every_binding_path_gives_the_same_bits(small_engine):
     assert_bitwise_equal(engine.record(backend="unrecorded").run(feeds), reference)
 
 
+def test_pinned_uploads_give_the_same_bits_with_runs_in_flight(small_engine, context):
+    # The pinned staging of numpy inputs (the default where the device does
+    # not share host memory) forced on: several runs enqueued before any is
+    # waited for, more than the two pinned buffers per input, each with its
+    # own inputs, whose arrays are overwritten right after enqueueing.
+    engine = small_engine
+    rec = engine.record(pinned_uploads=True)
+    assert rec.pinned_uploads
+    assert engine.record().pinned_uploads == (not context.host_unified_memory)
+    rng = np.random.default_rng()
+    feeds = [random_inputs(engine, rng) for _ in range(5)]
+    want = [engine.record(pinned_uploads=False).run(f) for f in feeds]
+    handles = []
+    for f in feeds:
+        scratch = {n: v.copy() for n, v in f.items()}
+        handles.append(rec.enqueue(scratch))
+        for v in scratch.values():
+            v[...] = 0  # the run must have taken its own copy already
+    for handle, expected in zip(handles, want):
+        assert_bitwise_equal(handle.wait(), expected)
+    # And again, one run at a time, through the same pinned buffers.
+    for f, expected in zip(feeds, want):
+        assert_bitwise_equal(rec.run(f), expected)
+
+
 def test_engine_file_round_trip(small_engine, context, tmp_path):
     path = tmp_path / "block.recq"
     small_engine.save(str(path))
