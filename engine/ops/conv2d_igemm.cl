@@ -115,26 +115,50 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_LX, RECQ_IG_LY, 1))) void c
     for (int j = 0; j < RECQ_IG_RN; ++j) acc[i][j] = 0.0f;
   }
 
-  for (int k0 = kbeg; k0 < kend; k0 += RECQ_IG_TK) {
-    for (int e = tid; e < RECQ_IG_TK * RECQ_IG_TM; e += RECQ_IG_ITEMS) {
-      const int kk = e / RECQ_IG_TM;
-      const int m = e % RECQ_IG_TM;
-      as[kk][m] = k0 + kk < kend ? RECQ_LOAD(wg, (size_t)(k0 + kk) * ocgp + m) : 0.0f;
-    }
-    for (int kk = bk0; kk < RECQ_IG_TK; kk += RECQ_IG_ITEMS / RECQ_IG_TN) {
-      const int k = k0 + kk;
-      float v = 0.0f;
-      if (bvalid && k < kend) {
-        const int c = k / RECQ_IG_KHW;
-        const int t = k - c * RECQ_IG_KHW;
-        const int kh = t / RECQ_IG_KW;
-        const int ih = ih0 + kh * DH;
-        const int iw = iw0 + (t - kh * RECQ_IG_KW) * DW;
-        if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = RECQ_LOAD(xg, ((size_t)c * H + ih) * W + iw);
+  // Staging is software-pipelined: the global loads of the next TK step
+  // go to registers before the current step's products, so that their
+  // latency hides behind the FMAs, and are stored to local memory after.
+  // Each item stages RECQ_IG_PA elements of Wt and RECQ_IG_PB of Xcol. The
+  // first pass (k0 = kbeg - TK) only fetches; the last only computes.
+#define RECQ_IG_PA (RECQ_IG_TK * RECQ_IG_TM / RECQ_IG_ITEMS)
+#define RECQ_IG_PB (RECQ_IG_TK * RECQ_IG_TN / RECQ_IG_ITEMS)
+#define RECQ_IG_BSTEP (RECQ_IG_ITEMS / RECQ_IG_TN)
+  float pa[RECQ_IG_PA], pb[RECQ_IG_PB];
+  for (int k0 = kbeg - RECQ_IG_TK; k0 < kend; k0 += RECQ_IG_TK) {
+    if (k0 >= kbeg) {
+#pragma unroll
+      for (int q = 0; q < RECQ_IG_PA; ++q) {
+        const int e = tid + q * RECQ_IG_ITEMS;
+        as[e / RECQ_IG_TM][e % RECQ_IG_TM] = pa[q];
       }
-      bs[kk][bj] = v;
+#pragma unroll
+      for (int q = 0; q < RECQ_IG_PB; ++q) bs[bk0 + q * RECQ_IG_BSTEP][bj] = pb[q];
+      barrier(CLK_LOCAL_MEM_FENCE);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    const int kf = k0 + RECQ_IG_TK;  // the step to fetch
+    if (kf < kend) {
+#pragma unroll
+      for (int q = 0; q < RECQ_IG_PA; ++q) {
+        const int e = tid + q * RECQ_IG_ITEMS;
+        const int k = kf + e / RECQ_IG_TM;
+        pa[q] = k < kend ? RECQ_LOAD(wg, (size_t)k * ocgp + e % RECQ_IG_TM) : 0.0f;
+      }
+#pragma unroll
+      for (int q = 0; q < RECQ_IG_PB; ++q) {
+        const int k = kf + bk0 + q * RECQ_IG_BSTEP;
+        float v = 0.0f;
+        if (bvalid && k < kend) {
+          const int c = k / RECQ_IG_KHW;
+          const int t = k - c * RECQ_IG_KHW;
+          const int kh = t / RECQ_IG_KW;
+          const int ih = ih0 + kh * DH;
+          const int iw = iw0 + (t - kh * RECQ_IG_KW) * DW;
+          if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = RECQ_LOAD(xg, ((size_t)c * H + ih) * W + iw);
+        }
+        pb[q] = v;
+      }
+    }
+    if (k0 < kbeg) continue;
 #pragma unroll
     for (int kk = 0; kk < RECQ_IG_TK; ++kk) {
       float a[RECQ_IG_RM], b[RECQ_IG_RN];
