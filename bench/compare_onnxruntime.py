@@ -1,31 +1,45 @@
 #!/usr/bin/env python3
-"""recq's replay vs onnxruntime (CPU) on the same models: MobileNet V1 and V2,
-or (--model-set) the torchvision model set of bench/models/export_models.py.
+"""recq's replay vs onnxruntime and OpenVINO (CPU) on the same models: MobileNet
+V1 and V2, or (--model-set) the torchvision model set of
+bench/models/export_models.py.
 
 Usage: python3 bench/compare_onnxruntime.py [--build build] [--resolution 224]
        python3 bench/compare_onnxruntime.py --model-set [--quick] [--models a,b]
+       add --no-openvino to leave OpenVINO out
 
 Creates a virtual environment under BUILD/.venv-ort (python3 -m venv; pip
-installs onnxruntime and numpy from PyPI) on first use and re-runs itself
-inside it. For each model it writes the ONNX file with
+installs onnxruntime, numpy and openvino from PyPI) on first use and re-runs
+itself inside it. For each model it writes the ONNX file with
 `BUILD/tools/recq export-mobilenet`, a seeded random input, runs onnxruntime
 (CPU execution provider, intra_op_num_threads=2, median of --runs runs after
-warm-up) and `BUILD/tools/recq run MODEL --input input=IN --output prob=OUT
---runs N` (median parsed from its latency line), checks that the outputs agree
-(relative L2 error below 1e-4) and prints both medians and their ratio.
-Exits 1 when an output disagrees. A benchmark, not a test: times depend on
-what else runs on the machine.
+warm-up), OpenVINO's CPU plugin (OPENVINO_CONFIG below: latency hint, 2
+inference threads, float32 inference precision unless --openvino-precision
+says bf16 or f16 (OpenVINO's default on CPUs with AVX512-BF16 or AMX is bf16,
+not a float32 comparison); a synchronous infer request, median of --runs runs
+after warm-up) and `BUILD/tools/recq run MODEL --input input=IN --output
+prob=OUT --runs N` (median parsed from its latency line), checks that recq's
+and OpenVINO's outputs agree with onnxruntime's (relative L2 error below 1e-4)
+and prints the medians and recq's ratios. Exits 1 when recq's output
+disagrees. Where `import openvino` fails (a venv from before it was added),
+one line says so and the OpenVINO columns are left out. A benchmark, not a
+test: times depend on what else runs on the machine.
 
 --model-set: runs inside BUILD/.venv-models (bench/models/setup_venv.sh: torch
 for the exports) and exports what BUILD/models lacks. Per model: recq loads it
 or not (the first line of `recq run`'s error, the stage it failed at and the
 ops `recq info` calls unsupported), recq's output against onnxruntime's
 (relative L2 below 1e-4), onnxruntime's median of max(--runs, 20) runs after 5
-warm-ups and recq's median after its warm-up: --runs runs, fewer (at least
+warm-ups, OpenVINO's (same settings as above) median of as many runs after 5
+warm-ups and its output against onnxruntime's (relative L2 below 1e-4), and
+recq's median after its warm-up: --runs runs, fewer (at least
 --min-recq-runs) where one run is slow, to keep each model's timed runs near
---recq-budget-s (slow models on PoCL). A table on stdout, JSON in
-BUILD/bench/model_set.json, a plot in BUILD/bench/model_set.png. Models that
-fail are data, not an error: exits 0 unless the tools themselves fail.
+--recq-budget-s (slow models on PoCL). A table on stdout (OV: OpenVINO), JSON
+in BUILD/bench/model_set.json (per model openvino_ms, openvino_rel_l2,
+openvino_matches, ratio_openvino or openvino_error; "summary": the geometric
+means), a plot in BUILD/bench/model_set.png, and the geometric means of
+recq/onnxruntime and recq/OpenVINO over the models where all three ran and
+agree. Models that fail are data, not an error: exits 0 unless the tools
+themselves fail.
 """
 import argparse
 import datetime
@@ -40,12 +54,20 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV_DIR = ".venv-ort"
-PACKAGES = ["onnxruntime", "numpy"]
+# The openvino pin is bench/models/setup_venv.sh's too.
+OPENVINO_VERSION = "2026.4.1"
+PACKAGES = ["onnxruntime", "numpy", f"openvino=={OPENVINO_VERSION}"]
 MODELS_VENV_DIR = ".venv-models"
 LATENCY_RE = re.compile(
     r"latency over (\d+) runs \(after [^)]*\): min ([\d.]+) ms, median ([\d.]+) ms, "
     r"p90 ([\d.]+) ms")
 MAX_REL_L2 = 1e-4
+# OpenVINO's CPU plugin set up like onnxruntime's session: one stream, 2
+# threads. Its default inference precision is bf16 on CPUs with AVX512-BF16 or
+# AMX, so float32 is asked for (--openvino-precision); dynamic quantization of
+# activations is off.
+OPENVINO_CONFIG = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": 2,
+                   "INFERENCE_PRECISION_HINT": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0}
 
 
 def parse_args():
@@ -58,6 +80,10 @@ def parse_args():
                         "from bench/models/export_models.py --list, 'quick' or 'all' (default)")
     p.add_argument("--json", help="also write the results here as JSON (--model-set: default "
                                   "BUILD/bench/model_set.json)")
+    p.add_argument("--no-openvino", action="store_true",
+                   help="leave OpenVINO out (default: run it where `import openvino` works)")
+    p.add_argument("--openvino-precision", choices=["f32", "bf16", "f16"], default="f32",
+                   help="OpenVINO's INFERENCE_PRECISION_HINT (default f32, the comparison's)")
     g = p.add_argument_group("model set")
     g.add_argument("--model-set", action="store_true",
                    help="the torchvision model set instead of MobileNet")
@@ -76,6 +102,7 @@ def parse_args():
     g.add_argument("--from-json", metavar="JSON",
                    help="print the table and draw the plot of an earlier --model-set run")
     args = p.parse_args()
+    OPENVINO_CONFIG["INFERENCE_PRECISION_HINT"] = args.openvino_precision
     if args.from_json:
         args.model_set = True
     if args.quick:
@@ -130,6 +157,53 @@ def run_ort(model, x, runs, warmup=5, stats=False):
     return float(np.median(ms)), out[0]
 
 
+def import_openvino(skip):
+    """The openvino module, or None (--no-openvino, or one line saying why)."""
+    if skip:
+        return None
+    try:
+        import openvino
+        return openvino
+    except ImportError as e:
+        print(f"openvino is not importable in {sys.prefix} ({e}): no OpenVINO column "
+              f"(pip install openvino=={OPENVINO_VERSION} adds it)", flush=True)
+        return None
+
+
+def run_openvino(ov, model, x, runs, warmup=5):
+    """OpenVINO's CPU plugin on MODEL with input X (OPENVINO_CONFIG, one
+    synchronous infer request): (median ms, first output, stats). Inputs and
+    outputs are shared with numpy, not copied, in the timed calls."""
+    import numpy as np
+
+    core = ov.Core()
+    start = time.perf_counter()
+    net = core.read_model(model)
+    if net.is_dynamic():
+        net.reshape({0: list(x.shape)})
+    compiled = core.compile_model(net, "CPU", OPENVINO_CONFIG)
+    compile_ms = (time.perf_counter() - start) * 1e3
+    req = compiled.create_infer_request()
+    feeds = {0: x}
+    for _ in range(warmup):
+        req.infer(feeds, share_inputs=True, share_outputs=True)
+    ms = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        req.infer(feeds, share_inputs=True, share_outputs=True)
+        ms.append((time.perf_counter() - start) * 1e3)
+    out = np.array(req.get_output_tensor(0).data, copy=True)
+    stats = {"openvino_min_ms": float(np.min(ms)), "openvino_p90_ms": float(np.percentile(ms, 90)),
+             "openvino_compile_ms": round(compile_ms, 1),
+             "openvino_compiled": {}}
+    # What the plugin made of OPENVINO_CONFIG (a precision prints as 'f32').
+    for key in ("INFERENCE_PRECISION_HINT", "INFERENCE_NUM_THREADS", "NUM_STREAMS"):
+        value = compiled.get_property(key)
+        stats["openvino_compiled"][key] = (value.get_type_name() if hasattr(value, "get_type_name")
+                                           else str(value))
+    return float(np.median(ms)), out, stats
+
+
 def run_recq(recq, model, in_path, out_path, runs):
     cmd = [recq, "run", model, f"--input=input={in_path}", f"--output=prob={out_path}",
            f"--runs={runs}"]
@@ -152,6 +226,7 @@ def main():
     recq = os.path.join(args.build, "tools", "recq")
     if not os.access(recq, os.X_OK):
         sys.exit(f"{recq} not found: build the recq_cli target first")
+    ov = import_openvino(args.no_openvino)
     r = args.resolution
     ok = True
     rows = []
@@ -165,25 +240,38 @@ def main():
             subprocess.run([recq, "export-mobilenet", f"--model={name}", f"--resolution={r}", model],
                            check=True, stdout=subprocess.DEVNULL)
             ort_ms, expected = run_ort(model, x, args.runs)
+            row = {"model": name, "onnxruntime_ms": ort_ms}
+            if ov is not None:
+                try:
+                    row["openvino_ms"], ov_out, _ = run_openvino(ov, model, x, args.runs)
+                    row["openvino_rel_l2"] = rel_l2(ov_out, expected)
+                except Exception as e:  # reported, recq's comparison goes on
+                    row["openvino_error"] = first_line(str(e)) or type(e).__name__
             out_path = os.path.join(tmp, f"prob_{name}.f32")
-            recq_ms = run_recq(recq, model, in_path, out_path, args.runs)
-            actual = np.fromfile(out_path, dtype="<f4").reshape(expected.shape)
-            expected = expected.astype(np.float64)
-            rel = float(np.linalg.norm(actual - expected) / max(np.linalg.norm(expected), 1e-30))
-            agree = rel < MAX_REL_L2
-            ok &= agree
-            rows.append((name, ort_ms, recq_ms, rel, agree))
-    print(f"MobileNet at {r}x{r}, batch 1, float32; median of {args.runs} runs each")
-    print(f"{'model':<6} {'onnxruntime ms':>15} {'recq ms':>10} {'recq/ort':>9} {'rel L2 err':>11}")
+            row["recq_ms"] = run_recq(recq, model, in_path, out_path, args.runs)
+            row["rel_l2"] = rel_l2(np.fromfile(out_path, dtype="<f4"), expected)
+            ok &= row["rel_l2"] < MAX_REL_L2
+            rows.append(row)
+    print(f"MobileNet at {r}x{r}, batch 1, float32; median of {args.runs} runs each"
+          + (f"; OpenVINO {ov.__version__.split('-')[0]}, {args.openvino_precision}" if ov else ""))
+    ov_hdr = f" {'openvino ms':>12} {'recq/ov':>8} {'ov rel L2':>10}" if ov else ""
+    print(f"{'model':<6} {'onnxruntime ms':>15} {'recq ms':>10} {'recq/ort':>9} {'rel L2 err':>11}"
+          + ov_hdr)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump([{"model": n, "onnxruntime_ms": o, "recq_ms": q, "rel_l2": e}
-                       for n, o, q, e, _ in rows], f, indent=1)
-    for name, ort_ms, recq_ms, rel, agree in rows:
-        print(f"{name:<6} {ort_ms:>15.3f} {recq_ms:>10.3f} {recq_ms / ort_ms:>8.2f}x {rel:>11.2e}"
-              f"{'' if agree else '  MISMATCH (>= %g)' % MAX_REL_L2}")
+            json.dump(rows, f, indent=1)
+    for row in rows:
+        line = (f"{row['model']:<6} {row['onnxruntime_ms']:>15.3f} {row['recq_ms']:>10.3f} "
+                f"{row['recq_ms'] / row['onnxruntime_ms']:>8.2f}x {row['rel_l2']:>11.2e}")
+        if "openvino_ms" in row:
+            line += (f" {row['openvino_ms']:>12.3f} {row['recq_ms'] / row['openvino_ms']:>7.2f}x "
+                     f"{row['openvino_rel_l2']:>10.2e}")
+        elif ov:
+            line += f"  OpenVINO fails: {row['openvino_error']}"
+        bad = [who for who, key in (("recq", "rel_l2"), ("OpenVINO", "openvino_rel_l2"))
+               if row.get(key, 0) >= MAX_REL_L2]
+        print(line + (f"  MISMATCH ({', '.join(bad)} >= {MAX_REL_L2:g})" if bad else ""))
     return 0 if ok else 1
-
 
 
 # ---------------------------------------------------------------- model set
@@ -222,8 +310,8 @@ def recq_run_model(recq, model, in_path, out_path, runs, backend, timeout, tunin
     m = re.search(r"^device: (.*)$", stdout, re.M)
     if m:
         r["device"] = m.group(1)
-    m = re.search(r"^model: .*, (\d+) graph nodes; (\d+) dispatches(?: after passes)?, compile ([\d.]+) ms",
-                  stdout, re.M)
+    m = re.search(r"^model: .*, (\d+) graph nodes(?:, precision \w+)?; (\d+) dispatches(?: after passes)?, "
+                  r"compile ([\d.]+) ms", stdout, re.M)
     if m:
         r.update(graph_nodes=int(m.group(1)), dispatches=int(m.group(2)),
                  compile_ms=float(m.group(3)))
@@ -277,12 +365,23 @@ def short(text, width):
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
-def print_table(rows, runs_note):
+def ov_cells(r):
+    """The OpenVINO columns of a row: ms, recq/OV, OV's rel L2 vs onnxruntime."""
+    if "openvino_ms" not in r:
+        return f" {'-':>8} {'-':>7} {'-':>8}"
+    ratio = f"{r['ratio_openvino']:>6.2f}x" if "ratio_openvino" in r else f"{'-':>7}"
+    return (f" {r['openvino_ms']:>8.2f} {ratio} {r['openvino_rel_l2']:>8.1e}"
+            + ("" if r["openvino_matches"] else "!"))
+
+
+def print_table(rows, runs_note, with_ov=False):
     """ORT~torch: onnxruntime vs PyTorch eager on the same input (from the
-    export): how far two mature float32 implementations already differ."""
+    export): how far two mature float32 implementations already differ. OV
+    L2: OpenVINO's output against onnxruntime's ('!': not below the bound)."""
     print(runs_note)
+    ov_hdr = f" {'OV ms':>8} {'recq/OV':>7} {'OV L2':>8}" if with_ov else ""
     hdr = (f"{'model':<29} {'loads':<6} {'matches':<9} {'rel L2':>8} {'recq ms':>9} {'ORT ms':>8} "
-           f"{'recq/ORT':>8} {'of mins':>7} {'runs':>4} {'disp':>5} {'ORT~torch':>9}")
+           f"{'recq/ORT':>8}{ov_hdr} {'of mins':>7} {'runs':>4} {'disp':>5} {'ORT~torch':>9}")
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
@@ -291,16 +390,40 @@ def print_table(rows, runs_note):
             continue
         q = r["recq"]
         ort_ms = r.get("ort_ms")
+        ov = ov_cells(r) if with_ov else ""
         if not q.get("ok"):
             ops = r.get("unsupported_ops")
-            print(f"{r['model']:<29} {'no':<6} {'-':<9} {'-':>8} {'-':>9} {ort_ms:>8.2f}  "
+            print(f"{r['model']:<29} {'no':<6} {'-':<9} {'-':>8} {'-':>9} {ort_ms:>8.2f} {'-':>8}{ov}  "
                   f"{failure_summary(r)}" + (f": {', '.join(ops)}" if len(ops) > 1 else ""))
             continue
         match = "yes" if r["matches"] else "NO"
         print(f"{r['model']:<29} {'yes':<6} {match:<9} {r['rel_l2']:>8.1e} {q['median_ms']:>9.2f} "
-              f"{ort_ms:>8.2f} {r['ratio']:>7.2f}x {r.get('ratio_of_mins', float('nan')):>6.2f}x {q['runs']:>4} "
-              f"{q.get('dispatches', 0):>5} "
+              f"{ort_ms:>8.2f} {r['ratio']:>7.2f}x{ov} {r.get('ratio_of_mins', float('nan')):>6.2f}x "
+              f"{q['runs']:>4} {q.get('dispatches', 0):>5} "
               f"{r.get('ort_vs_torch_rel_l2') or 0:>9.1e}")
+    for r in rows:
+        if with_ov and "openvino_error" in r:
+            print(f"{r['model']}: OpenVINO fails: {r['openvino_error']}")
+
+
+def geomean_ratios(rows):
+    """{'models', 'recq_over_ort', 'recq_over_openvino'}: geometric means over
+    the rows where recq and OpenVINO both ran and match onnxruntime (without
+    OpenVINO in the report: recq/onnxruntime over recq's matching rows)."""
+    import math
+
+    def geomean(key):
+        return math.exp(sum(math.log(r[key]) for r in ok) / len(ok))
+
+    has_ov = any("openvino_ms" in r or "openvino_error" in r for r in rows)
+    ok = [r for r in rows if r.get("recq", {}).get("ok") and r.get("matches")
+          and (r.get("openvino_matches") or not has_ov)]
+    out = {"models": [r["model"] for r in ok]}
+    if ok:
+        out["recq_over_ort"] = geomean("ratio")
+        if has_ov:
+            out["recq_over_openvino"] = geomean("ratio_openvino")
+    return out
 
 
 def failure_summary(r):
@@ -321,31 +444,48 @@ def plot_model_set(report, path):
     import matplotlib.pyplot as plt
 
     rows = [r for r in report["models"] if "ort_ms" in r]
-    fig, ax = plt.subplots(figsize=(11, 0.42 * len(rows) + 1.6))
+    with_ov = "openvino" in report["versions"]
+    fig, ax = plt.subplots(figsize=(11, (0.55 if with_ov else 0.42) * len(rows) + 1.6))
     ys = list(range(len(rows)))[::-1]
+    # Bars from the top: onnxruntime, OpenVINO (when measured), recq.
+    h, ort_y, recq_y = (0.26, 0.28, -0.28) if with_ov else (0.38, 0.2, -0.2)
     for y, r in zip(ys, rows):
-        ax.barh(y + 0.2, r["ort_ms"], height=0.38, color="C1")
+        ax.barh(y + ort_y, r["ort_ms"], height=h, color="C1")
+        right = r["ort_ms"]
+        if "openvino_ms" in r:
+            ax.barh(y, r["openvino_ms"], height=h, color="C2" if r["openvino_matches"] else "C4")
+            right = max(right, r["openvino_ms"])
         q = r["recq"]
         if q.get("ok"):
             color = "C0" if r["matches"] else "C3"
-            ax.barh(y - 0.2, q["median_ms"], height=0.38, color=color)
-            ax.text(max(q["median_ms"], r["ort_ms"]) * 1.08, y,
-                    f"{r['ratio']:.2f}x" + ("" if r["matches"] else f"  mismatch {r['rel_l2']:.0e}"),
+            ax.barh(y + recq_y, q["median_ms"], height=h, color=color)
+            label = f"{r['ratio']:.2f}x"
+            if "ratio_openvino" in r:
+                label += f", {r['ratio_openvino']:.2f}x OV"
+            ax.text(max(q["median_ms"], right) * 1.08, y,
+                    label + ("" if r["matches"] else f"  mismatch {r['rel_l2']:.0e}"),
                     va="center", fontsize=8)
         else:
-            ax.text(r["ort_ms"] * 1.08, y - 0.2, f"recq: {failure_summary(r)}",
+            ax.text(right * 1.08, y + recq_y, f"recq: {failure_summary(r)}",
                     va="center", fontsize=7, color="C3")
     from matplotlib.patches import Patch
-    handles = [Patch(color="C1", label="onnxruntime CPU (2 intra-op threads)"),
-               Patch(color="C0", label=f"recq {report['settings']['backend']}, PoCL (matches)"),
-               Patch(color="C3", label="recq, PoCL (output mismatch)")]
+    handles = [Patch(color="C1", label="onnxruntime CPU (2 intra-op threads)")]
+    if with_ov:
+        config = report["settings"].get("openvino_config", {})
+        precision = config.get("INFERENCE_PRECISION_HINT", "f32")
+        handles += [Patch(color="C2", label=f"OpenVINO CPU (2 threads, {precision}; matches onnxruntime)"),
+                    Patch(color="C4", label="OpenVINO CPU (output mismatch)")]
+    handles += [Patch(color="C0", label=f"recq {report['settings']['backend']}, PoCL (matches)"),
+                Patch(color="C3", label="recq, PoCL (output mismatch)")]
     ax.set_yticks(ys)
     ax.set_yticklabels([r["model"] for r in rows], fontsize=8)
     ax.set_xscale("log")
-    ax.set_xlabel("median latency per inference, ms (log scale); label: recq / onnxruntime")
+    ax.set_xlabel("median latency per inference, ms (log scale); label: recq / onnxruntime"
+                  + (", recq / OpenVINO" if with_ov else ""))
     ax.set_title(f"Model set, batch 1, float32, {report['machine']['cpu']} "
                  f"({report['machine']['cores']} cores), {report['date'][:10]}", fontsize=9)
-    xmax = max([r["ort_ms"] for r in rows] + [r["recq"].get("median_ms", 0) for r in rows])
+    xmax = max([r["ort_ms"] for r in rows] + [r["recq"].get("median_ms", 0) for r in rows]
+               + [r.get("openvino_ms", 0) for r in rows])
     ax.set_xlim(right=xmax * 60)
     ax.legend(handles=handles, loc="upper right", fontsize=8)
     fig.tight_layout()
@@ -355,8 +495,12 @@ def plot_model_set(report, path):
 
 def table_note(report):
     st = report["settings"]
+    ov = report["versions"].get("openvino")
+    precision = st.get("openvino_config", {}).get("INFERENCE_PRECISION_HINT", "f32")
+    ov_note = (f", OpenVINO {ov.split('-')[0]} CPU (2 threads, {precision}, latency hint, median of "
+               f"{st['openvino_runs']} runs after {st['openvino_warmup']} warm-ups)" if ov else "")
     return (f"Model set, batch 1, float32: onnxruntime {report['versions']['onnxruntime']} CPU "
-            f"(2 intra-op threads, median of {st['ort_runs']} runs after 5 warm-ups) vs recq "
+            f"(2 intra-op threads, median of {st['ort_runs']} runs after 5 warm-ups){ov_note} vs recq "
             f"{st['backend']} on {report.get('device', 'its device')} (median of up to "
             f"{st['recq_runs']} runs after 1 warm-up); matches: relative L2 < {st['max_rel_l2']:g}; "
             f"sweep {report.get('sweep_s', 0):.0f} s, load average "
@@ -364,7 +508,8 @@ def table_note(report):
 
 
 def report_out(report, json_path, plot_path):
-    print_table(report["models"], table_note(report))
+    with_ov = "openvino" in report["versions"]
+    print_table(report["models"], table_note(report), with_ov)
     try:
         plot_model_set(report, plot_path)
         print(f"\nJSON: {json_path}\nplot: {plot_path}")
@@ -373,6 +518,16 @@ def report_out(report, json_path, plot_path):
     loaded = [r for r in report["models"] if r.get("recq", {}).get("ok")]
     print(f"{len(loaded)} of {len(report['models'])} models load in recq, "
           f"{sum(1 for r in loaded if r['matches'])} match onnxruntime")
+    if with_ov:
+        ran = [r for r in report["models"] if "openvino_ms" in r]
+        print(f"{len(ran)} of {len(report['models'])} models run in OpenVINO, "
+              f"{sum(1 for r in ran if r['openvino_matches'])} match onnxruntime")
+    g = geomean_ratios(report["models"])
+    if "recq_over_ort" in g:
+        print(f"geometric mean over the {len(g['models'])} models where recq"
+              + (" and OpenVINO" if with_ov else "") + " ran and match onnxruntime: "
+              f"recq/onnxruntime {g['recq_over_ort']:.2f}x"
+              + (f", recq/OpenVINO {g['recq_over_openvino']:.2f}x" if with_ov else ""))
 
 
 def model_set_main(args):
@@ -386,6 +541,7 @@ def model_set_main(args):
     sys.path.insert(0, os.path.join(REPO, "bench", "models"))
     import export_models as em
     import onnxruntime
+    ov = import_openvino(args.no_openvino)
 
     recq = os.path.join(args.build, "tools", "recq")
     if not os.access(recq, os.X_OK):
@@ -393,9 +549,10 @@ def model_set_main(args):
     names = em.parse_models(args.models)
     models_dir = args.models_dir or os.path.join(args.build, "models")
     bench_dir = os.path.join(args.build, "bench")
-    os.makedirs(bench_dir, exist_ok=True)
     json_path = args.json or os.path.join(bench_dir, "model_set.json")
     plot_path = args.plot or os.path.join(bench_dir, "model_set.png")
+    for path in (json_path, plot_path):
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     ort_runs = max(args.runs, 20)
     sweep_start = time.perf_counter()
     print(f"exporting what {models_dir} lacks", flush=True)
@@ -412,6 +569,10 @@ def model_set_main(args):
                      "models_dir": os.path.abspath(models_dir)},
         "models": [],
     }
+    if ov is not None:
+        report["versions"]["openvino"] = ov.__version__
+        report["settings"].update(openvino_config=OPENVINO_CONFIG, openvino_runs=ort_runs,
+                                  openvino_warmup=5)
     with tempfile.TemporaryDirectory(prefix="recq-model-set-") as tmp:
         for name in names:
             man = manifests[name]
@@ -434,11 +595,28 @@ def model_set_main(args):
             row.update(ort_stats)
             row["ort_runs"] = ort_runs
             row["ort_vs_export_rel_l2"] = rel_l2(expected, stored)
+            if ov is not None:
+                print(f" {row['ort_ms']:.2f} ms; OpenVINO", end="", flush=True)
+                try:
+                    row["openvino_ms"], ov_out, ov_stats = run_openvino(ov, onnx_path, x, ort_runs)
+                except Exception as e:  # OpenVINO's errors are data, like recq's.
+                    row["openvino_error"] = short(first_line(str(e)) or type(e).__name__, 200)
+                    print(f" fails: {row['openvino_error']};", end="", flush=True)
+                else:
+                    compiled = ov_stats.pop("openvino_compiled")
+                    report["settings"].setdefault("openvino_compiled", compiled)
+                    row.update(ov_stats)
+                    row["openvino_runs"] = ort_runs
+                    row["openvino_rel_l2"] = rel_l2(ov_out, expected)
+                    row["openvino_matches"] = row["openvino_rel_l2"] < MAX_REL_L2
+                    print(f" {row['openvino_ms']:.2f} ms (rel L2 {row['openvino_rel_l2']:.1e})",
+                          end="", flush=True)
             # A first call of one timed run: does it load, is the output
             # right, how long does a run take (it also warms recq's and
             # PoCL's program caches for the second).
             out_path = os.path.join(tmp, name + ".out.f32")
-            print(f" {row['ort_ms']:.2f} ms; recq", end="", flush=True)
+            print(("" if ov is not None else f" {row['ort_ms']:.2f} ms") + "; recq", end="",
+                  flush=True)
             probe = recq_run_model(recq, onnx_path, in_path, out_path, 1, args.backend,
                                    args.timeout_s, args.recq_tuning)
             if not probe.get("ok"):
@@ -463,12 +641,15 @@ def model_set_main(args):
             row["matches"] = row["rel_l2"] < MAX_REL_L2
             row["ratio"] = q["median_ms"] / row["ort_ms"]
             row["ratio_of_mins"] = q["min_ms"] / row["ort_min_ms"]
+            if "openvino_ms" in row:
+                row["ratio_openvino"] = q["median_ms"] / row["openvino_ms"]
             print(f" {q['median_ms']:.2f} ms ({q['runs']} runs, compile {q.get('compile_ms', 0):.0f} ms"
                   f" first {probe.get('compile_ms', 0):.0f} ms), rel L2 {row['rel_l2']:.1e}", flush=True)
             report["device"] = q.get("device", report.get("device"))
     report["sweep_s"] = round(time.perf_counter() - sweep_start, 1)
     # Shared machines: the load during the sweep says how far to trust it.
     report["machine"]["loadavg_at_end"] = [round(v, 2) for v in os.getloadavg()]
+    report["summary"] = geomean_ratios(report["models"])
     with open(json_path, "w") as f:
         json.dump(report, f, indent=1)
         f.write("\n")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates ${RECQ_BUILD_DIR:-build}/.venv-models: torch, torchvision, onnx,
-# onnxruntime, numpy, matplotlib from PyPI, for bench/models/export_models.py
-# and bench/compare_onnxruntime.py. Never needed by CI (.ci/run).
+# onnxruntime, openvino, numpy, matplotlib from PyPI, for
+# bench/models/export_models.py and bench/compare_onnxruntime.py (openvino:
+# its OpenVINO column only). Never needed by CI (.ci/run).
 #
 #   bash bench/models/setup_venv.sh            the light recipe (default)
 #   RECQ_MODELS_TORCH=full bash bench/models/setup_venv.sh   torch with its CUDA wheels
@@ -15,6 +16,7 @@
 #   1. torch and torchvision with --no-deps, their pure-Python dependencies
 #      (read from torch's own metadata, CUDA ones left out), onnx,
 #      onnxruntime, numpy, matplotlib: about 640 MB downloaded, 1.6 GB installed;
+#      openvino 2026.4.1 adds a 59 MB wheel, 181 MB installed;
 #   2. bench/models/cuda_stubs.py writes tiny stand-ins for the 14 missing CUDA
 #      libraries into torch/lib (same sonames and symbol versions, every
 #      imported symbol defined, functions return cudaErrorNoDevice); the CPU
@@ -27,6 +29,9 @@
 #
 # Versions are pinned so exports are reproducible; override with
 # RECQ_TORCH_VERSION etc. (torch and torchvision must be a matching pair).
+# A ready venv without openvino (made before it was added) gets openvino
+# alone (pip install openvino==V: it adds openvino-telemetry and takes
+# numpy as it is).
 #
 #   bash bench/models/setup_venv.sh --optimum   also the optimum-onnx overlay
 #
@@ -46,6 +51,8 @@ torch_v=${RECQ_TORCH_VERSION:-2.15.0}
 torchvision_v=${RECQ_TORCHVISION_VERSION:-0.29.2}
 onnx_v=${RECQ_ONNX_VERSION:-1.23.2}
 ort_v=${RECQ_ONNXRUNTIME_VERSION:-1.32.0}
+# bench/compare_onnxruntime.py's OPENVINO_VERSION is the same pin.
+ov_v=${RECQ_OPENVINO_VERSION:-2026.4.1}
 others=(numpy matplotlib pillow)
 
 case "$mode" in light|full) ;; *) echo "RECQ_MODELS_TORCH must be light or full" >&2; exit 2 ;; esac
@@ -75,25 +82,30 @@ install_optimum() {
 mkdir -p "$build"
 # The marker is written after the smoke test passed.
 if [ -f "$venv/.recq-models-ready" ] && "$venv/bin/python3" -c 'import torch, torchvision, onnx, onnxruntime, numpy, matplotlib' 2>/dev/null; then
+  if ! "$venv/bin/python3" -c 'import openvino' 2>/dev/null; then
+    echo "setup_venv: adding openvino $ov_v to $venv (pip's warning about torch's CUDA requirements is expected)" >&2
+    "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check "openvino==$ov_v" ||
+      echo "setup_venv: openvino $ov_v did not install; the venv works without it" >&2
+  fi
   echo "setup_venv: $venv is ready ($("$venv/bin/python3" -c 'import torch; print("torch", torch.__version__)'))"
   if [ "$with_optimum" = 1 ]; then install_optimum "$venv/bin/python3"; fi
   exit 0
 fi
-echo "setup_venv: creating $venv ($mode recipe: torch $torch_v, torchvision $torchvision_v, onnx $onnx_v, onnxruntime $ort_v)"
+echo "setup_venv: creating $venv ($mode recipe: torch $torch_v, torchvision $torchvision_v, onnx $onnx_v, onnxruntime $ort_v, openvino $ov_v)"
 python3 -m venv "$venv"
 py="$venv/bin/python3"
 pip=("$py" -m pip install --quiet --disable-pip-version-check)
 "${pip[@]}" --upgrade pip
 if [ "$mode" = full ]; then
   "${pip[@]}" "torch==$torch_v" "torchvision==$torchvision_v" "onnx==$onnx_v" \
-    "onnxruntime==$ort_v" "${others[@]}"
+    "onnxruntime==$ort_v" "openvino==$ov_v" "${others[@]}"
 else
   "${pip[@]}" --no-deps "torch==$torch_v" "torchvision==$torchvision_v"
   # torch's requirements without the CUDA ones (nvidia-*, cuda-*, triton) and
   # without extras; torchvision's are numpy and pillow.
   mapfile -t deps < <("$py" bench/models/venv_check.py torch-deps)
   echo "setup_venv: (pip's warning that torch's CUDA requirements are missing is expected)"
-  "${pip[@]}" "${deps[@]}" "onnx==$onnx_v" "onnxruntime==$ort_v" "${others[@]}"
+  "${pip[@]}" "${deps[@]}" "onnx==$onnx_v" "onnxruntime==$ort_v" "openvino==$ov_v" "${others[@]}"
   site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   "$py" bench/models/cuda_stubs.py "$site"
 fi
@@ -103,7 +115,7 @@ if ! "$py" bench/models/venv_check.py smoke-test; then
   echo "setup_venv: the smoke test failed in $venv; try RECQ_MODELS_TORCH=full after removing it" >&2
   exit 1
 fi
-echo "$mode torch==$torch_v torchvision==$torchvision_v onnx==$onnx_v onnxruntime==$ort_v" \
+echo "$mode torch==$torch_v torchvision==$torchvision_v onnx==$onnx_v onnxruntime==$ort_v openvino==$ov_v" \
   >"$venv/.recq-models-ready"
 du -sh "$venv" | awk '{print "setup_venv: " $1 " in " $2}'
 if [ "$with_optimum" = 1 ]; then install_optimum "$py"; fi
