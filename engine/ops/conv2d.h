@@ -37,6 +37,8 @@ std::vector<KernelVariant> ConvCpuVariants();
 std::vector<KernelVariant> ConvGpuVariants();
 // The implicit-GEMM GPU variants (conv2d_igemm.cc), part of ConvGpuVariants.
 std::vector<KernelVariant> ConvIgemmGpuVariants();
+// IgemmGpuFits: whether one of them fits `node` here.
+bool IgemmGpuFits(const Node& node, const LoweringContext& ctx);
 
 }  // namespace recq::internal
 

@@ -178,11 +178,30 @@ absl::Status LowerDirectGpu(LoweringContext& ctx, const Node& node) {
 
 }  // namespace
 
+// PointwiseGoesToIgemm: a 1x1 layer big enough that the implicit GEMM's
+// local-memory tiles beat conv2d_pointwise_gpu's item per pixel, which
+// reads every input element once per OCB output channels. `recq tune
+// --exhaustive` on an H100 (2026-11-26; ResNet-50, ResNeXt-50,
+// FCN-ResNet50, DenseNet-121, Inception-v3, GoogLeNet) chose the implicit
+// GEMM for every 1x1 layer of at least 30M multiply-adds with 256 or more
+// output channels (1.05-2.5x faster; not where fewer than 64 columns meet
+// fewer than 1024 input channels), and conv2d_pointwise_gpu, or a tie,
+// below that. (It also chose 32x32 tiles over 56x56 columns at 128 output
+// channels, 1.1-1.3x; there the default tile, 128x64, is slower than
+// conv2d_pointwise_gpu: DenseNet-121 lost 4 %.)
+bool PointwiseGoesToIgemm(const Node& node, const LoweringContext& ctx) {
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const int64_t c = x[1], oc = out[1], columns = out[0] * out[2] * out[3];
+  if (double(c) * double(oc) * double(columns) < 30e6) return false;
+  return oc >= 256 && !(columns < 64 && c < 1024) && IgemmGpuFits(node, ctx);
+}
+
 std::vector<KernelVariant> ConvGpuVariants() {
   std::vector<KernelVariant> variants = {
       {"conv2d_pointwise_gpu",
        [](const Node& n, const LoweringContext& ctx) {
-         return Gpu(ctx) && ConvShapeOf(n, ctx).pointwise;
+         return Gpu(ctx) && ConvShapeOf(n, ctx).pointwise && !PointwiseGoesToIgemm(n, ctx);
        },
        LowerPointwiseGpu, /*absorbs_residual_add=*/true, PointwiseGpuSpace},
       {"conv2d_depthwise_gpu",

@@ -143,6 +143,11 @@ absl::Status Lower(const IgemmTile& tile, LoweringContext& ctx, const Node& node
 
 }  // namespace
 
+bool IgemmGpuFits(const Node& node, const LoweringContext& ctx) {
+  return std::any_of(std::begin(kIgemmTiles), std::end(kIgemmTiles),
+                     [&](const IgemmTile& tile) { return Fits(tile, node, ctx); });
+}
+
 std::vector<KernelVariant> ConvIgemmGpuVariants() {
   std::vector<KernelVariant> variants;
   for (const IgemmTile& tile : kIgemmTiles) {

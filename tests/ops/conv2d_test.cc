@@ -778,6 +778,42 @@ TEST_P(Conv2DPassesTest, PointwiseOutputUsedTwice) {
 // Pointwise convs over 28x28, 14x14 and 7x7 (pixel tiles 49, 13 and 4)
 // and depthwise 3x3 strips over 16x16, 20x20 and 32x32 (the same vw and wg)
 // warm up as one launch shape each.
+// Large 1x1 layers run as an implicit GEMM on GPUs (conv2d_gpu.cc's
+// PointwiseGoesToIgemm): ResNet-50's 64 -> 256 expansion at 56x56 (51M
+// multiply-adds) and 1024 -> 256 at 14x14; below 30M multiply-adds, and at
+// 128 output channels, conv2d_pointwise_gpu stays. The first also matches
+// the reference there.
+TEST(Conv2DGpuSelectionTest, LargePointwiseLayersRunAsImplicitGemm) {
+  struct Case {
+    std::vector<int64_t> x;
+    int64_t oc;
+    bool igemm;
+    bool check = false;  // against the reference too
+  };
+  for (const Case& c : {Case{{1, 64, 56, 56}, 256, true, true}, Case{{1, 1024, 14, 14}, 256, true},
+                        Case{{1, 64, 28, 28}, 256, false}, Case{{1, 256, 56, 56}, 128, false}}) {
+    auto build = [&] {
+      OpGraphBuilder b;
+      TensorRef x = b.Input("x", c.x);
+      TensorRef y = b.graph().Conv2D(x, b.Constant("w", {c.oc, c.x[1], 1, 1}),
+                                     b.Constant("b", {c.oc}), Attrs({1, 1}, {0, 0, 0, 0}));
+      return std::move(b).Build(b.graph().Relu(y));
+    };
+    SCOPED_TRACE(testing::PrintToString(c.x) + " -> " + std::to_string(c.oc));
+    absl::StatusOr<std::vector<std::string>> labels =
+        DispatchLabels(build(), KernelTarget::kGpu, /*optimize=*/true);
+    ASSERT_TRUE(labels.ok()) << labels.status();
+    ASSERT_FALSE(labels->empty());
+    const bool igemm = labels->front().find("/conv2d_igemm_gpu") != std::string::npos;
+    EXPECT_EQ(igemm, c.igemm) << labels->front();
+    if (c.check) {
+      RECQ_EXPECT_MATCHES_REFERENCE(build(), For(KernelTarget::kGpu));
+    } else if (!c.igemm) {
+      EXPECT_TRUE(EndsWith(labels->front(), PointwiseKernel(KernelTarget::kGpu)));
+    }
+  }
+}
+
 TEST(Conv2DLocalSizeTest, CpuLaunchShapesDoNotFollowTensorShapes) {
   const absl::StatusOr<Context>& context = SharedContext();
   ASSERT_TRUE(context.ok()) << context.status();
