@@ -5,6 +5,7 @@
 #include <ostream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -121,6 +122,41 @@ TEST(GemmModelTest, FullyConnectedFusedRelu) {
   TensorRef y = b.graph().FullyConnected(x, b.Constant("w", {32, 64}), b.Constant("bias", {32}));
   b.graph().SetFusedActivation(y, {ActivationKind::kRelu, 0.0f, 0.0f});
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y));
+}
+
+// Batch-1 Linear layers on GPUs: rows of 4096 or more go to gemm_rowdot
+// (VGG's and AlexNet's classifiers), shorter ones stay on gemm_gemv (its
+// dispatches are labelled matmul_gemv); both match the reference there.
+TEST(GemmGpuSelectionTest, LongRowsGoToRowdot) {
+  for (const auto& [k, want] : {std::pair<int64_t, std::string>{4096, "/gemm_rowdot"},
+                                std::pair<int64_t, std::string>{1024, "/matmul_gemv"}}) {
+    SCOPED_TRACE("K " + std::to_string(k));
+    auto build = [k = k] {
+      OpGraphBuilder b;
+      TensorRef x = b.Input("x", {1, k});
+      TensorRef y = b.graph().FullyConnected(x, b.Constant("w", {48, k}), b.Constant("bias", {48}));
+      b.graph().SetFusedActivation(y, {ActivationKind::kRelu, 0.0f, 0.0f});
+      return std::move(b).Build(y);
+    };
+    absl::StatusOr<OpGraph> op = build();
+    ASSERT_TRUE(op.ok()) << op.status();
+    EngineOptions options;
+    options.kernel_target = EngineOptions::KernelTarget::kGpu;
+    options.tuning = EngineOptions::Tuning::kOff;
+    const absl::StatusOr<Context>& context = SharedContext();
+    ASSERT_TRUE(context.ok()) << context.status();
+    absl::StatusOr<Engine> engine = Engine::Compile(*context, op->graph, options);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    const std::vector<std::string> labels = engine->DispatchLabels();
+    ASSERT_FALSE(labels.empty());
+    const std::string& label = labels.front();
+    EXPECT_TRUE(label.size() >= want.size() &&
+                label.compare(label.size() - want.size(), want.size(), want) == 0)
+        << label;
+    CheckOptions check;
+    check.kernel_targets = {EngineOptions::KernelTarget::kGpu};
+    RECQ_EXPECT_MATCHES_REFERENCE(build(), check);
+  }
 }
 
 // The CPU family's matrix-vector Gemm (matmul_gemv_cpu.cl), forced: one to
