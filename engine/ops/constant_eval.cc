@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -24,8 +25,18 @@ double ElementAsDouble(const OnnxConstant& c, int64_t i) {
   return c.is_float ? double(c.floats[i]) : double(c.ints[i]);
 }
 
+int64_t SaturatingInt64(double v) {
+  // 2^63 as a double; a cast of anything outside [-2^63, 2^63) or NaN is
+  // undefined, and model files hold any float.
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (std::isnan(v)) return 0;
+  if (v >= kTwo63) return std::numeric_limits<int64_t>::max();
+  if (v < -kTwo63) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
 int64_t ElementAsInt(const OnnxConstant& c, int64_t i) {
-  return c.is_float ? static_cast<int64_t>(c.floats[i]) : c.ints[i];
+  return c.is_float ? SaturatingInt64(c.floats[i]) : c.ints[i];
 }
 
 int64_t Numel(const std::vector<int64_t>& dims) {
@@ -81,7 +92,7 @@ absl::StatusOr<OnnxConstant> BroadcastConstants(
     }
     const double v = f(args);
     if (int_result) {
-      r.ints.push_back(static_cast<int64_t>(v));
+      r.ints.push_back(SaturatingInt64(v));
     } else {
       r.floats.push_back(static_cast<float>(v));
     }

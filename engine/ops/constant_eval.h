@@ -18,9 +18,13 @@ namespace recq::internal {
 // and collects them (nullptr for absent ones).
 bool AllConstantInputs(OnnxNodeContext& n, std::vector<const OnnxConstant*>* inputs);
 
-// ElementAt reads element i as double / int64 whatever the constant holds.
+// ElementAt reads element i as double / int64 whatever the constant holds
+// (floats converted by SaturatingInt64).
 double ElementAsDouble(const OnnxConstant& c, int64_t i);
 int64_t ElementAsInt(const OnnxConstant& c, int64_t i);
+// SaturatingInt64: v truncated toward zero, clamped to int64's range; NaN
+// gives 0.
+int64_t SaturatingInt64(double v);
 
 // BroadcastConstants applies `f` element-wise with numpy broadcasting; the
 // result is int64 when `int_result`, else float32. InvalidArgument for
