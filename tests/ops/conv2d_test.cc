@@ -814,6 +814,32 @@ TEST(Conv2DGpuSelectionTest, LargePointwiseLayersRunAsImplicitGemm) {
   }
 }
 
+// Squeeze-excitation 1x1 layers (1x1 pixels) on GPUs run
+// conv2d_pointwise_gpu with one output channel per item and C in slices of
+// about two channels (ChoosePointwiseGpu): 32 slices of 40 channels, 16 of
+// 32, 2 of 3 (one slice empty past C); each matches the reference.
+TEST(Conv2DGpuSelectionTest, SqueezeExcitationSplitsChannels) {
+  for (const auto& [c, oc] :
+       {std::pair<int64_t, int64_t>{40, 960}, std::pair<int64_t, int64_t>{32, 512},
+        std::pair<int64_t, int64_t>{3, 8}}) {
+    SCOPED_TRACE(std::to_string(c) + " -> " + std::to_string(oc));
+    auto build = [c = c, oc = oc] {
+      OpGraphBuilder b;
+      TensorRef x = b.Input("x", {1, c, 1, 1});
+      TensorRef y = b.graph().Conv2D(x, b.Constant("w", {oc, c, 1, 1}), b.Constant("b", {oc}),
+                                     Attrs({1, 1}, {0, 0, 0, 0}));
+      b.graph().SetFusedActivation(y, kSigmoid);
+      return std::move(b).Build(y);
+    };
+    absl::StatusOr<std::vector<std::string>> labels =
+        DispatchLabels(build(), KernelTarget::kGpu, /*optimize=*/true);
+    ASSERT_TRUE(labels.ok()) << labels.status();
+    ASSERT_FALSE(labels->empty());
+    EXPECT_TRUE(EndsWith(labels->front(), PointwiseKernel(KernelTarget::kGpu))) << labels->front();
+    RECQ_EXPECT_MATCHES_REFERENCE(build(), For(KernelTarget::kGpu));
+  }
+}
+
 TEST(Conv2DLocalSizeTest, CpuLaunchShapesDoNotFollowTensorShapes) {
   const absl::StatusOr<Context>& context = SharedContext();
   ASSERT_TRUE(context.ok()) << context.status();
