@@ -564,18 +564,22 @@ std::vector<KernelVariant> ConvCpuVariants() {
       {"conv2d_depthwise_kxk", DepthwiseKxkFits, LowerDepthwiseKxk, false, Depthwise3x3Space},
       {"conv2d_tiled_padded", TiledPaddedFits, LowerTiledPadded, /*absorbs_residual_add=*/true,
        TiledSpace, TiledPaddedScratch},
-      // Second, not first: the fast tuner times the heuristics of the first
-      // two fitting variants, so it measures Winograd against the tiled
-      // kernel, but the heuristic's choice stays the tiled kernel. With its
-      // default parameters Winograd made ResNet-50 take 117 ms against 67 ms
-      // (RECQ_TUNING=off, recq run, quiet 2-core Xeon, PoCL 3.1, 2026-11-26).
-      {"conv2d_winograd", WinogradFits, LowerWinograd, /*absorbs_residual_add=*/true, WinogradSpace,
-       WinogradScratch},
       {"conv2d_tiled",
        [](const Node& n, const LoweringContext& ctx) {
          return Cpu(ctx) && ConvShapeOf(n, ctx).constant_weights;
        },
        LowerTiled, /*absorbs_residual_add=*/true, TiledSpace},
+      // After both tiled kernels, so that neither the heuristic nor the fast
+      // tuner (which times the first two fitting variants) picks it; only an
+      // exhaustive tune or a forced choice does. Its transforms cost
+      // accuracy: chosen by the heuristic for Inception-v3's unpadded 3x3
+      // layers, where conv2d_tiled_padded does not fit, it put the output at
+      // relative L2 1.16e-4 from onnxruntime's (PoCL, 2026-11-26), past the
+      // 1e-4 the model set is held to. With its default parameters it also
+      // made ResNet-50 take 117 ms against 67 ms (RECQ_TUNING=off, quiet
+      // 2-core Xeon, PoCL 3.1, 2026-11-26).
+      {"conv2d_winograd", WinogradFits, LowerWinograd, /*absorbs_residual_add=*/true, WinogradSpace,
+       WinogradScratch},
       {"conv2d_dense3x3",
        [](const Node& n, const LoweringContext& ctx) {
          const ConvShape s = ConvShapeOf(n, ctx);
