@@ -6,13 +6,16 @@
 //   recq bench MODEL.onnx [--devices=0,1|all] [--streams=N] [--warmup=S]
 //                         [--duration=S | --iterations=N] [--json=FILE] [--profile]
 //                         [--input-format=...] [--output-format=...]
-//   recq bench MODEL.onnx --generate [generate's flags] [--warmup=S] [--duration=S |
-//   --iterations=N] recq devices recq info MODEL.onnx|MODEL.recq [--input-format=...] recq build
-//   MODEL.onnx -o MODEL.recq [--shapes=NAME:DxD...] recq run|bench MODEL.onnx
-//   --shapes=NAME:1x1..512/pow2 [--pad=NAME:0,...] [--exact] recq export-mobilenet OUT.onnx recq
-//   tune MODEL.onnx [--exhaustive] recq generate MODEL.onnx [--prompt-ids=1,2,3]
-//   [--max-new-tokens=N] [--max-length=L]
-//                 [--sampling=greedy|top_k=K,...] [--chunk=K] [--json=FILE|-]
+//   recq bench MODEL.onnx --generate [generate's flags] [--warmup=S]
+//                         [--duration=S | --iterations=N]
+//   recq devices
+//   recq info MODEL.onnx|MODEL.recq [--input-format=...]
+//   recq build MODEL.onnx -o MODEL.recq [--shapes=NAME:DxD...]
+//   recq run|bench MODEL.onnx --shapes=NAME:1x1..512/pow2 [--pad=NAME:0,...] [--exact]
+//   recq export-mobilenet OUT.onnx
+//   recq tune MODEL.onnx [--exhaustive]
+//   recq generate MODEL.onnx [--prompt-ids=1,2,3] [--max-new-tokens=N] [--max-length=L]
+//                 [--sampling=greedy|top_k=K,...] [--chunk=K] [--logits=FILE] [--json=FILE|-]
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
