@@ -30,6 +30,7 @@
 #include "tools/onnx_commands.h"
 #include "tools/random_input.h"
 #include "tools/status_line.h"
+#include "tools/write_file.h"
 
 #ifndef RECQ_VERSION
 #define RECQ_VERSION "unknown"
@@ -266,14 +267,6 @@ std::string RecordingExtensions(const DeviceInfo& info, cl_device_id device) {
   std::string out;
   for (const std::string& p : parts) absl::StrAppend(&out, out.empty() ? "" : ", ", p);
   return out;
-}
-
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text << "\n";
-  out.close();
-  if (!out) return absl::UnavailableError(absl::StrCat("cannot write '", path, "'"));
-  return absl::OkStatus();
 }
 
 absl::Status ValidateOptions(const BenchOptions& o) {
@@ -560,7 +553,7 @@ absl::Status BenchCommand(const BenchOptions& options) {
     j.EndArray();
   }
   j.EndObject();
-  RECQ_RETURN_IF_ERROR(WriteFile(options.json_path, j.str()));
+  RECQ_RETURN_IF_ERROR(WriteFile(options.json_path, absl::StrCat(j.str(), "\n")));
   std::printf("report: %s\n", options.json_path.c_str());
   return absl::OkStatus();
 }

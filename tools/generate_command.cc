@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <random>
 #include <string>
@@ -21,6 +20,7 @@
 #include "recq/status_macros.h"
 #include "tools/json_writer.h"
 #include "tools/latency_stats.h"
+#include "tools/write_file.h"
 
 ABSL_FLAG(std::string, prompt_ids, "",
           "generate (also spelled --prompt-ids): the prompt's token ids, comma-separated "
@@ -66,14 +66,10 @@ double Median(std::vector<double> v) {
 
 // WriteLogits writes the rows of `logits` back to back as float32.
 absl::Status WriteLogits(const std::string& path, const std::vector<std::vector<float>>& logits) {
-  std::ofstream out(path, std::ios::binary);
-  for (const std::vector<float>& row : logits) {
-    out.write(reinterpret_cast<const char*>(row.data()),
-              static_cast<std::streamsize>(row.size() * sizeof(float)));
-  }
-  out.close();
-  if (!out) return absl::UnavailableError(absl::StrCat("--logits: cannot write '", path, "'"));
-  return absl::OkStatus();
+  std::vector<float> all;
+  for (const std::vector<float>& row : logits) all.insert(all.end(), row.begin(), row.end());
+  return WriteFile(path, absl::string_view(reinterpret_cast<const char*>(all.data()),
+                                           all.size() * sizeof(float)));
 }
 
 }  // namespace
@@ -343,9 +339,7 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
     if (json_path == "-") {
       std::printf("%s\n", j.str().c_str());
     } else {
-      std::ofstream out(json_path);
-      out << j.str() << "\n";
-      if (!out) return absl::UnavailableError(absl::StrCat("cannot write '", json_path, "'"));
+      RECQ_RETURN_IF_ERROR(WriteFile(json_path, absl::StrCat(j.str(), "\n")));
     }
   }
   return absl::OkStatus();

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <random>
@@ -26,6 +25,7 @@
 #include "tools/image_file.h"
 #include "tools/random_input.h"
 #include "tools/roofline.h"
+#include "tools/write_file.h"
 
 namespace recq::tools {
 namespace {
@@ -74,14 +74,6 @@ absl::StatusOr<std::vector<uint8_t>> ReadInput(const std::string& path, const Bi
                      DataTypeName(b.desc.dtype)));
   }
   return bytes;
-}
-
-absl::Status WriteBytes(const std::string& path, const std::vector<uint8_t>& data) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-  file.close();
-  if (!file) return absl::InternalError(absl::StrCat("cannot write output file '", path, "'"));
-  return absl::OkStatus();
 }
 
 // A model from an ONNX file (imported and compiled) or an engine file (loaded).
@@ -553,7 +545,8 @@ absl::Status RunModel(const RunModelOptions& options, Clock::time_point* first_r
       continue;
     }
     RECQ_ASSIGN_OR_RETURN(std::vector<uint8_t> data, outputs[i].DownloadBytes());
-    RECQ_RETURN_IF_ERROR(WriteBytes(it->second, data));
+    RECQ_RETURN_IF_ERROR(WriteFile(
+        it->second, absl::string_view(reinterpret_cast<const char*>(data.data()), data.size())));
     std::printf("output '%s' %s written to %s\n", out.name.c_str(), out.desc.ToString().c_str(),
                 it->second.c_str());
   }

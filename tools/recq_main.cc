@@ -18,7 +18,6 @@
 //                 [--sampling=greedy|top_k=K,...] [--chunk=K] [--logits=FILE] [--json=FILE|-]
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -38,6 +37,7 @@
 #include "tools/onnx_commands.h"
 #include "tools/shaped_commands.h"
 #include "tools/status_line.h"
+#include "tools/write_file.h"
 
 ABSL_FLAG(std::string, device, "",
           "OpenCL device, as `recq devices` lists them: gpu:N, cpu:N, P:D (platform:device), or "
@@ -136,9 +136,7 @@ absl::Status ExportMobileNet(const std::string& model, int64_t resolution,
                                           ? recq::models::MobileNetV2OnnxBytes(options)
                                           : absl::InvalidArgumentError("--model must be v1 or v2");
   if (!bytes.ok()) return bytes.status();
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
-  if (!out) return absl::UnavailableError(absl::StrCat("cannot write '", path, "'"));
+  if (absl::Status s = recq::tools::WriteFile(path, *bytes); !s.ok()) return s;
   std::printf("wrote MobileNet %s (%lldx%lld) to %s, %zu bytes\n", model.c_str(),
               static_cast<long long>(resolution), static_cast<long long>(resolution), path.c_str(),
               bytes->size());

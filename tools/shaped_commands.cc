@@ -23,6 +23,7 @@
 #include "tools/build_tuning.h"
 #include "tools/json_writer.h"
 #include "tools/latency_stats.h"
+#include "tools/write_file.h"
 
 namespace recq::tools {
 namespace {
@@ -39,14 +40,6 @@ absl::StatusOr<std::string> ReadBytes(const std::string& path) {
   std::ostringstream contents;
   contents << file.rdbuf();
   return contents.str();
-}
-
-absl::Status WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream file(path, std::ios::binary);
-  file.write(reinterpret_cast<const char*>(bytes.data()),
-             static_cast<std::streamsize>(bytes.size()));
-  if (!file) return absl::UnavailableError(absl::StrCat("cannot write '", path, "'"));
-  return absl::OkStatus();
 }
 
 absl::StatusOr<std::map<std::string, std::string>> Pairs(const std::vector<std::string>& specs,
@@ -324,7 +317,8 @@ absl::Status ShapedRunCommand(const ShapedRunOptions& options) {
       continue;
     }
     RECQ_ASSIGN_OR_RETURN(std::vector<uint8_t> data, mem.outputs[i].DownloadBytes());
-    RECQ_RETURN_IF_ERROR(WriteBytes(file->second, data));
+    RECQ_RETURN_IF_ERROR(WriteFile(
+        file->second, absl::string_view(reinterpret_cast<const char*>(data.data()), data.size())));
     std::printf("output '%s' %s%s written to %s\n", out.name.c_str(), out.desc.ToString().c_str(),
                 note, file->second.c_str());
   }
@@ -588,8 +582,7 @@ absl::Status ShapedBenchCommand(const ShapedBenchOptions& options) {
     }
     j.EndArray();
     j.EndObject();
-    RECQ_RETURN_IF_ERROR(
-        WriteBytes(options.json_path, std::vector<uint8_t>(j.str().begin(), j.str().end())));
+    RECQ_RETURN_IF_ERROR(WriteFile(options.json_path, j.str()));
     std::printf("report: %s\n", options.json_path.c_str());
   }
   loaded.context.FlushBinaryCache();
