@@ -19,16 +19,12 @@ check fails. Needs numpy only.
 """
 import argparse
 import json
+import os
 import sys
 
-MAX_REL_L2 = 1e-4
-
-
-def rel_l2(actual, expected):
-    import numpy as np
-    a = np.asarray(actual, np.float64).ravel()
-    e = np.asarray(expected, np.float64).ravel()
-    return float(np.linalg.norm(a - e) / max(np.linalg.norm(e), 1e-30))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_models import MAX_REL_L2  # noqa: E402
+from export_models import rel_l2  # noqa: E402
 
 
 def main():

@@ -219,6 +219,16 @@ def sha256(path):
     return h.hexdigest()
 
 
+def file_entry(path):
+    """A manifest's "files" entry for PATH: name, size and SHA-256."""
+    return {"file": os.path.basename(path), "bytes": os.path.getsize(path), "sha256": sha256(path)}
+
+
+def write_array(path, value):
+    """Writes the numpy array VALUE to PATH, raw and little-endian, atomically."""
+    write_atomic(path, lambda p: value.astype(value.dtype.newbyteorder("<")).tofile(p))
+
+
 def rel_l2(actual, expected):
     """||actual - expected|| / ||expected|| over the flattened elements;
     infinite when the element counts differ."""
@@ -445,8 +455,7 @@ def export_one(name, out, batch, dynamic, bn_calibration, exporter="torchscript"
         "files": {},
     }
     for key, path in (("onnx", onnx_path), ("input", in_path), ("ort_output", ort_path)):
-        manifest["files"][key] = {"file": os.path.basename(path), "bytes": os.path.getsize(path),
-                                  "sha256": sha256(path)}
+        manifest["files"][key] = file_entry(path)
     write_atomic(os.path.join(out, st + ".json"),
                  lambda p: open(p, "w").write(json.dumps(manifest, indent=1) + "\n"))
     return manifest
@@ -521,39 +530,31 @@ def export_family(name, out, exporter, dynamic, dynamic_seq=False):
             "sample_step": {"batch": families.PAST_BATCH, "sequence": families.PAST_SEQUENCE,
                             "past": families.PAST_LENGTH}}
         manifest["versions"]["transformers"] = __import__("transformers").__version__
-    manifest["files"]["onnx"] = {"file": os.path.basename(onnx_path),
-                                 "bytes": os.path.getsize(onnx_path), "sha256": sha256(onnx_path)}
+    manifest["files"]["onnx"] = file_entry(onnx_path)
     for key, value in spec.inputs.items():
         path = os.path.join(out, f"{st}.in.{key}.bin")
-        write_atomic(path, lambda p, v=value: v.astype(v.dtype.newbyteorder("<")).tofile(p))
+        write_array(path, value)
         manifest["inputs"].append({"name": key, "shape": list(value.shape),
                                    "dtype": str(value.dtype), "file": os.path.basename(path)})
-        manifest["files"]["in." + key] = {"file": os.path.basename(path),
-                                          "bytes": os.path.getsize(path), "sha256": sha256(path)}
+        manifest["files"]["in." + key] = file_entry(path)
     worst = 0.0
     for i, (oname, value) in enumerate(zip(outputs, got)):
         path = os.path.join(out, f"{st}.ort.{oname}.bin")
-        write_atomic(path, lambda p, v=value: v.astype(v.dtype.newbyteorder("<")).tofile(p))
+        write_array(path, value)
         err = rel_l2(value, expected[i].numpy()) if i < len(expected) else None
         worst = max(worst, err or 0.0)
         entry = {"name": oname, "shape": list(value.shape), "dtype": str(value.dtype),
                  "file": os.path.basename(path), "ort_vs_torch_rel_l2": err,
                  "output_std": float(np.std(value))}
-        manifest["files"]["ort." + oname] = {"file": os.path.basename(path),
-                                             "bytes": os.path.getsize(path),
-                                             "sha256": sha256(path)}
+        manifest["files"]["ort." + oname] = file_entry(path)
         # PyTorch's own output (fp32, on the CPU), for checks against PyTorch
         # rather than onnxruntime.
         torch_value = expected[i].numpy() if i < len(expected) else None
         if torch_value is not None and torch_value.shape == value.shape:
             tpath = os.path.join(out, f"{st}.torch.{oname}.bin")
-            torch_value = torch_value.astype(value.dtype)
-            write_atomic(tpath,
-                         lambda p, v=torch_value: v.astype(v.dtype.newbyteorder("<")).tofile(p))
+            write_array(tpath, torch_value.astype(value.dtype))
             entry["torch_file"] = os.path.basename(tpath)
-            manifest["files"]["torch." + oname] = {"file": os.path.basename(tpath),
-                                                   "bytes": os.path.getsize(tpath),
-                                                   "sha256": sha256(tpath)}
+            manifest["files"]["torch." + oname] = file_entry(tpath)
         manifest["outputs"].append(entry)
     manifest["ort_vs_torch_rel_l2"] = worst
     write_atomic(os.path.join(out, st + ".json"),

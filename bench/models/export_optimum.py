@@ -137,9 +137,7 @@ def export_one(name, out, overlay, force):
         "versions": {"export": versions_child, "torch": torch.__version__,
                      "onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__,
                      "numpy": np.__version__},
-        "files": {"onnx": {"file": os.path.basename(onnx_path),
-                           "bytes": os.path.getsize(onnx_path),
-                           "sha256": export_models.sha256(onnx_path)}},
+        "files": {"onnx": export_models.file_entry(onnx_path)},
     }
     with open(manifest_path, "w") as f:
         f.write(json.dumps(manifest, indent=1) + "\n")

@@ -383,10 +383,10 @@ absl::Status LowerGemmLocal(const LocalTile& tile, LoweringContext& ctx, const N
 // takes the widest groups that still give every compute unit one (on an
 // H100, bench/gpu/gemm.sh: 1x3072x768 in 9.8 us with cg 4, 25 us with 32).
 constexpr int64_t kGemvRows = 8;
+constexpr int64_t kGemvItems = 256;
 // The shortest rows of a Linear layer (B transposed) that gemm_rowdot takes
 // from gemm_gemv (GemmGemvFits).
 constexpr int64_t kRowdotK = 4096;
-constexpr int64_t kGemvItems = 256;
 
 bool GemvFits(const Node& node, const LoweringContext& ctx) {
   if (!ctx.device().GpuKernels()) return false;
