@@ -33,6 +33,8 @@ done
 python3 - "$out/ab.txt" "$dir" <<'P'
 import collections, sys
 import numpy as np
+sys.path.insert(0, "bench/models")
+from export_models import rel_l2
 rows = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     _, b, m, ms = line.split()
@@ -40,8 +42,8 @@ for line in open(sys.argv[1]):
 for m in sorted({m for _, m in rows}):
     before, after = np.median(rows[("recq-before", m)]), np.median(rows[("recq", m)])
     ref = np.fromfile(f"{sys.argv[2]}/{m}.ort.f32", dtype="<f4")
-    err = [float(np.linalg.norm(np.fromfile(f"{sys.argv[2]}/{m}.{b}.out", dtype="<f4") - ref)
-                 / np.linalg.norm(ref)) for b in ("recq-before", "recq")]
+    err = [rel_l2(np.fromfile(f"{sys.argv[2]}/{m}.{b}.out", dtype="<f4"), ref)
+           for b in ("recq-before", "recq")]
     print(f"{m:18s} before {before:7.3f} ms  after {after:7.3f} ms  after/before "
           f"{after / before:5.3f}  rel L2 vs onnxruntime {err[0]:.1e} {err[1]:.1e}")
 P

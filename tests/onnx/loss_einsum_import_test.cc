@@ -25,11 +25,7 @@ using ::testing::HasSubstr;
 
 using Model = testing::OnnxModelBuilder;
 
-std::mt19937 FreshRng() {
-  const uint32_t seed = std::random_device{}();
-  ::testing::Test::RecordProperty("seed", std::to_string(seed));
-  return std::mt19937(seed);
-}
+using testing::FreshRng;
 
 std::vector<float> Random(std::mt19937& rng, int64_t n, float lo, float hi) {
   std::uniform_real_distribution<float> u(lo, hi);

@@ -26,11 +26,7 @@ using ::testing::HasSubstr;
 
 using Model = testing::OnnxModelBuilder;
 
-std::mt19937 FreshRng() {
-  const uint32_t seed = std::random_device{}();
-  ::testing::Test::RecordProperty("seed", std::to_string(seed));
-  return std::mt19937(seed);
-}
+using testing::FreshRng;
 
 TEST(AttentionMaskImportTest, Int64MaskChainMatchesCpu) {
   constexpr int64_t kBatch = 2, kHeads = 2, kSeq = 7;

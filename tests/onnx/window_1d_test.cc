@@ -34,11 +34,7 @@ std::vector<float> Random(size_t n, std::mt19937& rng) {
   return v;
 }
 
-std::mt19937 FreshRng() {
-  const uint32_t seed = std::random_device{}();
-  ::testing::Test::RecordProperty("seed", std::to_string(seed));
-  return std::mt19937(seed);
-}
+using testing::FreshRng;
 
 class Model {
  public:

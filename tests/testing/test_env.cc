@@ -5,6 +5,12 @@
 
 namespace recq::testing {
 
+std::mt19937 FreshRng() {
+  const uint32_t seed = std::random_device{}();
+  ::testing::Test::RecordProperty("seed", std::to_string(seed));
+  return std::mt19937(seed);
+}
+
 namespace {
 // The auto-tuner times kernels at every compile unless told otherwise: tests
 // run with it off (RECQ_TUNING, EngineOptions::DefaultTuning) unless the

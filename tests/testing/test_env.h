@@ -3,6 +3,7 @@
 #define RECQ_TESTS_TESTING_TEST_ENV_H_
 
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,11 @@
 #include "reference/reference_executor.h"
 
 namespace recq::testing {
+
+// FreshRng returns a generator seeded from std::random_device, the seed
+// recorded as the calling test's "seed" property (in its XML report), so
+// that every run draws fresh inputs and a failure can be replayed.
+std::mt19937 FreshRng();
 
 // SharedContext returns one Context per test binary (the default device, or
 // $RECQ_DEVICE). Fails the calling test if none can be created.
