@@ -109,6 +109,7 @@ class Importer {
            onnx_import::SharedInitializers* shared = nullptr)
       : model_(model), graph_(model.graph()), options_(options) {
     state_.external_dir = options.external_data_dir;
+    state_.fold_budget = options.max_folded_elements;
     state_.shared = shared;
   }
 

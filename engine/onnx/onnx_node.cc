@@ -299,6 +299,22 @@ absl::StatusOr<ValueId> NodeContext::AddConstantValue(OnnxConstant data, absl::s
   return state_.AddValue(std::move(v));
 }
 
+absl::Status NodeContext::ReserveFolded(int64_t elements) {
+  constexpr int64_t kMaxFoldedConstant = int64_t{1} << 26;
+  if (elements > kMaxFoldedConstant) {
+    return Unsupported(absl::StrCat("a constant of ", elements,
+                                    " elements is too large to fold; at most ", kMaxFoldedConstant,
+                                    " are folded"));
+  }
+  if (elements > state_.fold_budget) {
+    return Unsupported(
+        absl::StrCat("folding ", elements, " more elements exceeds the import's folding budget, ",
+                     state_.fold_budget, " elements left (OnnxOptions::max_folded_elements)"));
+  }
+  state_.fold_budget -= elements;
+  return absl::OkStatus();
+}
+
 absl::Status NodeContext::DefineConstant(OnnxConstant data) {
   if (proto_.output_size() < 1 || proto_.output(0).empty()) return Invalid("has no output");
   const std::string& out = proto_.output(0);

@@ -47,6 +47,7 @@ struct ImportState {
   // entries (every dimension a value > 0).
   absl::flat_hash_map<std::string, std::vector<int64_t>> declared_shapes;
   std::string external_dir;  // where external tensor data is read from
+  int64_t fold_budget = 0;   // elements folds may still compute
   // Initializers and Constant node outputs: values no input shape changes.
   absl::flat_hash_set<std::string> initializer_names;
   SharedInitializers* shared = nullptr;  // not owned; null: nothing shared
@@ -106,6 +107,7 @@ class NodeContext final : public OnnxNodeContext, public internal::OnnxNodeEmitt
   }
   absl::Status EmitOutput(int output, OpType op, std::vector<ValueId> inputs,
                           OpAttrs attrs) override;
+  absl::Status ReserveFolded(int64_t elements) override;
   absl::Status DefineConstant(OnnxConstant value) override;
   // internal::OnnxNodeEmitter
   absl::StatusOr<ValueId> EmitValue(OpType op, std::vector<ValueId> inputs, OpAttrs attrs,

@@ -215,7 +215,7 @@ absl::Status FoldIntegers(OnnxNodeContext& n, OpType op,
   const int code = CodeOf(op);
   const bool ints = !in[0]->is_float && !in[1]->is_float;
   absl::StatusOr<OnnxConstant> out =
-      BroadcastConstants(in, ints, [code, ints](absl::Span<const double> v) {
+      BroadcastConstants(n, in, ints, [code, ints](absl::Span<const double> v) {
         switch (code) {
           case 0:
             return v[0] + v[1];
@@ -227,7 +227,7 @@ absl::Status FoldIntegers(OnnxNodeContext& n, OpType op,
             return v[1] == 0 && ints ? 0.0 : v[0] / v[1];
         }
       });
-  if (!out.ok()) return n.Invalid(out.status().message());
+  if (!out.ok()) return out.status();
   if (code == 3 && ints) {
     for (int64_t i = 0; i < in[1]->size(); ++i) {
       if (in[1]->ints[i] == 0) return n.Invalid("integer division by zero");

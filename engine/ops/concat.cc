@@ -56,6 +56,7 @@ absl::Status FoldConcat(OnnxNodeContext& n, const std::vector<const OnnxConstant
     }
     out.dims[axis] += c->dims[axis];
   }
+  RECQ_RETURN_IF_ERROR(n.ReserveFolded(Numel(out.dims)));
   const int64_t outer = Numel({out.dims.begin(), out.dims.begin() + axis});
   for (int64_t o = 0; o < outer; ++o) {
     for (const OnnxConstant* c : in) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 
@@ -51,7 +52,7 @@ int64_t Numel(const std::vector<int64_t>& dims) {
 }
 
 absl::StatusOr<OnnxConstant> BroadcastConstants(
-    absl::Span<const OnnxConstant* const> in, bool int_result,
+    OnnxNodeContext& n, absl::Span<const OnnxConstant* const> in, bool int_result,
     const std::function<double(absl::Span<const double>)>& f) {
   size_t rank = 0;
   for (const OnnxConstant* c : in) rank = std::max(rank, c->dims.size());
@@ -63,7 +64,7 @@ absl::StatusOr<OnnxConstant> BroadcastConstants(
       if (d != out[i] && d != 1 && out[i] != 1) {
         std::vector<std::string> shapes;
         for (const OnnxConstant* o : in) shapes.push_back(absl::StrJoin(o->dims, "x"));
-        return absl::InvalidArgumentError(
+        return n.Invalid(
             absl::StrCat("constant shapes [", absl::StrJoin(shapes, "], ["), "] do not broadcast"));
       }
       if (d != 1) out[i] = d;
@@ -73,6 +74,7 @@ absl::StatusOr<OnnxConstant> BroadcastConstants(
   r.dims = out;
   r.is_float = !int_result;
   const int64_t total = Numel(out);
+  RECQ_RETURN_IF_ERROR(n.ReserveFolded(total));
   std::vector<double> args(in.size());
   for (int64_t flat = 0; flat < total; ++flat) {
     for (size_t a = 0; a < in.size(); ++a) {

@@ -26,11 +26,12 @@ int64_t ElementAsInt(const OnnxConstant& c, int64_t i);
 // gives 0.
 int64_t SaturatingInt64(double v);
 
-// BroadcastConstants applies `f` element-wise with numpy broadcasting; the
-// result is int64 when `int_result`, else float32. InvalidArgument for
-// shapes that do not broadcast (naming them).
+// BroadcastConstants applies `f` element-wise with numpy broadcasting for
+// node `n`; the result is int64 when `int_result`, else float32.
+// InvalidArgument for shapes that do not broadcast (naming them); the
+// result's elements are reserved through n.ReserveFolded first.
 absl::StatusOr<OnnxConstant> BroadcastConstants(
-    absl::Span<const OnnxConstant* const> in, bool int_result,
+    OnnxNodeContext& n, absl::Span<const OnnxConstant* const> in, bool int_result,
     const std::function<double(absl::Span<const double>)>& f);
 
 // Numel returns the product of dims (1 for a scalar).

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/ops/constant_eval.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "recq/status_macros.h"
@@ -39,7 +40,8 @@ absl::Status Import(OnnxNodeContext& n) {
   out.dims = dims;
   out.dtype = to;
   out.is_float = IsFloatingPoint(to);
-  const int64_t total = dims[0] * dims[1];
+  const int64_t total = Numel(dims);
+  RECQ_RETURN_IF_ERROR(n.ReserveFolded(total));
   for (int64_t i = 0; i < total; ++i) {
     const bool one = i % dims[1] - i / dims[1] == k;
     if (out.is_float) {

@@ -42,9 +42,9 @@ absl::Status Import(OnnxNodeContext& n) {
       }
     }
     absl::StatusOr<OnnxConstant> out = BroadcastConstants(
-        c, ints,
+        n, c, ints,
         [fmod, ints](absl::Span<const double> v) { return ModOf(v[0], v[1], fmod != 0, ints); });
-    if (!out.ok()) return n.Invalid(out.status().message());
+    if (!out.ok()) return out.status();
     out->dtype = c[0]->type();
     return n.DefineConstant(*std::move(out));
   }

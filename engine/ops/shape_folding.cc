@@ -24,8 +24,6 @@
 namespace recq::internal {
 namespace {
 
-constexpr int64_t kMaxFoldedElements = int64_t{1} << 26;
-
 OnnxConstant Ints(std::vector<int64_t> dims, std::vector<int64_t> values) {
   OnnxConstant c;
   c.is_float = false;
@@ -87,10 +85,8 @@ absl::Status ImportConstantOfShape(OnnxNodeContext& n) {
     if (d < 0) return n.Invalid(absl::StrCat("shape has a negative dimension ", d));
     dims.push_back(d);
   }
+  RECQ_RETURN_IF_ERROR(n.ReserveFolded(Numel(dims)));
   const int64_t total = Numel(dims);
-  if (total > kMaxFoldedElements) {
-    return n.Unsupported(absl::StrCat("a constant of ", total, " elements is too large to fold"));
-  }
   OnnxConstant out;
   out.dims = dims;
   out.is_float = value.is_float;
@@ -115,10 +111,10 @@ absl::Status ImportRange(OnnxNodeContext& n) {
                d = ElementAsDouble(*delta, 0);
   if (d == 0) return n.Invalid("delta is 0");
   const double steps = std::ceil((l - s) / d);
-  if (!(steps <= double(kMaxFoldedElements))) {
-    return n.Unsupported("the range is too large to fold");
-  }
-  const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
+  // 2^62 stands in for a count past int64 (or NaN): ReserveFolded refuses it.
+  const int64_t count =
+      !(steps <= 0x1p62) ? int64_t{1} << 62 : std::max<int64_t>(0, static_cast<int64_t>(steps));
+  RECQ_RETURN_IF_ERROR(n.ReserveFolded(count));
   OnnxConstant out;
   out.is_float = start->is_float;
   out.dims = {count};
@@ -258,6 +254,7 @@ absl::Status ImportGather(OnnxNodeContext& n) {
   out.dims.assign(data->dims.begin(), data->dims.begin() + axis);
   out.dims.insert(out.dims.end(), indices->dims.begin(), indices->dims.end());
   out.dims.insert(out.dims.end(), data->dims.begin() + axis + 1, data->dims.end());
+  RECQ_RETURN_IF_ERROR(n.ReserveFolded(Numel(out.dims)));
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t k = 0; k < indices->size(); ++k) {
       int64_t idx = ElementAsInt(*indices, k);
@@ -343,6 +340,7 @@ absl::Status ImportSlice(OnnxNodeContext& n) {
   out.is_float = data->is_float;
   out.dims = count;
   const int64_t total = Numel(count);
+  RECQ_RETURN_IF_ERROR(n.ReserveFolded(total));
   for (int64_t flat = 0; flat < total; ++flat) {
     int64_t rem = flat, offset = 0, stride = 1;
     for (int64_t d = rank; d-- > 0;) {
@@ -385,6 +383,7 @@ absl::Status ImportCastTo(OnnxNodeContext& n, const absl::StatusOr<DataType>& to
   if (c.ok() && *c != nullptr) {
     // Folded with the device kernel's conversions (typed.cl).
     const OnnxConstant& in = **c;
+    RECQ_RETURN_IF_ERROR(n.ReserveFolded(in.size()));
     OnnxConstant out;
     out.dims = in.dims;
     out.dtype = *to;
@@ -417,8 +416,8 @@ absl::Status ImportFoldedElementwise(OnnxNodeContext& n, size_t arity, bool int_
   }
   // Where picks its result type from its value inputs.
   if (!int_result && arity == 3) int_result = !in[1]->is_float && !in[2]->is_float;
-  absl::StatusOr<OnnxConstant> out = BroadcastConstants(in, int_result, f);
-  if (!out.ok()) return n.Invalid(out.status().message());
+  absl::StatusOr<OnnxConstant> out = BroadcastConstants(n, in, int_result, f);
+  if (!out.ok()) return out.status();
   out->dtype = arity == 3 ? in[1]->type() : DataType::kBool;
   return n.DefineConstant(*std::move(out));
 }

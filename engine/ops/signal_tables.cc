@@ -137,7 +137,7 @@ absl::Status ImportWindow(OnnxNodeContext& n, WindowKind kind) {
   std::optional<double> size = ScalarOf(n, 0);
   int64_t length = 0;
   if (size.has_value()) {
-    length = static_cast<int64_t>(*size);
+    length = SaturatingInt64(*size);
   } else {
     OnnxNodeEmitter* e = EmitterOf(n);
     std::optional<std::vector<int64_t>> declared =
@@ -150,6 +150,7 @@ absl::Status ImportWindow(OnnxNodeContext& n, WindowKind kind) {
     length = (*declared)[0];
   }
   if (length < 1) return n.Invalid(absl::StrCat("size is ", length, "; expected >= 1"));
+  RECQ_RETURN_IF_ERROR(n.ReserveFolded(length));
   return EmitTable(n, size.has_value(), 0, length,
                    TableConstant({length}, WindowTable(kind, length, periodic != 0), t));
 }
@@ -166,11 +167,11 @@ absl::Status ImportMel(OnnxNodeContext& n) {
                                         "node); computed values are not supported there"));
     }
   }
-  const int64_t dft_length = static_cast<int64_t>(*p[1]);
-  const int64_t sample_rate = static_cast<int64_t>(*p[2]);
+  const int64_t dft_length = SaturatingInt64(*p[1]);
+  const int64_t sample_rate = SaturatingInt64(*p[2]);
   int64_t bins = 0;
   if (p[0].has_value()) {
-    bins = static_cast<int64_t>(*p[0]);
+    bins = SaturatingInt64(*p[0]);
   } else {
     OnnxNodeEmitter* e = EmitterOf(n);
     std::optional<std::vector<int64_t>> declared =
@@ -186,6 +187,7 @@ absl::Status ImportMel(OnnxNodeContext& n) {
     return n.Invalid(absl::StrCat("num_mel_bins ", bins, ", dft_length ", dft_length,
                                   " and sample_rate ", sample_rate, "; expected >= 1"));
   }
+  RECQ_RETURN_IF_ERROR(n.ReserveFolded(Numel({dft_length / 2 + 1, bins})));
   absl::StatusOr<std::vector<double>> table = MelTable(bins, dft_length, sample_rate, *p[3], *p[4]);
   if (!table.ok()) return n.Invalid(table.status().message());
   return EmitTable(n, p[0].has_value(), 0, bins,

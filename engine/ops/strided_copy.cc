@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/ops/constant_eval.h"
 #include "engine/ops/layout_attrs.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
@@ -313,10 +314,8 @@ absl::Status ImportExpand(OnnxNodeContext& n) {
     const OnnxConstant& in = **c;
     absl::StatusOr<Shape> out_shape = Broadcast(kExpand, in.dims, shape);
     if (!out_shape.ok()) return n.Invalid(out_shape.status().message());
-    const int64_t total = Product(*out_shape, 0, out_shape->size());
-    if (total > (int64_t{1} << 26)) {
-      return n.Unsupported(absl::StrCat("a constant of ", total, " elements is too large to fold"));
-    }
+    const int64_t total = Numel(*out_shape);
+    RECQ_RETURN_IF_ERROR(n.ReserveFolded(total));
     OnnxConstant out;
     out.is_float = in.is_float;
     out.dims = *out_shape;

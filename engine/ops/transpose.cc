@@ -57,6 +57,7 @@ absl::Status Import(OnnxNodeContext& n) {
     const size_t rank = data.dims.size();
     std::vector<int64_t> strides(rank, 1);
     for (size_t i = rank; i-- > 1;) strides[i - 1] = strides[i] * data.dims[i];
+    RECQ_RETURN_IF_ERROR(n.ReserveFolded(data.size()));
     OnnxConstant folded = data;
     folded.dims = out->shape;
     std::vector<int64_t> idx(rank, 0);

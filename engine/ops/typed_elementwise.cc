@@ -231,10 +231,10 @@ absl::Status Import(const ElementOp& op, OnnxNodeContext& n) {
     const bool same = op.family == Family::kSame;
     const int code = op.code;
     absl::StatusOr<OnnxConstant> out =
-        BroadcastConstants(c, !same || !c[0]->is_float, [code, inf](absl::Span<const double> v) {
+        BroadcastConstants(n, c, !same || !c[0]->is_float, [code, inf](absl::Span<const double> v) {
           return Apply(code, v[0], v.size() > 1 ? v[1] : 0.0, inf);
         });
-    if (!out.ok()) return n.Invalid(out.status().message());
+    if (!out.ok()) return out.status();
     out->dtype = same ? c[0]->type() : DataType::kBool;
     return n.DefineConstant(*std::move(out));
   }

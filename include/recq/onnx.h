@@ -58,6 +58,11 @@ struct OnnxOptions {
   // Pre- and post-processing applied to the imported graph
   // (ApplyPrePostProcessing, recq/preprocess.h): camera frames in.
   PrePostProcessing prepost;
+  // The most elements import computes by folding constant subgraphs (shape
+  // arithmetic, masks, tables), summed over the whole model; one folded
+  // constant holds at most 2^26. A fold past either limit is Unimplemented,
+  // naming the node. Initializers and Constant nodes do not count.
+  int64_t max_folded_elements = int64_t{1} << 28;
 };
 
 // LoadOnnx reads and imports the ONNX model file at `path`.
@@ -95,7 +100,7 @@ class OnnxModel {
     std::string name;
     std::vector<int64_t> dims;
     std::vector<std::string> dim_params;  // "" where fixed or unnamed
-    DataType dtype = DataType::kFloat32;   // (float32 for a type recq lacks)
+    DataType dtype = DataType::kFloat32;  // (float32 for a type recq lacks)
   };
   const std::vector<Input>& inputs() const;
   // The file it was read from ("" for FromBytes), for messages.

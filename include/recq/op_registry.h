@@ -138,6 +138,10 @@ class OnnxNodeContext {
   // DefineConstant makes the node's first output the constant `value` (for
   // Constant nodes and values computed at import).
   [[nodiscard]] virtual absl::Status DefineConstant(OnnxConstant value) = 0;
+  // ReserveFolded is called before a fold computes `elements` values: it
+  // is Unimplemented when one constant would exceed 2^26 elements or the
+  // import's folds together OnnxOptions::max_folded_elements.
+  [[nodiscard]] virtual absl::Status ReserveFolded(int64_t elements) = 0;
 
   // Invalid and Unsupported make InvalidArgument / Unimplemented statuses
   // naming the node: "node 'conv1' (Conv): <what>".

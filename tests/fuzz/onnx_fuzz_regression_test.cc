@@ -97,5 +97,41 @@ TEST(OnnxFuzzRegressionTest, FoldedIntegerOutOfRangeIsNotUndefined) {
   EXPECT_EQ(graph.status().code(), absl::StatusCode::kInvalidArgument) << graph.status();
 }
 
+// Found by the fuzzer (a 10 s timeout under ASan): an Add of int64
+// constants of shapes [n, 1] and [1, n], built by ConstantOfShape, folded
+// n^2 elements at import with no bound; n = 8192 took 31 s under ASan,
+// n = 65536 would need 32 GiB. One folded constant is now at most 2^26
+// elements, and all of an import's folds share OnnxOptions::
+// max_folded_elements.
+TEST(OnnxFuzzRegressionTest, HugeBroadcastFoldIsRefusedBeforeComputing) {
+  const std::string bytes = ReadAll(RECQ_FUZZ_DIR "/regressions/constant_fold_broadcast_huge.onnx");
+  ASSERT_FALSE(bytes.empty());
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(bytes);
+  ASSERT_FALSE(graph.ok());
+  EXPECT_EQ(graph.status().code(), absl::StatusCode::kUnimplemented) << graph.status();
+  EXPECT_THAT(graph.status().message(),
+              testing::HasSubstr("a constant of 4294967296 elements is too large to fold"));
+}
+
+// The same Add four times in a chain, [1024, 1] + [1, 1024]: 2^20
+// elements per fold. Within the default budget it imports; with a budget
+// of three folds' worth, the fourth Add is refused and named.
+TEST(OnnxFuzzRegressionTest, FoldsShareOneBudgetPerImport) {
+  const std::string bytes =
+      ReadAll(RECQ_FUZZ_DIR "/regressions/constant_fold_broadcast_chain.onnx");
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_TRUE(LoadOnnxFromBytes(bytes).ok()) << LoadOnnxFromBytes(bytes).status();
+  OnnxOptions options;
+  // Two ConstantOfShape folds of 1024 elements each, then 2^20 per Add.
+  options.max_folded_elements = 2 * 1024 + 3 * (int64_t{1} << 20);
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(bytes, options);
+  ASSERT_FALSE(graph.ok());
+  EXPECT_EQ(graph.status().code(), absl::StatusCode::kUnimplemented) << graph.status();
+  EXPECT_THAT(graph.status().message(), testing::HasSubstr("(Add)"));
+  EXPECT_THAT(graph.status().message(), testing::HasSubstr("OnnxOptions::max_folded_elements"));
+  options.max_folded_elements += int64_t{1} << 20;
+  EXPECT_TRUE(LoadOnnxFromBytes(bytes, options).ok());
+}
+
 }  // namespace
 }  // namespace recq
