@@ -126,6 +126,7 @@ absl::Status ImportDropout(OnnxNodeContext& n) {
   if (mask) {
     OnnxNodeEmitter* e = EmitterOf(n);
     if (e == nullptr) return n.Unsupported("Dropout's mask output");
+    RECQ_RETURN_IF_ERROR(n.ReserveFolded(n.desc(x).NumElements()));
     OnnxConstant ones;
     ones.dims = n.desc(x).shape;
     ones.is_float = false;

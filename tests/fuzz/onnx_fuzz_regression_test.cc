@@ -133,5 +133,18 @@ TEST(OnnxFuzzRegressionTest, FoldsShareOneBudgetPerImport) {
   EXPECT_TRUE(LoadOnnxFromBytes(bytes, options).ok());
 }
 
+// Found by the fuzzer: Dropout's all-true mask output for an input of
+// 3x5x2^31 elements was built as a constant of that size (ASan: out of
+// memory). The mask now reserves its elements as a fold does.
+TEST(OnnxFuzzRegressionTest, HugeDropoutMaskIsRefused) {
+  const std::string bytes = ReadAll(RECQ_FUZZ_DIR "/regressions/dropout_mask_huge.onnx");
+  ASSERT_FALSE(bytes.empty());
+  absl::StatusOr<Graph> graph = LoadOnnxFromBytes(bytes);
+  ASSERT_FALSE(graph.ok());
+  EXPECT_EQ(graph.status().code(), absl::StatusCode::kUnimplemented) << graph.status();
+  EXPECT_THAT(graph.status().message(), testing::HasSubstr("(Dropout)"));
+  EXPECT_THAT(graph.status().message(), testing::HasSubstr("too large to fold"));
+}
+
 }  // namespace
 }  // namespace recq
