@@ -57,7 +57,10 @@ absl::Status FoldConcat(OnnxNodeContext& n, const std::vector<const OnnxConstant
     out.dims[axis] += c->dims[axis];
   }
   RECQ_RETURN_IF_ERROR(n.ReserveFolded(Numel(out.dims)));
-  const int64_t outer = Numel({out.dims.begin(), out.dims.begin() + axis});
+  // An empty result (a zero dim) is not looped over: its other dims may be
+  // up to 2^40.
+  const int64_t outer =
+      Numel(out.dims) == 0 ? 0 : Numel({out.dims.begin(), out.dims.begin() + axis});
   for (int64_t o = 0; o < outer; ++o) {
     for (const OnnxConstant* c : in) {
       const int64_t block = Numel({c->dims.begin() + axis, c->dims.end()});

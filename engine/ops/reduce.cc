@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/ops/constant_eval.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "recq/math_op_attrs.h"
@@ -96,8 +97,9 @@ absl::StatusOr<OnnxConstant> Fold(OnnxNodeContext& n, const ReduceOp& op, const 
       y.dims.push_back(1);
     }
   }
-  int64_t outputs = 1;
-  for (int64_t d : out_dims) outputs *= d;
+  // Reserved: with a zero dim reduced away, the kept dims may be up to 2^40.
+  const int64_t outputs = Numel(out_dims);
+  RECQ_RETURN_IF_ERROR(n.ReserveFolded(outputs));
   const int64_t total = c.size();
   const int64_t count = outputs > 0 ? total / outputs : 0;
   const bool noop = a.axes.empty() && a.noop_with_empty_axes;

@@ -255,12 +255,17 @@ absl::Status ImportGather(OnnxNodeContext& n) {
   out.dims.insert(out.dims.end(), indices->dims.begin(), indices->dims.end());
   out.dims.insert(out.dims.end(), data->dims.begin() + axis + 1, data->dims.end());
   RECQ_RETURN_IF_ERROR(n.ReserveFolded(Numel(out.dims)));
-  for (int64_t o = 0; o < outer; ++o) {
+  for (int64_t k = 0; k < indices->size(); ++k) {
+    const int64_t idx = ElementAsInt(*indices, k);
+    if (idx < -dim || idx >= dim) {
+      return n.Invalid(absl::StrCat("index ", idx, " is out of range for dimension ", dim));
+    }
+  }
+  // An empty result (a zero dim) is not looped over: its other dims may be
+  // up to 2^40.
+  for (int64_t o = 0; Numel(out.dims) > 0 && o < outer; ++o) {
     for (int64_t k = 0; k < indices->size(); ++k) {
       int64_t idx = ElementAsInt(*indices, k);
-      if (idx < -dim || idx >= dim) {
-        return n.Invalid(absl::StrCat("index ", idx, " is out of range for dimension ", dim));
-      }
       if (idx < 0) idx += dim;
       for (int64_t i = 0; i < inner; ++i) {
         const int64_t from = (o * dim + idx) * inner + i;
