@@ -13,13 +13,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 
 namespace {
 
 constexpr char kMagic[8] = {'R', 'E', 'C', 'Q', 'H', 'O', 'F', 'F'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: launches per program
 // Bounds a damaged length field before it becomes an allocation.
 constexpr uint64_t kMaxString = uint64_t{64} << 20;
 constexpr uint64_t kMaxCount = 1 << 16;
@@ -71,6 +72,39 @@ class Reader {
   size_t pos_ = sizeof(kMagic) + 8;
 };
 
+absl::Status ReadLaunches(Reader& r, std::vector<WarmLaunch>& launches) {
+  RECQ_ASSIGN_OR_RETURN(uint64_t count, r.U64("a launch count"));
+  if (count > kMaxCount) return r.Damaged(absl::StrCat(count, " launches"));
+  for (uint64_t i = 0; i < count; ++i) {
+    WarmLaunch l;
+    RECQ_ASSIGN_OR_RETURN(l.kernel, r.String("a kernel name"));
+    RECQ_ASSIGN_OR_RETURN(uint64_t work_dim, r.U64("a work dimension"));
+    if (work_dim < 1 || work_dim > 3) return r.Damaged(absl::StrCat("work dimension ", work_dim));
+    l.work_dim = static_cast<uint32_t>(work_dim);
+    for (uint64_t& g : l.global) {
+      RECQ_ASSIGN_OR_RETURN(g, r.U64("a global size"));
+    }
+    for (uint64_t& g : l.local) {
+      RECQ_ASSIGN_OR_RETURN(g, r.U64("a local size"));
+    }
+    RECQ_ASSIGN_OR_RETURN(uint64_t args, r.U64("an argument count"));
+    if (args > kMaxCount) return r.Damaged(absl::StrCat(args, " kernel arguments"));
+    for (uint64_t j = 0; j < args; ++j) {
+      WarmLaunch::Arg a;
+      RECQ_ASSIGN_OR_RETURN(uint64_t kind, r.U64("an argument kind"));
+      if (kind > static_cast<uint64_t>(WarmLaunch::Arg::Kind::kNull)) {
+        return r.Damaged(absl::StrCat("argument kind ", kind));
+      }
+      a.kind = static_cast<WarmLaunch::Arg::Kind>(kind);
+      RECQ_ASSIGN_OR_RETURN(a.bytes, r.U64("an argument size"));
+      RECQ_ASSIGN_OR_RETURN(a.value, r.String("an argument value"));
+      l.args.push_back(std::move(a));
+    }
+    launches.push_back(std::move(l));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status WriteBinaryHandOff(const std::string& path, const BinaryHandOff& handoff) {
@@ -83,6 +117,19 @@ absl::Status WriteBinaryHandOff(const std::string& path, const BinaryHandOff& ha
     PutString(p.source, bytes);
     PutU64(p.options.size(), bytes);
     for (const std::string& o : p.options) PutString(o, bytes);
+    PutU64(p.launches.size(), bytes);
+    for (const WarmLaunch& l : p.launches) {
+      PutString(l.kernel, bytes);
+      PutU64(l.work_dim, bytes);
+      for (uint64_t g : l.global) PutU64(g, bytes);
+      for (uint64_t g : l.local) PutU64(g, bytes);
+      PutU64(l.args.size(), bytes);
+      for (const WarmLaunch::Arg& a : l.args) {
+        PutU64(static_cast<uint64_t>(a.kind), bytes);
+        PutU64(a.bytes, bytes);
+        PutString(a.value, bytes);
+      }
+    }
   }
   std::error_code ec;
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
@@ -155,6 +202,7 @@ absl::StatusOr<BinaryHandOff> ReadBinaryHandOff(const std::string& path) {
       if (!s.ok()) return s.status();
       p.options.push_back(*std::move(s));
     }
+    RECQ_RETURN_IF_ERROR(ReadLaunches(r, p.launches));
     h.programs.push_back(std::move(p));
   }
   if (!r.AtEnd()) return r.Damaged("bytes follow the last program");

@@ -7,6 +7,8 @@
 #ifndef RECQ_ENGINE_BINARY_HANDOFF_H_
 #define RECQ_ENGINE_BINARY_HANDOFF_H_
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,10 +17,32 @@
 
 namespace recq::internal {
 
-// One program to store: its full source and its build options, sorted.
+// One launch of a kernel that a build helper runs to have the driver
+// compile what it compiles lazily at the first enqueue (PoCL's work-group
+// function for each local size): the kernel, its sizes, and every argument
+// as a zero-filled buffer of `bytes`, scalar `value` bytes, `bytes` of
+// local memory, or a null buffer.
+struct WarmLaunch {
+  struct Arg {
+    enum class Kind : uint8_t { kBuffer, kScalar, kLocal, kNull };
+    Kind kind = Kind::kNull;
+    uint64_t bytes = 0;  // kBuffer, kLocal
+    std::string value;   // kScalar
+  };
+  std::string kernel;
+  uint32_t work_dim = 1;
+  std::array<uint64_t, 3> global = {1, 1, 1};
+  std::array<uint64_t, 3> local = {0, 0, 0};  // all 0: the driver chooses
+  std::vector<Arg> args;
+};
+
+// One program to store (or, for a build helper, to build and warm): its
+// full source, its build options, sorted, and the launches to warm it with
+// (empty in a binary hand-off).
 struct HandedOffProgram {
   std::string source;
   std::vector<std::string> options;
+  std::vector<WarmLaunch> launches;
 };
 
 // What a hand-off file holds: the device the programs were built for (its

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -163,6 +165,94 @@ absl::Status Context::StoreHandedOffBinaries(const std::string& path) const {
   }
   for (const internal::HandedOffProgram& program : handoff.programs) {
     RECQ_RETURN_IF_ERROR(state_->programs.StoreFromSource(program));
+  }
+  return absl::OkStatus();
+}
+
+void Context::SetBuildHelper(BuildHelperStarter starter) const {
+  std::lock_guard<std::mutex> lock(state_->helper_mu);
+  state_->build_helper = std::move(starter);
+}
+
+namespace {
+
+// RunLaunch enqueues one warm-up launch of `program` on `queue` with
+// zero-filled buffers and waits for it.
+absl::Status RunLaunch(cl_context context, cl_command_queue queue, cl_program program,
+                       const internal::WarmLaunch& launch) {
+  cl_int err = CL_SUCCESS;
+  cl::UniqueKernel kernel(clCreateKernel(program, launch.kernel.c_str(), &err));
+  RECQ_RETURN_IF_ERROR(cl::CheckCl(err, absl::StrCat("clCreateKernel(", launch.kernel, ")")));
+  std::vector<cl::UniqueMem> buffers;
+  const cl_uchar zero = 0;
+  for (size_t i = 0; i < launch.args.size(); ++i) {
+    const internal::WarmLaunch::Arg& a = launch.args[i];
+    const cl_uint index = static_cast<cl_uint>(i);
+    switch (a.kind) {
+      case internal::WarmLaunch::Arg::Kind::kBuffer: {
+        const size_t bytes = std::max<size_t>(a.bytes, 4);
+        cl::UniqueMem mem(clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, nullptr, &err));
+        RECQ_RETURN_IF_ERROR(cl::CheckCl(err, "clCreateBuffer(build helper)"));
+        RECQ_RETURN_IF_ERROR(cl::CheckCl(
+            clEnqueueFillBuffer(queue, mem.get(), &zero, 1, 0, bytes, 0, nullptr, nullptr),
+            "clEnqueueFillBuffer(build helper)"));
+        cl_mem handle = mem.get();
+        err = clSetKernelArg(kernel.get(), index, sizeof(cl_mem), &handle);
+        buffers.push_back(std::move(mem));
+        break;
+      }
+      case internal::WarmLaunch::Arg::Kind::kScalar:
+        err = clSetKernelArg(kernel.get(), index, a.value.size(), a.value.data());
+        break;
+      case internal::WarmLaunch::Arg::Kind::kLocal:
+        err = clSetKernelArg(kernel.get(), index, a.bytes, nullptr);
+        break;
+      case internal::WarmLaunch::Arg::Kind::kNull:
+        err = clSetKernelArg(kernel.get(), index, sizeof(cl_mem), nullptr);
+        break;
+    }
+    RECQ_RETURN_IF_ERROR(
+        cl::CheckCl(err, absl::StrCat("clSetKernelArg(", launch.kernel, ", ", i, ")")));
+  }
+  size_t global[3], local[3];
+  for (int d = 0; d < 3; ++d) {
+    global[d] = static_cast<size_t>(launch.global[d]);
+    local[d] = static_cast<size_t>(launch.local[d]);
+  }
+  RECQ_RETURN_IF_ERROR(
+      cl::CheckCl(clEnqueueNDRangeKernel(queue, kernel.get(), launch.work_dim, nullptr, global,
+                                         local[0] != 0 ? local : nullptr, 0, nullptr, nullptr),
+                  absl::StrCat("clEnqueueNDRangeKernel(", launch.kernel, ")")));
+  return cl::CheckCl(clFinish(queue), "clFinish(build helper)");
+}
+
+}  // namespace
+
+absl::Status Context::RunBuildPlan(const std::string& path,
+                                   const std::function<void()>& programs_built) const {
+  absl::StatusOr<internal::BinaryHandOff> plan = internal::ReadBinaryHandOff(path);
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  if (!plan.ok()) return plan.status();
+  if (plan->device_name != state_->info.name ||
+      plan->driver_version != state_->info.driver_version) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("build plan '", path, "' is for device '", plan->device_name, "' (driver ",
+                     plan->driver_version, "); this context's device is '", state_->info.name,
+                     "' (driver ", state_->info.driver_version, ")"));
+  }
+  std::vector<cl::UniqueProgram> programs;
+  for (const internal::HandedOffProgram& p : plan->programs) {
+    RECQ_ASSIGN_OR_RETURN(cl::UniqueProgram program,
+                          state_->programs.BuildUncached(p.source, p.options));
+    programs.push_back(std::move(program));
+  }
+  if (programs_built) programs_built();
+  for (size_t i = 0; i < programs.size(); ++i) {
+    for (const internal::WarmLaunch& launch : plan->programs[i].launches) {
+      RECQ_RETURN_IF_ERROR(
+          RunLaunch(state_->context.get(), state_->queue.get(), programs[i].get(), launch));
+    }
   }
   return absl::OkStatus();
 }

@@ -5,6 +5,7 @@
 #include <CL/cl.h>
 
 #include <memory>
+#include <mutex>
 
 #include "backends/opencl/cl_handle.h"
 #include "engine/binary_cache.h"
@@ -31,6 +32,8 @@ struct ContextState {
   DeviceInfo info;
   std::unique_ptr<BinaryCache> binary_cache;  // null: no persistent cache
   ProgramCache programs;
+  mutable std::mutex helper_mu;
+  BuildHelperStarter build_helper;  // guarded by helper_mu; null: none
 };
 
 }  // namespace recq::internal

@@ -1,13 +1,20 @@
 #include "recq/engine.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <optional>
+#include <random>
+#include <thread>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "backends/opencl/cl_error.h"
 #include "engine/backend_registry.h"
+#include "engine/binary_handoff.h"
 #include "engine/engine_state.h"
 #include "engine/kernel_library.h"
 #include "engine/lowering.h"
@@ -31,6 +38,146 @@ std::string ProgramKey(const internal::KernelRef& ref) {
   return key;
 }
 
+// WarmLaunchOf is the warm-up's launch of `dispatch` (WarmUp) for a build
+// helper; nullopt when an argument is an image, which a helper does not
+// make.
+std::optional<WarmLaunch> WarmLaunchOf(const DispatchList& list, const Dispatch& dispatch) {
+  WarmLaunch launch;
+  launch.kernel = list.kernels[dispatch.kernel].name;
+  launch.work_dim = dispatch.work_dim;
+  for (cl_uint d = 0; d < 3; ++d) {
+    launch.global[d] =
+        dispatch.has_local() && d < dispatch.work_dim ? dispatch.local[d] : dispatch.global[d];
+    launch.local[d] = dispatch.local[d];
+  }
+  // Slack past each buffer's size: a helper's buffers are only zeros.
+  constexpr uint64_t kSlack = 256;
+  for (const DispatchArg& arg : dispatch.args) {
+    WarmLaunch::Arg a;
+    switch (arg.kind) {
+      case DispatchArg::Kind::kInternal:
+        a.kind = WarmLaunch::Arg::Kind::kBuffer;
+        a.bytes = list.internal_buffer_bytes[arg.index] + kSlack;
+        break;
+      case DispatchArg::Kind::kSlot:
+        if (list.slots[arg.index].image) return std::nullopt;
+        a.kind = WarmLaunch::Arg::Kind::kBuffer;
+        a.bytes = list.slots[arg.index].desc.ByteSize() + kSlack;
+        break;
+      case DispatchArg::Kind::kConstant:
+        a.kind = WarmLaunch::Arg::Kind::kBuffer;
+        a.bytes = list.constants[arg.index]->byte_size() + kSlack;
+        break;
+      case DispatchArg::Kind::kScalar:
+        a.kind = WarmLaunch::Arg::Kind::kScalar;
+        a.value.assign(arg.bytes.begin(), arg.bytes.end());
+        break;
+      case DispatchArg::Kind::kLocal:
+        a.kind = WarmLaunch::Arg::Kind::kLocal;
+        a.bytes = arg.local_bytes;
+        break;
+      case DispatchArg::Kind::kNull:
+        a.kind = WarmLaunch::Arg::Kind::kNull;
+        break;
+    }
+    launch.args.push_back(std::move(a));
+  }
+  return launch;
+}
+
+// WarmUpShape is what makes two warm-up launches the same to the driver.
+std::string WarmUpShape(const Dispatch& dispatch) {
+  return absl::StrCat(dispatch.kernel, ":", dispatch.work_dim, ":", dispatch.global[0], ",",
+                      dispatch.global[1], ",", dispatch.global[2], ":", dispatch.local[0], ",",
+                      dispatch.local[1], ",", dispatch.local[2]);
+}
+
+// StartBuildHelper hands about half of the programs among `requests` that
+// would be built from source, with their warm-up launches, to a build
+// helper, where the context has a starter and the driver builds one
+// program at a time per process. It marks the requests it handed over in
+// `*to_helper` and returns the helper, or null (the engine builds all).
+std::unique_ptr<BuildHelper> StartBuildHelper(const EngineState& state,
+                                              const std::vector<ProgramRequest>& requests,
+                                              const std::vector<size_t>& kernel_request,
+                                              std::vector<bool>* to_helper) {
+  ContextState& cs = *state.context;
+  BuildHelperStarter starter;
+  {
+    std::lock_guard<std::mutex> lock(cs.helper_mu);
+    starter = cs.build_helper;
+  }
+  if (!starter || !cs.programs.BuildsOneAtATime() || std::thread::hardware_concurrency() < 2) {
+    return nullptr;
+  }
+  // Each program's launches, as WarmUp will enqueue them.
+  std::vector<std::vector<WarmLaunch>> launches(requests.size());
+  std::vector<bool> has_image(requests.size(), false);
+  absl::flat_hash_set<std::string> shapes;
+  for (const Dispatch& d : state.list.dispatches) {
+    Dispatch warm = d;
+    if (warm.has_local()) {
+      for (cl_uint i = 0; i < warm.work_dim; ++i) warm.global[i] = warm.local[i];
+    }
+    if (!shapes.insert(WarmUpShape(warm)).second) continue;
+    const size_t r = kernel_request[d.kernel];
+    std::optional<WarmLaunch> launch = WarmLaunchOf(state.list, d);
+    if (launch.has_value()) {
+      launches[r].push_back(*std::move(launch));
+    } else {
+      has_image[r] = true;
+    }
+  }
+  std::vector<size_t> cold;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (!has_image[i] && requests[i].binary.empty() &&
+        cs.programs.WouldBuildFromSource(requests[i].source, requests[i].options)) {
+      cold.push_back(i);
+    }
+  }
+  if (cold.size() < 2) return nullptr;
+  // Split by an estimate of the work, the source's size times its builds
+  // (the program's and each launch's work-group function), largest first,
+  // each to the side with less so far; this process keeps ties.
+  auto weight = [&](size_t i) { return requests[i].source.size() * (1 + launches[i].size()); };
+  std::stable_sort(cold.begin(), cold.end(),
+                   [&](size_t a, size_t b) { return weight(a) > weight(b); });
+  size_t own = 0, theirs = 0;
+  BinaryHandOff plan;
+  plan.device_name = cs.info.name;
+  plan.driver_version = cs.info.driver_version;
+  for (size_t i : cold) {
+    if (theirs < own) {
+      theirs += weight(i);
+      (*to_helper)[i] = true;
+      plan.programs.push_back({requests[i].source, requests[i].options, launches[i]});
+    } else {
+      own += weight(i);
+    }
+  }
+  std::string dir = cs.binary_cache ? cs.binary_cache->directory() : std::string();
+  std::error_code ec;
+  if (dir.empty()) dir = std::filesystem::temp_directory_path(ec).string();
+  std::random_device random;
+  const std::string path = (std::filesystem::path(dir) / "handoff" /
+                            absl::StrCat(getpid(), "-", absl::Hex(random()), ".plan"))
+                               .string();
+  absl::Status written = WriteBinaryHandOff(path, plan);
+  absl::StatusOr<std::unique_ptr<BuildHelper>> helper =
+      written.ok() ? starter(path) : absl::StatusOr<std::unique_ptr<BuildHelper>>(written);
+  if (!helper.ok() || *helper == nullptr) {
+    std::filesystem::remove(path, ec);
+    Log(LogLevel::kInfo, absl::StrCat("compile: no build helper (",
+                                      helper.ok() ? "none started" : helper.status().ToString(),
+                                      "); building every program here"));
+    std::fill(to_helper->begin(), to_helper->end(), false);
+    return nullptr;
+  }
+  Log(LogLevel::kInfo, absl::StrCat("compile: a build helper builds ", plan.programs.size(),
+                                    " of the ", cold.size(), " programs to build from source"));
+  return *std::move(helper);
+}
+
 // BuildPrograms gets the program of every kernel of the dispatch list from
 // the context's program cache, building the distinct programs in parallel.
 absl::Status BuildPrograms(EngineState& state) {
@@ -49,7 +196,27 @@ absl::Status BuildPrograms(EngineState& state) {
   }
   Log(LogLevel::kInfo, absl::StrCat("compile: ", requests.size(), " programs"));
   const auto start = std::chrono::steady_clock::now();
-  RECQ_RETURN_IF_ERROR(state.context->programs.GetOrBuildAll(absl::MakeSpan(requests)));
+  std::vector<bool> to_helper(requests.size(), false);
+  state.build_helper = StartBuildHelper(state, requests, kernel_request, &to_helper);
+  if (state.build_helper == nullptr) {
+    RECQ_RETURN_IF_ERROR(state.context->programs.GetOrBuildAll(absl::MakeSpan(requests)));
+  } else {
+    // This process's share first; then the helper's, from the driver's
+    // cache once the helper has built them.
+    for (bool helpers : {false, true}) {
+      if (helpers) state.build_helper->WaitProgramsBuilt();
+      std::vector<ProgramRequest> share;
+      for (size_t i = 0; i < requests.size(); ++i) {
+        if (to_helper[i] == helpers) share.push_back(std::move(requests[i]));
+      }
+      RECQ_RETURN_IF_ERROR(state.context->programs.GetOrBuildAll(absl::MakeSpan(share)));
+      for (size_t i = 0, j = 0; i < requests.size(); ++i) {
+        if (to_helper[i] == helpers) requests[i] = std::move(share[j++]);
+      }
+    }
+  }
+  state.kernel_from_helper.clear();
+  for (size_t r : kernel_request) state.kernel_from_helper.push_back(to_helper[r]);
   Log(LogLevel::kInfo, absl::StrCat("compile: programs ready in ", MsSince(start), " ms"));
   std::vector<std::shared_ptr<const std::string>> sources;
   for (internal::ProgramRequest& r : requests) {
@@ -209,21 +376,30 @@ absl::Status WarmUp(const std::shared_ptr<EngineState>& state) {
   }
   absl::flat_hash_set<std::string> shapes;
   std::vector<cl::UniqueKernel> kernels;  // alive until the queue is done
-  for (size_t d = 0; d < state->list.dispatches.size(); ++d) {
-    Dispatch dispatch = state->list.dispatches[d];
-    if (dispatch.has_local()) {
-      for (cl_uint i = 0; i < dispatch.work_dim; ++i) dispatch.global[i] = dispatch.local[i];
+  // The launches of a build helper's programs come last, once it is done
+  // and the driver's cache holds what it compiled for them.
+  for (bool helpers : {false, true}) {
+    if (helpers) {
+      if (state->build_helper == nullptr) break;
+      state->build_helper->WaitDone();
+      state->build_helper.reset();
     }
-    const std::string shape =
-        absl::StrCat(dispatch.kernel, ":", dispatch.work_dim, ":", dispatch.global[0], ",",
-                     dispatch.global[1], ",", dispatch.global[2], ":", dispatch.local[0], ",",
-                     dispatch.local[1], ",", dispatch.local[2]);
-    if (!shapes.insert(shape).second) continue;
-    RECQ_ASSIGN_OR_RETURN(cl::UniqueKernel kernel, res.CreateKernel(d, slot_mems));
-    RECQ_RETURN_IF_ERROR(EnqueueDispatch(ctx.queue.get(), dispatch, kernel.get(), {}, nullptr));
-    kernels.push_back(std::move(kernel));
+    for (size_t d = 0; d < state->list.dispatches.size(); ++d) {
+      Dispatch dispatch = state->list.dispatches[d];
+      const bool from_helper =
+          dispatch.kernel < static_cast<int32_t>(state->kernel_from_helper.size()) &&
+          state->kernel_from_helper[dispatch.kernel];
+      if (from_helper != helpers) continue;
+      if (dispatch.has_local()) {
+        for (cl_uint i = 0; i < dispatch.work_dim; ++i) dispatch.global[i] = dispatch.local[i];
+      }
+      if (!shapes.insert(WarmUpShape(dispatch)).second) continue;
+      RECQ_ASSIGN_OR_RETURN(cl::UniqueKernel kernel, res.CreateKernel(d, slot_mems));
+      RECQ_RETURN_IF_ERROR(EnqueueDispatch(ctx.queue.get(), dispatch, kernel.get(), {}, nullptr));
+      kernels.push_back(std::move(kernel));
+    }
+    RECQ_RETURN_IF_ERROR(cl::CheckCl(clFinish(ctx.queue.get()), "clFinish(warm-up)"));
   }
-  RECQ_RETURN_IF_ERROR(cl::CheckCl(clFinish(ctx.queue.get()), "clFinish(warm-up)"));
   state->stats.warmup_dispatches = kernels.size();
   state->stats.warmup_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -289,6 +465,7 @@ absl::Status FinishEngineState(const std::shared_ptr<EngineState>& state, bool w
     Log(LogLevel::kInfo, absl::StrCat("warm-up: ", state->list.dispatches.size(), " dispatches"));
     RECQ_RETURN_IF_ERROR(WarmUp(state));
   }
+  state->build_helper.reset();  // waits for it, where the warm-up did not
   // The binaries of programs built from source reach the disk cache later,
   // through Context::FlushBinaryCache (or, on drivers other than PoCL, the
   // context's destruction): after the warm-up, so that they hold what the
@@ -323,6 +500,33 @@ KernelChooser RecordingChooser(VariantChooser variant_chooser, KernelChooser ker
         {node.name, static_cast<uint32_t>(choice.variant), KernelParamsString(choice.params)});
     return choice;
   };
+}
+
+absl::StatusOr<size_t> ProgramsToBuild(const Context& context, const Graph& graph,
+                                       const EngineOptions& options) {
+  Graph optimized = graph;
+  if (options.optimize) {
+    RECQ_ASSIGN_OR_RETURN(optimized, internal::Optimize(graph, context, options.fuse_elementwise));
+  }
+  internal::LoweringTarget target;
+  static_cast<DeviceFacts&>(target) =
+      LoweringFactsFor(context.device_info(), options.kernel_target);
+  if (options.precision == EngineOptions::Precision::kFp16Storage) {
+    RECQ_ASSIGN_OR_RETURN(optimized, internal::ToHalfStorage(optimized));
+    target.half_storage = true;
+  }
+  target.choose_kernel =
+      RecordingChooser(options.choose_variant, options.choose_kernel,
+                       std::make_shared<std::vector<EngineState::VariantChoice>>());
+  RECQ_ASSIGN_OR_RETURN(internal::Lowered lowered, internal::Lower(optimized, target));
+  absl::flat_hash_set<std::string> seen;
+  size_t count = 0;
+  for (const KernelRef& ref : lowered.list.kernels) {
+    if (!seen.insert(ProgramKey(ref)).second) continue;
+    RECQ_ASSIGN_OR_RETURN(std::string source, KernelProgramSource(ref.program));
+    if (context.state()->programs.WouldBuildFromSource(source, ref.options)) ++count;
+  }
+  return count;
 }
 
 absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(

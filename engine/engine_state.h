@@ -65,6 +65,12 @@ struct EngineState {
   // Where `constants` come from when engines share their weights (the
   // buckets of a ShapedEngine); null: this engine uploads its own.
   std::shared_ptr<WeightCache> weight_cache;
+
+  // While compiling: the build helper that builds some programs beside
+  // this process (null: none), and per DispatchList::kernels entry whether
+  // its program was the helper's, whose warm-up launches wait for it.
+  std::unique_ptr<BuildHelper> build_helper;
+  std::vector<bool> kernel_from_helper;
 };
 
 // CompileEngineState is Engine::Compile's work: passes, lowering, programs
@@ -90,6 +96,12 @@ struct EngineState {
 // so that every choice is appended to `*choices`.
 VariantChooser RecordingChooser(
     VariantChooser chooser, std::shared_ptr<std::vector<std::pair<std::string, uint32_t>>> choices);
+
+// ProgramsToBuild is how many programs compiling `graph` with `options`
+// would build from source (in neither the context nor its binary cache):
+// it lowers the graph, and builds nothing.
+[[nodiscard]] absl::StatusOr<size_t> ProgramsToBuild(const Context& context, const Graph& graph,
+                                                     const EngineOptions& options);
 
 // LoweringFactsFor returns the device facts lowering reads on `device`.
 DeviceFacts LoweringFactsFor(const DeviceInfo& device, EngineOptions::KernelTarget kernel_target);

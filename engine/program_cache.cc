@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <optional>
 #include <thread>
 
@@ -176,7 +177,7 @@ absl::StatusOr<SharedProgram> ProgramCache::GetOrLoad(absl::string_view source,
     if (disk_key.has_value()) {
       // Stored by FlushPendingBinaries, after the engine's warm-up.
       entry->pending_store = disk_key;
-      entry->pending_source = HandedOffProgram{std::string(source), sorted};
+      entry->pending_source = HandedOffProgram{std::string(source), sorted, {}};
       std::lock_guard<std::mutex> pending_lock(mu_);
       pending_.push_back(entry);
     }
@@ -184,6 +185,33 @@ absl::StatusOr<SharedProgram> ProgramCache::GetOrLoad(absl::string_view source,
   entry->program = std::make_shared<const cl::UniqueProgram>(std::move(program));
   if (origin != nullptr) *origin = from;
   return entry->program;
+}
+
+bool ProgramCache::WouldBuildFromSource(absl::string_view source,
+                                        absl::Span<const std::string> options) {
+  std::vector<std::string> sorted(options.begin(), options.end());
+  std::sort(sorted.begin(), sorted.end());
+  const std::string key = absl::StrCat(absl::StrJoin(sorted, " "), "\n", source);
+  std::shared_ptr<Entry> entry;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = programs_.find(key);
+    if (it != programs_.end()) entry = it->second;
+  }
+  if (entry != nullptr) {
+    std::lock_guard<std::mutex> entry_lock(entry->mu);
+    if (entry->program != nullptr) return false;
+  }
+  if (disk_ == nullptr) return true;
+  absl::StatusOr<BinaryCacheKey> k = MakeBinaryCacheKey(source, sorted, *device_info_);
+  if (!k.ok()) return true;
+  std::error_code ec;
+  return !std::filesystem::exists(disk_->PathFor(*k), ec);
+}
+
+absl::StatusOr<cl::UniqueProgram> ProgramCache::BuildUncached(
+    absl::string_view source, absl::Span<const std::string> options) const {
+  return BuildFromSource(context_, device_, source, OptionString(options));
 }
 
 absl::StatusOr<std::vector<uint8_t>> ProgramCache::CurrentBinary(

@@ -127,6 +127,21 @@ class ProgramCache {
   // SerializingIsCheap is false where a binary query compiles code (PoCL).
   bool SerializingIsCheap() const;
 
+  // BuildsOneAtATime is true where the driver compiles one program at a
+  // time per process (PoCL: one compiler lock), so that only another
+  // process builds in parallel.
+  bool BuildsOneAtATime() const { return IsPocl(); }
+
+  // WouldBuildFromSource tells whether GetOrBuild of `source` and `options`
+  // would compile from source: it is neither built in this context nor in
+  // the disk cache.
+  bool WouldBuildFromSource(absl::string_view source, absl::Span<const std::string> options);
+
+  // BuildUncached builds `source` with `options` from source, outside this
+  // cache (a build helper's work: the driver's own cache keeps the result).
+  [[nodiscard]] absl::StatusOr<cl::UniqueProgram> BuildUncached(
+      absl::string_view source, absl::Span<const std::string> options) const;
+
   ProgramCache(const ProgramCache&) = delete;
   ProgramCache& operator=(const ProgramCache&) = delete;
   // Waits for the binaries already handed to the writer (FlushPendingBinaries).

@@ -134,9 +134,9 @@ absl::StatusOr<double> TimeOnce(const Prepared& p) {
 
 // Prepare compiles `c` for the node as a one-node engine (its warm-up run
 // included) with bound input and output tensors.
-absl::StatusOr<std::unique_ptr<Prepared>> Prepare(const Context& context, const Graph& graph,
-                                                  int node_index, const Candidate& c,
-                                                  const EngineOptions& base) {
+// OneNodeGraph is node `node_index` of `graph` alone, its constant inputs
+// kept and the others made graph inputs.
+absl::StatusOr<Graph> OneNodeGraph(const Graph& graph, int node_index) {
   const Node& node = graph.nodes()[node_index];
   GraphBuilder b;
   std::vector<TensorRef> inputs;
@@ -156,7 +156,11 @@ absl::StatusOr<std::unique_ptr<Prepared>> Prepare(const Context& context, const 
   TensorRef y = b.AddNode(node.op, inputs, node.attrs, "tuned");
   if (node.fused.kind != ActivationKind::kNone) b.SetFusedActivation(y, node.fused);
   b.Output(y, "y");
-  RECQ_ASSIGN_OR_RETURN(Graph one, std::move(b).Build());
+  return std::move(b).Build();
+}
+
+// CandidateOptions compiles a one-node graph with candidate `c`.
+EngineOptions CandidateOptions(const Candidate& c, const EngineOptions& base) {
   EngineOptions options;
   options.optimize = false;
   options.kernel_target = base.kernel_target;
@@ -171,7 +175,14 @@ absl::StatusOr<std::unique_ptr<Prepared>> Prepare(const Context& context, const 
     }
     return KernelChoice{fitting[0], {}};
   };
-  RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, one, options));
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<Prepared>> Prepare(const Context& context, const Graph& graph,
+                                                  int node_index, const Candidate& c,
+                                                  const EngineOptions& base) {
+  RECQ_ASSIGN_OR_RETURN(Graph one, OneNodeGraph(graph, node_index));
+  RECQ_ASSIGN_OR_RETURN(Engine engine, Engine::Compile(context, one, CandidateOptions(c, base)));
   Bindings bindings;
   std::vector<Tensor> tensors;
   for (const BindingInfo& info : engine.inputs()) {
@@ -343,6 +354,21 @@ absl::StatusOr<std::shared_ptr<const Tuner>> Tuner::Tune(const Context& context,
       if (i > 0 && !fits(1)) {
         cut = true;
         break;
+      }
+      // Cold, found before compiling: the heuristic's programs are in no
+      // cache. Two more compiles that slow would not fit the budget, so
+      // kFast measures nothing and leaves every program to the engine's
+      // compile, which can build them beside a build helper.
+      if (!exhaustive && i == 0) {
+        absl::StatusOr<Graph> probe_graph = OneNodeGraph(graph, p->node_index);
+        absl::StatusOr<size_t> to_build =
+            probe_graph.ok()
+                ? ProgramsToBuild(context, *probe_graph, CandidateOptions(candidates[i], options))
+                : absl::StatusOr<size_t>(probe_graph.status());
+        if (to_build.ok() && *to_build > 0) {
+          cold = "programs are cold (the first candidate's are in no cache), nothing measured; ";
+          break;
+        }
       }
       const Clock::time_point candidate_start = Clock::now();
       absl::StatusOr<std::unique_ptr<Prepared>> one =

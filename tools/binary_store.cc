@@ -3,9 +3,12 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -22,24 +25,31 @@ namespace recq::tools {
 
 namespace {
 
-// SpawnDetached starts `argv` in a session of its own with its standard
-// streams on /dev/null and `cache_dir` as its $RECQ_CACHE_DIR; it does not
-// wait for it.
-absl::StatusOr<pid_t> SpawnDetached(const std::vector<std::string>& argv,
-                                    const std::string& cache_dir) {
+// Spawn starts `argv` as /proc/self/exe with its standard streams on
+// /dev/null, except standard output on `stdout_fd` when that is >= 0, and
+// `cache_dir` (when not empty) as its $RECQ_CACHE_DIR; `detach` puts it in
+// a session of its own. It does not wait for it.
+absl::StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const std::string& cache_dir,
+                            bool detach, int stdout_fd = -1) {
   posix_spawn_file_actions_t files;
   posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&files);
   posix_spawnattr_init(&attr);
   for (int fd : {0, 1, 2}) {
-    posix_spawn_file_actions_addopen(&files, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
+    if (fd == 1 && stdout_fd >= 0) {
+      posix_spawn_file_actions_adddup2(&files, stdout_fd, 1);
+    } else {
+      posix_spawn_file_actions_addopen(&files, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
+    }
   }
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+  if (detach) posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string(*e).rfind("RECQ_CACHE_DIR=", 0) != 0) env_strings.emplace_back(*e);
+    if (cache_dir.empty() || std::string(*e).rfind("RECQ_CACHE_DIR=", 0) != 0) {
+      env_strings.emplace_back(*e);
+    }
   }
-  env_strings.push_back(absl::StrCat("RECQ_CACHE_DIR=", cache_dir));
+  if (!cache_dir.empty()) env_strings.push_back(absl::StrCat("RECQ_CACHE_DIR=", cache_dir));
   std::vector<char*> envp;
   for (std::string& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -52,13 +62,90 @@ absl::StatusOr<pid_t> SpawnDetached(const std::vector<std::string>& argv,
   posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attr);
   if (err != 0) {
-    return absl::UnavailableError(
-        absl::StrCat("posix_spawn(/proc/self/exe store-binaries): ", std::strerror(err)));
+    return absl::UnavailableError(absl::StrCat(
+        "posix_spawn(/proc/self/exe ", argv.size() > 1 ? argv[1] : "", "): ", std::strerror(err)));
   }
   return pid;
 }
 
+// HelperProcess is a running `recq build-helper`, read through a pipe from
+// its standard output.
+class HelperProcess final : public BuildHelper {
+ public:
+  HelperProcess(pid_t pid, int fd) : pid_(pid), fd_(fd) {}
+  ~HelperProcess() override { WaitDone(); }
+
+  void WaitProgramsBuilt() override {
+    char c = 0;
+    while (!eof_ && c != 'P') {
+      const ssize_t n = read(fd_, &c, 1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) eof_ = true;
+    }
+  }
+
+  void WaitDone() override {
+    if (pid_ <= 0) return;
+    char buffer[64];
+    while (!eof_) {
+      const ssize_t n = read(fd_, buffer, sizeof(buffer));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) eof_ = true;
+    }
+    close(fd_);
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      Log(LogLevel::kInfo, "compile: the build helper failed; this process built the rest");
+    }
+    pid_ = -1;
+  }
+
+ private:
+  pid_t pid_;
+  int fd_;
+  bool eof_ = false;
+};
+
 }  // namespace
+
+void UseBuildHelpers(const Context& context, const std::string& device) {
+  const char* env = std::getenv("RECQ_BUILD_HELPER");
+  if (env != nullptr && std::string(env) == "off") return;
+  context.SetBuildHelper(
+      [device](const std::string& plan) -> absl::StatusOr<std::unique_ptr<BuildHelper>> {
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) != 0) {
+          return absl::UnavailableError(absl::StrCat("pipe2: ", std::strerror(errno)));
+        }
+        std::vector<std::string> argv = {"recq", "build-helper", plan};
+        if (!device.empty()) argv.push_back(absl::StrCat("--device=", device));
+        absl::StatusOr<pid_t> pid = Spawn(argv, "", /*detach=*/false, fds[1]);
+        close(fds[1]);
+        if (!pid.ok()) {
+          close(fds[0]);
+          return pid.status();
+        }
+        return std::unique_ptr<BuildHelper>(std::make_unique<HelperProcess>(*pid, fds[0]));
+      });
+}
+
+absl::Status BuildHelperCommand(const std::string& path, const std::string& device) {
+  ContextOptions options;
+  options.device = device;
+  absl::StatusOr<Context> context = Context::Create(options);
+  if (!context.ok()) {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    return context.status();
+  }
+  return context->RunBuildPlan(path, [] {
+    const char built = 'P';
+    while (write(1, &built, 1) < 0 && errno == EINTR) {
+    }
+  });
+}
 
 void StoreBinariesAfterExit(const Context& context, const std::string& device) {
   const std::string cache_dir = context.cache_dir();
@@ -76,7 +163,7 @@ void StoreBinariesAfterExit(const Context& context, const std::string& device) {
   if (*handed == 0) return;
   std::vector<std::string> argv = {"recq", "store-binaries", path};
   if (!device.empty()) argv.push_back(absl::StrCat("--device=", device));
-  absl::StatusOr<pid_t> pid = SpawnDetached(argv, cache_dir);
+  absl::StatusOr<pid_t> pid = Spawn(argv, cache_dir, /*detach=*/true);
   if (!pid.ok()) {
     Log(LogLevel::kWarning, absl::StrCat("program binaries not stored: ", pid.status().ToString()));
     std::error_code ec;

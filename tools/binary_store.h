@@ -26,6 +26,16 @@ void StoreBinariesAfterExit(const Context& context, const std::string& device);
 // of $RECQ_CACHE_DIR (or the default) for `device`, then removes the file.
 [[nodiscard]] absl::Status StoreBinariesCommand(const std::string& path, const std::string& device);
 
+// UseBuildHelpers lets `context`'s compiles hand programs to build helpers
+// (Context::SetBuildHelper): `recq build-helper PLAN` processes for
+// `device`, whose standard output tells when their programs are built.
+// $RECQ_BUILD_HELPER=off turns them off.
+void UseBuildHelpers(const Context& context, const std::string& device);
+
+// BuildHelperCommand is `recq build-helper PLAN`: Context::RunBuildPlan for
+// `device`, writing "P" to standard output once the programs are built.
+[[nodiscard]] absl::Status BuildHelperCommand(const std::string& path, const std::string& device);
+
 }  // namespace recq::tools
 
 #endif  // RECQ_TOOLS_BINARY_STORE_H_

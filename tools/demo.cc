@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "recq/recq.h"
 #include "recq/status_macros.h"
+#include "tools/binary_store.h"
 #include "tools/commands.h"
 #include "tools/models/mobilenet.h"
 
@@ -68,6 +69,7 @@ absl::Status RunDemo(const CommonOptions& common, const DemoOptions& options) {
   ContextOptions context_options;
   context_options.device = common.device;
   RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(context_options));
+  UseBuildHelpers(context, context_options.device);
   const DeviceInfo& device = context.device_info();
   std::printf("device: %s (%s, %s)\n", device.name.c_str(), device.platform_name.c_str(),
               device.driver_version.c_str());

@@ -1,4 +1,5 @@
 #include "tools/generate_command.h"
+#include "tools/binary_store.h"
 
 #include <algorithm>
 #include <chrono>
@@ -134,6 +135,7 @@ absl::Status GenerateCommand(const std::string& model_path, const std::string& d
   ContextOptions context_options;
   context_options.device = device;
   RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(context_options));
+  UseBuildHelpers(context, context_options.device);
   const Clock::time_point start = Clock::now();
   GeneratorOptions options;
   options.max_length = max_length;

@@ -1,4 +1,5 @@
 #include "tools/onnx_commands.h"
+#include "tools/binary_store.h"
 #include "tools/build_tuning.h"
 
 #include <algorithm>
@@ -238,6 +239,7 @@ absl::Status BuildEngineCommand(const std::string& model_path, const std::string
   ContextOptions context_options;
   context_options.device = device_spec;
   RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(context_options));
+  UseBuildHelpers(context, context_options.device);
   const Clock::time_point start = Clock::now();
   OnnxOptions load;
   RECQ_ASSIGN_OR_RETURN(load.profiles, ParseShapeProfiles(shapes));
@@ -264,6 +266,7 @@ absl::Status TuneModelCommand(const std::string& model_path, bool exhaustive,
   ContextOptions context_options;
   context_options.device = device_spec;
   RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(context_options));
+  UseBuildHelpers(context, context_options.device);
   OnnxOptions load;
   RECQ_ASSIGN_OR_RETURN(load.input_shapes, ParseShapes(shapes));
   RECQ_ASSIGN_OR_RETURN(Graph graph, LoadOnnx(model_path, load));
@@ -396,6 +399,7 @@ absl::Status RunModel(const RunModelOptions& options, Clock::time_point* first_r
   ContextOptions context_options;
   context_options.device = options.device;
   RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(context_options));
+  UseBuildHelpers(context, context_options.device);
   const DeviceInfo& device = context.device_info();
   std::printf("device: %s (%s, %s)\n", device.name.c_str(), device.platform_name.c_str(),
               device.version.c_str());

@@ -313,6 +313,8 @@ int main(int argc, char** argv) {
                                           absl::GetFlag(FLAGS_json));
   } else if (command == "store-binaries" && args.size() == 3) {
     status = recq::tools::StoreBinariesCommand(args[2], common.device);
+  } else if (command == "build-helper" && args.size() == 3) {
+    status = recq::tools::BuildHelperCommand(args[2], common.device);
   } else if (command == "info") {
     status = recq::tools::InfoModelCommand(args[2], absl::GetFlag(FLAGS_shapes),
                                            absl::GetFlag(FLAGS_input_format));

@@ -1,4 +1,5 @@
 #include "tools/shaped_commands.h"
+#include "tools/binary_store.h"
 
 #include <algorithm>
 #include <chrono>
@@ -108,6 +109,7 @@ absl::StatusOr<Loaded> Load(const std::string& model_path, const std::string& sh
   ContextOptions context_options;
   context_options.device = device;
   RECQ_ASSIGN_OR_RETURN(Context context, Context::Create(context_options));
+  UseBuildHelpers(context, context_options.device);
   RECQ_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(model_path));
   if (LooksLikeEngineFile(bytes)) {
     RECQ_ASSIGN_OR_RETURN(ShapedEngine engine, ShapedEngine::LoadFromBytes(context, bytes));

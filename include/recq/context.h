@@ -11,6 +11,7 @@
 
 #include <CL/cl.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -101,6 +102,25 @@ struct DeviceListing {
 // OpenCL platform or device.
 [[nodiscard]] absl::StatusOr<std::vector<DeviceListing>> ListDevices();
 
+// BuildHelper is a process that builds programs beside this one, started
+// on a build plan file: a compile on a driver that builds one program at a
+// time per process (PoCL) hands it about half of the programs it would build
+// from source, with their warm-up launches, and builds the others itself
+// meanwhile; it then creates the helper's programs from the driver's own
+// cache. `recq` starts `recq build-helper PLAN` (Context::RunBuildPlan).
+class BuildHelper {
+ public:
+  virtual ~BuildHelper() = default;
+  // WaitProgramsBuilt blocks until the helper has built its programs, or
+  // has ended; WaitDone until it has ended. Neither fails: a helper that
+  // failed only leaves more for this process to build.
+  virtual void WaitProgramsBuilt() = 0;
+  virtual void WaitDone() = 0;
+};
+// Starts a helper on the plan file at `plan_path`; the helper deletes it.
+using BuildHelperStarter =
+    std::function<absl::StatusOr<std::unique_ptr<BuildHelper>>(const std::string& plan_path)>;
+
 class Context {
  public:
   // Create selects a device (see ContextOptions::device) and creates a
@@ -153,6 +173,21 @@ class Context {
   // uses (ContextOptions::cache_dir resolved), or empty when caching is off.
   // Tools may keep per-device files of their own there.
   std::string cache_dir() const;
+
+  // SetBuildHelper lets compiles on this context start build helpers
+  // (null: none, the default). A compile uses one only on PoCL, with at
+  // least two hardware threads, and for at least two programs to build from
+  // source; where none is used, or it fails, the compile builds everything.
+  void SetBuildHelper(BuildHelperStarter starter) const;
+
+  // RunBuildPlan is a build helper's work: it builds every program of the
+  // plan file at `path` from source, calls `programs_built`, then enqueues
+  // each program's warm-up launches on zero-filled buffers and waits for
+  // them, so that the driver's own cache holds the programs and their
+  // work-group functions. The file is deleted once read. A damaged file is
+  // InvalidArgument; one for another device is FailedPrecondition.
+  [[nodiscard]] absl::Status RunBuildPlan(const std::string& path,
+                                          const std::function<void()>& programs_built) const;
 
   // Internal state shared with engines and recordings.
   const std::shared_ptr<internal::ContextState>& state() const { return state_; }

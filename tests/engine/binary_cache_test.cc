@@ -295,7 +295,7 @@ TEST_F(BinaryCacheTest, BadHandOffFilesAreClearErrors) {
   if (first.handed_off == 0) {
     BinaryHandOff handoff{context.device_info().name,
                           context.device_info().driver_version,
-                          {{"__kernel void k(__global float* y) { y[0] = 1.0f; }", {}}}};
+                          {{"__kernel void k(__global float* y) { y[0] = 1.0f; }", {}, {}}}};
     RECQ_ASSERT_OK(WriteBinaryHandOff(good, handoff));
   }
   const std::vector<uint8_t> bytes = ReadBytes(good);
