@@ -102,14 +102,8 @@ std::unique_ptr<BuildHelper> StartBuildHelper(const EngineState& state,
                                               const std::vector<size_t>& kernel_request,
                                               std::vector<bool>* to_helper) {
   ContextState& cs = *state.context;
-  BuildHelperStarter starter;
-  {
-    std::lock_guard<std::mutex> lock(cs.helper_mu);
-    starter = cs.build_helper;
-  }
-  if (!starter || !cs.programs.BuildsOneAtATime() || std::thread::hardware_concurrency() < 2) {
-    return nullptr;
-  }
+  BuildHelperStarter starter = BuildHelperFor(cs);
+  if (!starter) return nullptr;
   // Each program's launches, as WarmUp will enqueue them.
   std::vector<std::vector<WarmLaunch>> launches(requests.size());
   std::vector<bool> has_image(requests.size(), false);
@@ -500,6 +494,12 @@ KernelChooser RecordingChooser(VariantChooser variant_chooser, KernelChooser ker
         {node.name, static_cast<uint32_t>(choice.variant), KernelParamsString(choice.params)});
     return choice;
   };
+}
+
+BuildHelperStarter BuildHelperFor(ContextState& cs) {
+  if (!cs.programs.BuildsOneAtATime() || std::thread::hardware_concurrency() < 2) return nullptr;
+  std::lock_guard<std::mutex> lock(cs.helper_mu);
+  return cs.build_helper;
 }
 
 absl::StatusOr<size_t> ProgramsToBuild(const Context& context, const Graph& graph,

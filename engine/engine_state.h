@@ -97,6 +97,12 @@ struct EngineState {
 VariantChooser RecordingChooser(
     VariantChooser chooser, std::shared_ptr<std::vector<std::pair<std::string, uint32_t>>> choices);
 
+// BuildHelperFor is the starter of build helpers that compiles on `cs` use
+// (Context::SetBuildHelper), or null where none is set or none would help:
+// a driver that builds programs in parallel in one process, or fewer than
+// two hardware threads.
+BuildHelperStarter BuildHelperFor(ContextState& cs);
+
 // ProgramsToBuild is how many programs compiling `graph` with `options`
 // would build from source (in neither the context nor its binary cache):
 // it lowers the graph, and builds nothing.

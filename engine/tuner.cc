@@ -355,11 +355,14 @@ absl::StatusOr<std::shared_ptr<const Tuner>> Tuner::Tune(const Context& context,
         cut = true;
         break;
       }
-      // Cold, found before compiling: the heuristic's programs are in no
-      // cache. Two more compiles that slow would not fit the budget, so
-      // kFast measures nothing and leaves every program to the engine's
-      // compile, which can build them beside a build helper.
-      if (!exhaustive && i == 0) {
+      // Cold, found before compiling, where the engine's compile has a
+      // build helper: the heuristic's programs are in neither the context
+      // nor the binary cache. Two more compiles that slow would not fit
+      // the budget, so kFast measures nothing and leaves every program to
+      // the engine's compile, which builds them beside the helper. (Without
+      // a helper the first compile goes ahead: PoCL's own kernel cache may
+      // make it quick.)
+      if (!exhaustive && i == 0 && BuildHelperFor(*context.state())) {
         absl::StatusOr<Graph> probe_graph = OneNodeGraph(graph, p->node_index);
         absl::StatusOr<size_t> to_build =
             probe_graph.ok()

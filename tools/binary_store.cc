@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -110,7 +111,12 @@ class HelperProcess final : public BuildHelper {
 
 }  // namespace
 
+std::atomic<bool> build_helpers_enabled{false};
+
+void EnableBuildHelpers() { build_helpers_enabled = true; }
+
 void UseBuildHelpers(const Context& context, const std::string& device) {
+  if (!build_helpers_enabled) return;
   const char* env = std::getenv("RECQ_BUILD_HELPER");
   if (env != nullptr && std::string(env) == "off") return;
   context.SetBuildHelper(

@@ -26,6 +26,11 @@ void StoreBinariesAfterExit(const Context& context, const std::string& device);
 // of $RECQ_CACHE_DIR (or the default) for `device`, then removes the file.
 [[nodiscard]] absl::Status StoreBinariesCommand(const std::string& path, const std::string& device);
 
+// EnableBuildHelpers is called by the recq executable, whose own path a
+// helper runs as: without it (a test linking the commands) UseBuildHelpers
+// does nothing.
+void EnableBuildHelpers();
+
 // UseBuildHelpers lets `context`'s compiles hand programs to build helpers
 // (Context::SetBuildHelper): `recq build-helper PLAN` processes for
 // `device`, whose standard output tells when their programs are built.

@@ -198,6 +198,7 @@ int main(int argc, char** argv) {
     argv_fixed.push_back(a.data());
   }
   std::vector<char*> args = absl::ParseCommandLine(argc, argv_fixed.data());
+  recq::tools::EnableBuildHelpers();
   if (args.size() < 2) {
     std::fprintf(stderr, "%s\n", std::string(absl::ProgramUsageMessage()).c_str());
     return 2;
