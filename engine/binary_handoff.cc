@@ -20,7 +20,7 @@ namespace recq::internal {
 namespace {
 
 constexpr char kMagic[8] = {'R', 'E', 'C', 'Q', 'H', 'O', 'F', 'F'};
-constexpr uint32_t kVersion = 2;  // 2: launches per program
+constexpr uint32_t kVersion = 2;  // 2: build plans (launches, builder)
 // Bounds a damaged length field before it becomes an allocation.
 constexpr uint64_t kMaxString = uint64_t{64} << 20;
 constexpr uint64_t kMaxCount = 1 << 16;
@@ -117,6 +117,7 @@ absl::Status WriteBinaryHandOff(const std::string& path, const BinaryHandOff& ha
     PutString(p.source, bytes);
     PutU64(p.options.size(), bytes);
     for (const std::string& o : p.options) PutString(o, bytes);
+    PutU64(p.built_by_compiler ? 1 : 0, bytes);
     PutU64(p.launches.size(), bytes);
     for (const WarmLaunch& l : p.launches) {
       PutString(l.kernel, bytes);
@@ -202,6 +203,9 @@ absl::StatusOr<BinaryHandOff> ReadBinaryHandOff(const std::string& path) {
       if (!s.ok()) return s.status();
       p.options.push_back(*std::move(s));
     }
+    RECQ_ASSIGN_OR_RETURN(uint64_t by_compiler, r.U64("a program's builder"));
+    if (by_compiler > 1) return r.Damaged(absl::StrCat("a program's builder is ", by_compiler));
+    p.built_by_compiler = by_compiler == 1;
     RECQ_RETURN_IF_ERROR(ReadLaunches(r, p.launches));
     h.programs.push_back(std::move(p));
   }

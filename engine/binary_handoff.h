@@ -37,12 +37,15 @@ struct WarmLaunch {
 };
 
 // One program to store (or, for a build helper, to build and warm): its
-// full source, its build options, sorted, and the launches to warm it with
-// (empty in a binary hand-off).
+// full source, its build options, sorted, the launches to warm it with
+// (empty in a binary hand-off), and, in a build plan, whether the compiling
+// process builds it (the helper creates it, from the driver's cache, only
+// for its launches) rather than the helper.
 struct HandedOffProgram {
   std::string source;
   std::vector<std::string> options;
   std::vector<WarmLaunch> launches;
+  bool built_by_compiler = false;
 };
 
 // What a hand-off file holds: the device the programs were built for (its

@@ -229,7 +229,7 @@ absl::Status RunLaunch(cl_context context, cl_command_queue queue, cl_program pr
 }  // namespace
 
 absl::Status Context::RunBuildPlan(const std::string& path,
-                                   const std::function<void()>& programs_built) const {
+                                   const BuildPlanProgress& progress) const {
   absl::StatusOr<internal::BinaryHandOff> plan = internal::ReadBinaryHandOff(path);
   std::error_code ec;
   std::filesystem::remove(path, ec);
@@ -241,20 +241,33 @@ absl::Status Context::RunBuildPlan(const std::string& path,
                      plan->driver_version, "); this context's device is '", state_->info.name,
                      "' (driver ", state_->info.driver_version, ")"));
   }
-  std::vector<cl::UniqueProgram> programs;
-  for (const internal::HandedOffProgram& p : plan->programs) {
-    RECQ_ASSIGN_OR_RETURN(cl::UniqueProgram program,
-                          state_->programs.BuildUncached(p.source, p.options));
-    programs.push_back(std::move(program));
-  }
-  if (programs_built) programs_built();
+  std::vector<cl::UniqueProgram> programs(plan->programs.size());
   for (size_t i = 0; i < programs.size(); ++i) {
-    for (const internal::WarmLaunch& launch : plan->programs[i].launches) {
-      RECQ_RETURN_IF_ERROR(
-          RunLaunch(state_->context.get(), state_->queue.get(), programs[i].get(), launch));
+    const internal::HandedOffProgram& p = plan->programs[i];
+    if (p.built_by_compiler) continue;
+    RECQ_ASSIGN_OR_RETURN(programs[i], state_->programs.BuildUncached(p.source, p.options));
+  }
+  if (progress.programs_built) progress.programs_built();
+  absl::Status first_error;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    const internal::HandedOffProgram& p = plan->programs[i];
+    for (const internal::WarmLaunch& launch : p.launches) {
+      if (progress.launch_started) progress.launch_started();
+      if (!programs[i]) {
+        absl::StatusOr<cl::UniqueProgram> built =
+            state_->programs.BuildUncached(p.source, p.options);
+        if (!built.ok()) {
+          if (first_error.ok()) first_error = built.status();
+          continue;
+        }
+        programs[i] = *std::move(built);
+      }
+      absl::Status ran =
+          RunLaunch(state_->context.get(), state_->queue.get(), programs[i].get(), launch);
+      if (!ran.ok() && first_error.ok()) first_error = ran;
     }
   }
-  return absl::OkStatus();
+  return first_error;
 }
 
 std::string Context::cache_dir() const {

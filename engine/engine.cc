@@ -85,19 +85,25 @@ std::optional<WarmLaunch> WarmLaunchOf(const DispatchList& list, const Dispatch&
   return launch;
 }
 
-// WarmUpShape is what makes two warm-up launches the same to the driver.
-std::string WarmUpShape(const Dispatch& dispatch) {
+// WarmUpShape is what makes two warm-up launches the same to the driver
+// (`dispatch` with its local size as the global one).
+std::string WarmUpShape(Dispatch dispatch) {
+  if (dispatch.has_local()) {
+    for (cl_uint i = 0; i < dispatch.work_dim; ++i) dispatch.global[i] = dispatch.local[i];
+  }
   return absl::StrCat(dispatch.kernel, ":", dispatch.work_dim, ":", dispatch.global[0], ",",
                       dispatch.global[1], ",", dispatch.global[2], ":", dispatch.local[0], ",",
                       dispatch.local[1], ",", dispatch.local[2]);
 }
 
 // StartBuildHelper hands about half of the programs among `requests` that
-// would be built from source, with their warm-up launches, to a build
-// helper, where the context has a starter and the driver builds one
-// program at a time per process. It marks the requests it handed over in
-// `*to_helper` and returns the helper, or null (the engine builds all).
-std::unique_ptr<BuildHelper> StartBuildHelper(const EngineState& state,
+// would be built from source to a build helper, where the context has a
+// starter and the driver builds one program at a time per process, with
+// the warm-up launches of every such program (the helper's first). It
+// marks the requests it handed over in `*to_helper`, sets the dispatch of
+// each launch, in the plan's order, in state.helper_launches, and returns
+// the helper, or null (the engine builds all).
+std::unique_ptr<BuildHelper> StartBuildHelper(EngineState& state,
                                               const std::vector<ProgramRequest>& requests,
                                               const std::vector<size_t>& kernel_request,
                                               std::vector<bool>* to_helper) {
@@ -106,18 +112,17 @@ std::unique_ptr<BuildHelper> StartBuildHelper(const EngineState& state,
   if (!starter) return nullptr;
   // Each program's launches, as WarmUp will enqueue them.
   std::vector<std::vector<WarmLaunch>> launches(requests.size());
+  std::vector<std::vector<size_t>> launch_dispatch(requests.size());
   std::vector<bool> has_image(requests.size(), false);
   absl::flat_hash_set<std::string> shapes;
-  for (const Dispatch& d : state.list.dispatches) {
-    Dispatch warm = d;
-    if (warm.has_local()) {
-      for (cl_uint i = 0; i < warm.work_dim; ++i) warm.global[i] = warm.local[i];
-    }
-    if (!shapes.insert(WarmUpShape(warm)).second) continue;
+  for (size_t di = 0; di < state.list.dispatches.size(); ++di) {
+    const Dispatch& d = state.list.dispatches[di];
+    if (!shapes.insert(WarmUpShape(d)).second) continue;
     const size_t r = kernel_request[d.kernel];
     std::optional<WarmLaunch> launch = WarmLaunchOf(state.list, d);
     if (launch.has_value()) {
       launches[r].push_back(*std::move(launch));
+      launch_dispatch[r].push_back(di);
     } else {
       has_image[r] = true;
     }
@@ -130,23 +135,36 @@ std::unique_ptr<BuildHelper> StartBuildHelper(const EngineState& state,
     }
   }
   if (cold.size() < 2) return nullptr;
-  // Split by an estimate of the work, the source's size times its builds
-  // (the program's and each launch's work-group function), largest first,
-  // each to the side with less so far; this process keeps ties.
-  auto weight = [&](size_t i) { return requests[i].source.size() * (1 + launches[i].size()); };
+  // The program builds are split by source size, largest first, each to
+  // the side with less so far; the helper starts two average programs
+  // behind (its process start, its context and the compiler's first use).
+  // The launches are not split: both sides take them until they meet.
+  auto bytes = [&](size_t i) { return requests[i].source.size(); };
   std::stable_sort(cold.begin(), cold.end(),
-                   [&](size_t a, size_t b) { return weight(a) > weight(b); });
-  size_t own = 0, theirs = 0;
+                   [&](size_t a, size_t b) { return bytes(a) > bytes(b); });
+  size_t total = 0;
+  for (size_t i : cold) total += bytes(i);
+  size_t own = 0, theirs = 2 * total / cold.size();
+  for (size_t i : cold) {
+    if (theirs < own) {
+      theirs += bytes(i);
+      (*to_helper)[i] = true;
+    } else {
+      own += bytes(i);
+    }
+  }
   BinaryHandOff plan;
   plan.device_name = cs.info.name;
   plan.driver_version = cs.info.driver_version;
-  for (size_t i : cold) {
-    if (theirs < own) {
-      theirs += weight(i);
-      (*to_helper)[i] = true;
-      plan.programs.push_back({requests[i].source, requests[i].options, launches[i]});
-    } else {
-      own += weight(i);
+  state.helper_launches.clear();
+  size_t helper_programs = 0;
+  for (bool by_compiler : {false, true}) {
+    for (size_t i : cold) {
+      if ((*to_helper)[i] == by_compiler) continue;
+      plan.programs.push_back({requests[i].source, requests[i].options, launches[i], by_compiler});
+      state.helper_launches.insert(state.helper_launches.end(), launch_dispatch[i].begin(),
+                                   launch_dispatch[i].end());
+      if (!by_compiler) ++helper_programs;
     }
   }
   std::string dir = cs.binary_cache ? cs.binary_cache->directory() : std::string();
@@ -165,10 +183,12 @@ std::unique_ptr<BuildHelper> StartBuildHelper(const EngineState& state,
                                       helper.ok() ? "none started" : helper.status().ToString(),
                                       "); building every program here"));
     std::fill(to_helper->begin(), to_helper->end(), false);
+    state.helper_launches.clear();
     return nullptr;
   }
-  Log(LogLevel::kInfo, absl::StrCat("compile: a build helper builds ", plan.programs.size(),
-                                    " of the ", cold.size(), " programs to build from source"));
+  Log(LogLevel::kInfo, absl::StrCat("compile: a build helper builds ", helper_programs, " of the ",
+                                    cold.size(), " programs to build from source and shares their ",
+                                    state.helper_launches.size(), " warm-up launches"));
   return *std::move(helper);
 }
 
@@ -209,8 +229,7 @@ absl::Status BuildPrograms(EngineState& state) {
       }
     }
   }
-  state.kernel_from_helper.clear();
-  for (size_t r : kernel_request) state.kernel_from_helper.push_back(to_helper[r]);
+
   Log(LogLevel::kInfo, absl::StrCat("compile: programs ready in ", MsSince(start), " ms"));
   std::vector<std::shared_ptr<const std::string>> sources;
   for (internal::ProgramRequest& r : requests) {
@@ -370,30 +389,50 @@ absl::Status WarmUp(const std::shared_ptr<EngineState>& state) {
   }
   absl::flat_hash_set<std::string> shapes;
   std::vector<cl::UniqueKernel> kernels;  // alive until the queue is done
-  // The launches of a build helper's programs come last, once it is done
-  // and the driver's cache holds what it compiled for them.
-  for (bool helpers : {false, true}) {
-    if (helpers) {
-      if (state->build_helper == nullptr) break;
-      state->build_helper->WaitDone();
-      state->build_helper.reset();
+  // Enqueue runs dispatch `d` with its local size as the global one, unless
+  // a launch of that shape ran already.
+  auto enqueue = [&](size_t d) -> absl::Status {
+    Dispatch dispatch = state->list.dispatches[d];
+    if (!shapes.insert(WarmUpShape(dispatch)).second) return absl::OkStatus();
+    if (dispatch.has_local()) {
+      for (cl_uint i = 0; i < dispatch.work_dim; ++i) dispatch.global[i] = dispatch.local[i];
     }
+    RECQ_ASSIGN_OR_RETURN(cl::UniqueKernel kernel, res.CreateKernel(d, slot_mems));
+    RECQ_RETURN_IF_ERROR(EnqueueDispatch(ctx.queue.get(), dispatch, kernel.get(), {}, nullptr));
+    kernels.push_back(std::move(kernel));
+    return absl::OkStatus();
+  };
+  auto finish = [&] { return cl::CheckCl(clFinish(ctx.queue.get()), "clFinish(warm-up)"); };
+  // With a build helper, the launches it shares (WarmLaunchOf) are taken
+  // from the back of its list while it works from the front, each waited
+  // for, until the two meet; the rest, compiled by the helper by then, go
+  // last.
+  if (state->build_helper != nullptr) {
+    absl::flat_hash_set<std::string> shared;
+    for (size_t d : state->helper_launches) shared.insert(WarmUpShape(state->list.dispatches[d]));
     for (size_t d = 0; d < state->list.dispatches.size(); ++d) {
-      Dispatch dispatch = state->list.dispatches[d];
-      const bool from_helper =
-          dispatch.kernel < static_cast<int32_t>(state->kernel_from_helper.size()) &&
-          state->kernel_from_helper[dispatch.kernel];
-      if (from_helper != helpers) continue;
-      if (dispatch.has_local()) {
-        for (cl_uint i = 0; i < dispatch.work_dim; ++i) dispatch.global[i] = dispatch.local[i];
+      if (!shared.contains(WarmUpShape(state->list.dispatches[d]))) {
+        RECQ_RETURN_IF_ERROR(enqueue(d));
       }
-      if (!shapes.insert(WarmUpShape(dispatch)).second) continue;
-      RECQ_ASSIGN_OR_RETURN(cl::UniqueKernel kernel, res.CreateKernel(d, slot_mems));
-      RECQ_RETURN_IF_ERROR(EnqueueDispatch(ctx.queue.get(), dispatch, kernel.get(), {}, nullptr));
-      kernels.push_back(std::move(kernel));
     }
-    RECQ_RETURN_IF_ERROR(cl::CheckCl(clFinish(ctx.queue.get()), "clFinish(warm-up)"));
+    RECQ_RETURN_IF_ERROR(finish());
+    size_t taken = 0;
+    for (size_t j = state->helper_launches.size(); j-- > 0;) {
+      BuildHelper& helper = *state->build_helper;
+      if (helper.Ended() || j < helper.LaunchesStarted()) break;
+      RECQ_RETURN_IF_ERROR(enqueue(state->helper_launches[j]));
+      RECQ_RETURN_IF_ERROR(finish());
+      ++taken;
+    }
+    const auto wait_start = std::chrono::steady_clock::now();
+    state->build_helper->WaitDone();
+    state->build_helper.reset();
+    Log(LogLevel::kInfo, absl::StrCat("warm-up: ", taken, " of the ", state->helper_launches.size(),
+                                      " shared launches here; then ", MsSince(wait_start),
+                                      " ms waiting for the build helper"));
   }
+  for (size_t d = 0; d < state->list.dispatches.size(); ++d) RECQ_RETURN_IF_ERROR(enqueue(d));
+  RECQ_RETURN_IF_ERROR(finish());
   state->stats.warmup_dispatches = kernels.size();
   state->stats.warmup_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

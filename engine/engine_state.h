@@ -67,10 +67,10 @@ struct EngineState {
   std::shared_ptr<WeightCache> weight_cache;
 
   // While compiling: the build helper that builds some programs beside
-  // this process (null: none), and per DispatchList::kernels entry whether
-  // its program was the helper's, whose warm-up launches wait for it.
+  // this process (null: none), and the dispatches of the warm-up launches
+  // it shares, in its plan's order.
   std::unique_ptr<BuildHelper> build_helper;
-  std::vector<bool> kernel_from_helper;
+  std::vector<size_t> helper_launches;
 };
 
 // CompileEngineState is Engine::Compile's work: passes, lowering, programs

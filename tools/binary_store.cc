@@ -1,6 +1,7 @@
 #include "tools/binary_store.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -70,29 +71,20 @@ absl::StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const std::str
 }
 
 // HelperProcess is a running `recq build-helper`, read through a pipe from
-// its standard output.
+// its standard output: "P" once its programs are built, then "L" as each
+// launch starts.
 class HelperProcess final : public BuildHelper {
  public:
   HelperProcess(pid_t pid, int fd) : pid_(pid), fd_(fd) {}
   ~HelperProcess() override { WaitDone(); }
 
   void WaitProgramsBuilt() override {
-    char c = 0;
-    while (!eof_ && c != 'P') {
-      const ssize_t n = read(fd_, &c, 1);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) eof_ = true;
-    }
+    while (!built_ && !eof_) Read(/*block=*/true);
   }
 
   void WaitDone() override {
     if (pid_ <= 0) return;
-    char buffer[64];
-    while (!eof_) {
-      const ssize_t n = read(fd_, buffer, sizeof(buffer));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) eof_ = true;
-    }
+    while (!eof_) Read(/*block=*/true);
     close(fd_);
     int status = 0;
     while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
@@ -103,10 +95,47 @@ class HelperProcess final : public BuildHelper {
     pid_ = -1;
   }
 
+  size_t LaunchesStarted() override {
+    if (!eof_) Read(/*block=*/false);
+    return started_;
+  }
+
+  bool Ended() override {
+    if (!eof_) Read(/*block=*/false);
+    return eof_;
+  }
+
  private:
+  // Read takes what the helper has written, waiting for something when
+  // `block`, and notes the end of its output.
+  void Read(bool block) {
+    pollfd p{fd_, POLLIN, 0};
+    int ready = 0;
+    do {
+      ready = poll(&p, 1, block ? -1 : 0);
+    } while (ready < 0 && errno == EINTR);
+    if (ready <= 0) {
+      if (ready < 0) eof_ = true;
+      return;
+    }
+    char buffer[256];
+    const ssize_t n = read(fd_, buffer, sizeof(buffer));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n <= 0) {
+      eof_ = true;
+      return;
+    }
+    for (ssize_t i = 0; i < n; ++i) {
+      if (buffer[i] == 'P') built_ = true;
+      if (buffer[i] == 'L') ++started_;
+    }
+  }
+
   pid_t pid_;
   int fd_;
   bool eof_ = false;
+  bool built_ = false;
+  size_t started_ = 0;
 };
 
 }  // namespace
@@ -146,11 +175,14 @@ absl::Status BuildHelperCommand(const std::string& path, const std::string& devi
     std::filesystem::remove(path, ec);
     return context.status();
   }
-  return context->RunBuildPlan(path, [] {
-    const char built = 'P';
-    while (write(1, &built, 1) < 0 && errno == EINTR) {
+  auto say = [](char c) {
+    while (write(1, &c, 1) < 0 && errno == EINTR) {
     }
-  });
+  };
+  BuildPlanProgress progress;
+  progress.programs_built = [&] { say('P'); };
+  progress.launch_started = [&] { say('L'); };
+  return context->RunBuildPlan(path, progress);
 }
 
 void StoreBinariesAfterExit(const Context& context, const std::string& device) {

@@ -102,12 +102,15 @@ struct DeviceListing {
 // OpenCL platform or device.
 [[nodiscard]] absl::StatusOr<std::vector<DeviceListing>> ListDevices();
 
-// BuildHelper is a process that builds programs beside this one, started
-// on a build plan file: a compile on a driver that builds one program at a
-// time per process (PoCL) hands it about half of the programs it would build
-// from source, with their warm-up launches, and builds the others itself
-// meanwhile; it then creates the helper's programs from the driver's own
-// cache. `recq` starts `recq build-helper PLAN` (Context::RunBuildPlan).
+// BuildHelper is a process that compiles beside this one, started on a
+// build plan file. A compile on a driver that builds one program at a time
+// per process (PoCL) hands it about half of the programs it would build
+// from source and builds the others meanwhile, then creates the helper's
+// programs from the driver's own cache. The plan also lists the warm-up
+// launches of all those programs, whose work-group functions the driver
+// compiles at the first enqueue: the helper takes them from the front of
+// the list and this process from the back, until they meet. `recq` starts
+// `recq build-helper PLAN` (Context::RunBuildPlan).
 class BuildHelper {
  public:
   virtual ~BuildHelper() = default;
@@ -116,6 +119,16 @@ class BuildHelper {
   // failed only leaves more for this process to build.
   virtual void WaitProgramsBuilt() = 0;
   virtual void WaitDone() = 0;
+  // LaunchesStarted is how many of the plan's launches the helper has
+  // started so far, without waiting; Ended whether it has ended.
+  virtual size_t LaunchesStarted() = 0;
+  virtual bool Ended() = 0;
+};
+
+// What a build helper reports while it runs a plan (Context::RunBuildPlan).
+struct BuildPlanProgress {
+  std::function<void()> programs_built;  // its own programs are built
+  std::function<void()> launch_started;  // the next launch starts
 };
 // Starts a helper on the plan file at `plan_path`; the helper deletes it.
 using BuildHelperStarter =
@@ -180,14 +193,17 @@ class Context {
   // source; where none is used, or it fails, the compile builds everything.
   void SetBuildHelper(BuildHelperStarter starter) const;
 
-  // RunBuildPlan is a build helper's work: it builds every program of the
-  // plan file at `path` from source, calls `programs_built`, then enqueues
-  // each program's warm-up launches on zero-filled buffers and waits for
-  // them, so that the driver's own cache holds the programs and their
-  // work-group functions. The file is deleted once read. A damaged file is
-  // InvalidArgument; one for another device is FailedPrecondition.
+  // RunBuildPlan is a build helper's work: it builds the programs of the
+  // plan file at `path` that are its own from source and reports that,
+  // then enqueues the plan's warm-up launches in order on zero-filled
+  // buffers, reporting each start and waiting for each (a program built by
+  // the compiling process is created when its first launch comes, from the
+  // driver's cache), so that the driver's own cache holds the programs and
+  // their work-group functions. The file is deleted once read. A damaged
+  // file is InvalidArgument; one for another device is FailedPrecondition;
+  // a failed launch is skipped and its error returned at the end.
   [[nodiscard]] absl::Status RunBuildPlan(const std::string& path,
-                                          const std::function<void()>& programs_built) const;
+                                          const BuildPlanProgress& progress = {}) const;
 
   // Internal state shared with engines and recordings.
   const std::shared_ptr<internal::ContextState>& state() const { return state_; }

@@ -6,6 +6,7 @@
 // bad plans are clear errors.
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
@@ -42,14 +43,21 @@ class ThreadBuildHelper final : public BuildHelper {
           ContextOptions options;
           options.cache_dir = cache_dir;
           absl::StatusOr<Context> context = Context::Create(options);
-          *result = context.ok() ? context->RunBuildPlan(plan, [this] { Set(&built_); })
-                                 : context.status();
+          BuildPlanProgress progress;
+          progress.programs_built = [this] { Set(&built_); };
+          progress.launch_started = [this] { ++started_; };
+          *result = context.ok() ? context->RunBuildPlan(plan, progress) : context.status();
           Set(&built_);
           Set(&done_);
         }) {}
   ~ThreadBuildHelper() override { WaitDone(); }
 
   void WaitProgramsBuilt() override { Wait(&built_); }
+  size_t LaunchesStarted() override { return started_; }
+  bool Ended() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return done_;
+  }
   void WaitDone() override {
     Wait(&done_);
     if (thread_.joinable()) thread_.join();
@@ -70,6 +78,7 @@ class ThreadBuildHelper final : public BuildHelper {
   std::condition_variable cv_;
   bool built_ = false;
   bool done_ = false;
+  std::atomic<size_t> started_{0};
   std::thread thread_;
 };
 
@@ -162,10 +171,18 @@ TEST_F(BuildHelperTest, ColdCompileWithAHelperGivesTheSameOutput) {
   EXPECT_TRUE(helper_result.ok()) << helper_result;
   EXPECT_FALSE(fs::exists(plans[0])) << "RunBuildPlan deletes the plan once read";
   ASSERT_FALSE(plan_contents[0].programs.empty());
+  size_t helpers = 0, compilers = 0;
   for (const HandedOffProgram& p : plan_contents[0].programs) {
     EXPECT_FALSE(p.source.empty());
     EXPECT_FALSE(p.launches.empty()) << "each program comes with its warm-up launches";
+    // The helper's programs come first, then the compiler's.
+    if (compilers > 0) {
+      EXPECT_TRUE(p.built_by_compiler);
+    }
+    ++(p.built_by_compiler ? compilers : helpers);
   }
+  EXPECT_GT(helpers, 0u);
+  EXPECT_GT(compilers, 0u);
   ASSERT_EQ(helped.size(), alone.size());
   EXPECT_EQ(std::memcmp(helped.data(), alone.data(), alone.size() * sizeof(float)), 0)
       << "the same kernels, built by two processes, give the same bits";
@@ -179,8 +196,9 @@ TEST_F(BuildHelperTest, ColdCompileWithAHelperGivesTheSameOutput) {
   EXPECT_EQ(warm.size(), alone.size());
 }
 
-// A plan holding a launch with every argument kind runs, and the driver
-// has compiled what the launch needs.
+// A plan holding a launch with every argument kind, of a program the
+// compiling process builds, reads back as written and runs: the helper
+// creates the program at its first launch.
 TEST_F(BuildHelperTest, PlanRoundTripsEveryArgumentKind) {
   RECQ_ASSERT_OK_AND_ASSIGN(Context context, Context::Create({}));
   HandedOffProgram program;
@@ -204,12 +222,16 @@ TEST_F(BuildHelperTest, PlanRoundTripsEveryArgumentKind) {
   WarmLaunch::Arg null{WarmLaunch::Arg::Kind::kNull, 0, ""};
   launch.args = {buffer, scalar, local, null};
   program.launches = {launch, launch};
+  // Built by the compiling process: the helper creates it at its first
+  // launch.
+  program.built_by_compiler = true;
   const BinaryHandOff plan{
       context.device_info().name, context.device_info().driver_version, {program}};
   const std::string path = (root_ / "every_kind.plan").string();
   RECQ_ASSERT_OK(internal::WriteBinaryHandOff(path, plan));
   RECQ_ASSERT_OK_AND_ASSIGN(BinaryHandOff read, internal::ReadBinaryHandOff(path));
   ASSERT_EQ(read.programs.size(), 1u);
+  EXPECT_TRUE(read.programs[0].built_by_compiler);
   ASSERT_EQ(read.programs[0].launches.size(), 2u);
   const WarmLaunch& back = read.programs[0].launches[1];
   EXPECT_EQ(back.kernel, "k");
@@ -220,10 +242,14 @@ TEST_F(BuildHelperTest, PlanRoundTripsEveryArgumentKind) {
   EXPECT_EQ(back.args[1].value, scalar.value);
   EXPECT_EQ(back.args[2].kind, WarmLaunch::Arg::Kind::kLocal);
   EXPECT_EQ(back.args[3].kind, WarmLaunch::Arg::Kind::kNull);
-  int built = 0;
-  const absl::Status ran = context.RunBuildPlan(path, [&] { ++built; });
+  int built = 0, started = 0;
+  BuildPlanProgress progress;
+  progress.programs_built = [&] { ++built; };
+  progress.launch_started = [&] { ++started; };
+  const absl::Status ran = context.RunBuildPlan(path, progress);
   EXPECT_TRUE(ran.ok()) << ran;
   EXPECT_EQ(built, 1);
+  EXPECT_EQ(started, 2);
   EXPECT_FALSE(fs::exists(path));
 }
 
@@ -232,15 +258,15 @@ TEST_F(BuildHelperTest, PlanRoundTripsEveryArgumentKind) {
 TEST_F(BuildHelperTest, BadPlansAreClearErrors) {
   RECQ_ASSERT_OK_AND_ASSIGN(Context context, Context::Create({}));
   const std::string path = (root_ / "bad.plan").string();
-  EXPECT_EQ(context.RunBuildPlan(path, nullptr).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(context.RunBuildPlan(path).code(), absl::StatusCode::kNotFound);
 
   std::ofstream(path, std::ios::binary) << std::string(64, 'x');
-  absl::Status s = context.RunBuildPlan(path, nullptr);
+  absl::Status s = context.RunBuildPlan(path);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_FALSE(fs::exists(path));
 
   RECQ_ASSERT_OK(internal::WriteBinaryHandOff(path, {"some other device", "0.0", {}}));
-  s = context.RunBuildPlan(path, nullptr);
+  s = context.RunBuildPlan(path);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("some other device"));
   EXPECT_FALSE(fs::exists(path));
@@ -251,7 +277,7 @@ TEST_F(BuildHelperTest, BadPlansAreClearErrors) {
   program.launches = {launch};
   RECQ_ASSERT_OK(internal::WriteBinaryHandOff(
       path, {context.device_info().name, context.device_info().driver_version, {program}}));
-  s = context.RunBuildPlan(path, nullptr);
+  s = context.RunBuildPlan(path);
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("clCreateKernel(no_such_kernel)"));
 }
