@@ -19,7 +19,7 @@ case "$kind" in
     # build and run time and no engine code path the others miss), the
     # layers' own tests, the sampled fault sweep, soak and stress.
     targets="graph_test passes_test memory_planner_test replay_test bindings_test mobilenet_test
-      binary_cache_test log_test op_registry_test patterns_test onnx_importer_test
+      binary_cache_test build_helper_test log_test op_registry_test patterns_test onnx_importer_test
       onnx_fuzz_regression_test shape_folding_test
       backend_conformance_test fault_sweep_test deadline_test teardown_test stress_test soak_test
       resource_test
