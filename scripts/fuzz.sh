@@ -6,11 +6,12 @@
 #
 # New inputs go to build-fuzz/corpus/<target> (the checked-in seeds are
 # read-only inputs); a crash leaves build-fuzz/crash-* and fails the run.
-# The seed is fixed (RECQ_FUZZ_SEED, default 1) so that a run repeats the
-# mutations of an earlier run with the same seed, sources and an empty
-# corpus: CI's bounded run is then a prefix of a longer local one (the
-# targets are single-threaded and deterministic). RECQ_FUZZ_SEED=0 lets
-# libFuzzer pick a seed, for exploring.
+# The seed is fixed (RECQ_FUZZ_SEED, default 1) so that runs start alike;
+# they still diverge between machines (libFuzzer's time-based steps): on
+# 2026-11-26 CI's 60 s run found an input that a 360 s local run with the
+# same seed and sources never made. A finding is therefore kept as a
+# regression test (tests/fuzz/regressions/), not left to the seed to find
+# again. RECQ_FUZZ_SEED=0 lets libFuzzer pick a seed, for exploring.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
