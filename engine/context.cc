@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "backends/opencl/cl_error.h"
 #include "backends/opencl/device.h"
 #include "engine/binary_handoff.h"
@@ -25,6 +26,19 @@ std::unique_ptr<internal::BinaryCache> NewBinaryCache(const std::string& overrid
   std::optional<std::string> dir = internal::ResolveBinaryCacheDir(override_dir);
   if (!dir.has_value()) return nullptr;
   return std::make_unique<internal::BinaryCache>(*std::move(dir));
+}
+
+// CheckHandOffDevice is FailedPrecondition when `file` (a `what` at `path`:
+// a hand-off file or a build plan) was written for another device or
+// driver version than `info`'s.
+absl::Status CheckHandOffDevice(const internal::BinaryHandOff& file, const DeviceInfo& info,
+                                absl::string_view what, const std::string& path) {
+  if (file.device_name == info.name && file.driver_version == info.driver_version) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      what, " '", path, "' is for device '", file.device_name, "' (driver ", file.driver_version,
+      "); this context's device is '", info.name, "' (driver ", info.driver_version, ")"));
 }
 
 }  // namespace
@@ -152,13 +166,7 @@ absl::StatusOr<size_t> Context::HandOffBinaryCache(const std::string& path) cons
 
 absl::Status Context::StoreHandedOffBinaries(const std::string& path) const {
   RECQ_ASSIGN_OR_RETURN(internal::BinaryHandOff handoff, internal::ReadBinaryHandOff(path));
-  if (handoff.device_name != state_->info.name ||
-      handoff.driver_version != state_->info.driver_version) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("binary hand-off file '", path, "' is for device '", handoff.device_name,
-                     "' (driver ", handoff.driver_version, "); this context's device is '",
-                     state_->info.name, "' (driver ", state_->info.driver_version, ")"));
-  }
+  RECQ_RETURN_IF_ERROR(CheckHandOffDevice(handoff, state_->info, "binary hand-off file", path));
   if (state_->binary_cache == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat("binary hand-off file '", path, "': this context has no binary cache"));
@@ -234,13 +242,7 @@ absl::Status Context::RunBuildPlan(const std::string& path,
   std::error_code ec;
   std::filesystem::remove(path, ec);
   if (!plan.ok()) return plan.status();
-  if (plan->device_name != state_->info.name ||
-      plan->driver_version != state_->info.driver_version) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("build plan '", path, "' is for device '", plan->device_name, "' (driver ",
-                     plan->driver_version, "); this context's device is '", state_->info.name,
-                     "' (driver ", state_->info.driver_version, ")"));
-  }
+  RECQ_RETURN_IF_ERROR(CheckHandOffDevice(*plan, state_->info, "build plan", path));
   std::vector<cl::UniqueProgram> programs(plan->programs.size());
   for (size_t i = 0; i < programs.size(); ++i) {
     const internal::HandedOffProgram& p = plan->programs[i];

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -38,6 +39,17 @@ std::string ProgramKey(const internal::KernelRef& ref) {
   return key;
 }
 
+// WarmUpGlobal is the global size the warm-up launches `dispatch` with: its
+// local size where it has one (one work-group is enough to have the driver
+// compile it), else its global size.
+std::array<size_t, 3> WarmUpGlobal(const Dispatch& dispatch) {
+  std::array<size_t, 3> global = dispatch.global;
+  if (dispatch.has_local()) {
+    for (cl_uint i = 0; i < dispatch.work_dim; ++i) global[i] = dispatch.local[i];
+  }
+  return global;
+}
+
 // WarmLaunchOf is the warm-up's launch of `dispatch` (WarmUp) for a build
 // helper; nullopt when an argument is an image, which a helper does not
 // make.
@@ -45,11 +57,9 @@ std::optional<WarmLaunch> WarmLaunchOf(const DispatchList& list, const Dispatch&
   WarmLaunch launch;
   launch.kernel = list.kernels[dispatch.kernel].name;
   launch.work_dim = dispatch.work_dim;
-  for (cl_uint d = 0; d < 3; ++d) {
-    launch.global[d] =
-        dispatch.has_local() && d < dispatch.work_dim ? dispatch.local[d] : dispatch.global[d];
-    launch.local[d] = dispatch.local[d];
-  }
+  const std::array<size_t, 3> global = WarmUpGlobal(dispatch);
+  std::copy(global.begin(), global.end(), launch.global.begin());
+  std::copy(dispatch.local.begin(), dispatch.local.end(), launch.local.begin());
   // Slack past each buffer's size: a helper's buffers are only zeros.
   constexpr uint64_t kSlack = 256;
   for (const DispatchArg& arg : dispatch.args) {
@@ -85,15 +95,12 @@ std::optional<WarmLaunch> WarmLaunchOf(const DispatchList& list, const Dispatch&
   return launch;
 }
 
-// WarmUpShape is what makes two warm-up launches the same to the driver
-// (`dispatch` with its local size as the global one).
-std::string WarmUpShape(Dispatch dispatch) {
-  if (dispatch.has_local()) {
-    for (cl_uint i = 0; i < dispatch.work_dim; ++i) dispatch.global[i] = dispatch.local[i];
-  }
-  return absl::StrCat(dispatch.kernel, ":", dispatch.work_dim, ":", dispatch.global[0], ",",
-                      dispatch.global[1], ",", dispatch.global[2], ":", dispatch.local[0], ",",
-                      dispatch.local[1], ",", dispatch.local[2]);
+// WarmUpShape is what makes two warm-up launches the same to the driver.
+std::string WarmUpShape(const Dispatch& dispatch) {
+  const std::array<size_t, 3> global = WarmUpGlobal(dispatch);
+  return absl::StrCat(dispatch.kernel, ":", dispatch.work_dim, ":", global[0], ",", global[1], ",",
+                      global[2], ":", dispatch.local[0], ",", dispatch.local[1], ",",
+                      dispatch.local[2]);
 }
 
 // StartBuildHelper hands about half of the programs among `requests` that
@@ -192,22 +199,32 @@ std::unique_ptr<BuildHelper> StartBuildHelper(EngineState& state,
   return *std::move(helper);
 }
 
+// ProgramRequestsOf appends one request per distinct program (source and
+// options) of `kernels` to `*requests`, and each kernel's request index to
+// `*kernel_request`.
+absl::Status ProgramRequestsOf(const std::vector<KernelRef>& kernels,
+                               std::vector<ProgramRequest>* requests,
+                               std::vector<size_t>* kernel_request) {
+  absl::flat_hash_map<std::string, size_t> request_of;
+  for (const KernelRef& ref : kernels) {
+    auto [it, inserted] = request_of.try_emplace(ProgramKey(ref), requests->size());
+    if (inserted) {
+      ProgramRequest request;
+      RECQ_ASSIGN_OR_RETURN(request.source, KernelProgramSource(ref.program));
+      request.options = ref.options;
+      requests->push_back(std::move(request));
+    }
+    kernel_request->push_back(it->second);
+  }
+  return absl::OkStatus();
+}
+
 // BuildPrograms gets the program of every kernel of the dispatch list from
 // the context's program cache, building the distinct programs in parallel.
 absl::Status BuildPrograms(EngineState& state) {
-  absl::flat_hash_map<std::string, size_t> request_of;
-  std::vector<internal::ProgramRequest> requests;
+  std::vector<ProgramRequest> requests;
   std::vector<size_t> kernel_request;
-  for (const internal::KernelRef& ref : state.list.kernels) {
-    auto [it, inserted] = request_of.try_emplace(ProgramKey(ref), requests.size());
-    if (inserted) {
-      internal::ProgramRequest request;
-      RECQ_ASSIGN_OR_RETURN(request.source, internal::KernelProgramSource(ref.program));
-      request.options = ref.options;
-      requests.push_back(std::move(request));
-    }
-    kernel_request.push_back(it->second);
-  }
+  RECQ_RETURN_IF_ERROR(ProgramRequestsOf(state.list.kernels, &requests, &kernel_request));
   Log(LogLevel::kInfo, absl::StrCat("compile: ", requests.size(), " programs"));
   const auto start = std::chrono::steady_clock::now();
   std::vector<bool> to_helper(requests.size(), false);
@@ -229,7 +246,6 @@ absl::Status BuildPrograms(EngineState& state) {
       }
     }
   }
-
   Log(LogLevel::kInfo, absl::StrCat("compile: programs ready in ", MsSince(start), " ms"));
   std::vector<std::shared_ptr<const std::string>> sources;
   for (internal::ProgramRequest& r : requests) {
@@ -392,11 +408,9 @@ absl::Status WarmUp(const std::shared_ptr<EngineState>& state) {
   // Enqueue runs dispatch `d` with its local size as the global one, unless
   // a launch of that shape ran already.
   auto enqueue = [&](size_t d) -> absl::Status {
+    if (!shapes.insert(WarmUpShape(state->list.dispatches[d])).second) return absl::OkStatus();
     Dispatch dispatch = state->list.dispatches[d];
-    if (!shapes.insert(WarmUpShape(dispatch)).second) return absl::OkStatus();
-    if (dispatch.has_local()) {
-      for (cl_uint i = 0; i < dispatch.work_dim; ++i) dispatch.global[i] = dispatch.local[i];
-    }
+    dispatch.global = WarmUpGlobal(dispatch);
     RECQ_ASSIGN_OR_RETURN(cl::UniqueKernel kernel, res.CreateKernel(d, slot_mems));
     RECQ_RETURN_IF_ERROR(EnqueueDispatch(ctx.queue.get(), dispatch, kernel.get(), {}, nullptr));
     kernels.push_back(std::move(kernel));
@@ -541,31 +555,48 @@ BuildHelperStarter BuildHelperFor(ContextState& cs) {
   return cs.build_helper;
 }
 
-absl::StatusOr<size_t> ProgramsToBuild(const Context& context, const Graph& graph,
-                                       const EngineOptions& options) {
-  Graph optimized = graph;
+namespace {
+
+// What Compile lowers: the graph after the passes (when options.optimize,
+// fusing elementwise chains when `fuse`) and, for fp16 storage, converted,
+// and the target for the context's device, its kernel choosers not set.
+struct ToLower {
+  Graph graph;
+  LoweringTarget target;
+};
+
+absl::StatusOr<ToLower> PrepareLowering(const Context& context, const Graph& graph,
+                                        const EngineOptions& options, bool fuse) {
+  ToLower out{graph, {}};
   if (options.optimize) {
-    RECQ_ASSIGN_OR_RETURN(optimized, internal::Optimize(graph, context, options.fuse_elementwise));
+    RECQ_ASSIGN_OR_RETURN(out.graph, Optimize(graph, context, fuse));
   }
-  internal::LoweringTarget target;
-  static_cast<DeviceFacts&>(target) =
+  static_cast<DeviceFacts&>(out.target) =
       LoweringFactsFor(context.device_info(), options.kernel_target);
   if (options.precision == EngineOptions::Precision::kFp16Storage) {
-    RECQ_ASSIGN_OR_RETURN(optimized, internal::ToHalfStorage(optimized));
-    target.half_storage = true;
+    RECQ_ASSIGN_OR_RETURN(out.graph, ToHalfStorage(out.graph));
+    out.target.half_storage = true;
   }
-  target.choose_kernel =
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<size_t> ProgramsToBuild(const Context& context, const Graph& graph,
+                                       const EngineOptions& options) {
+  RECQ_ASSIGN_OR_RETURN(ToLower to_lower,
+                        PrepareLowering(context, graph, options, options.fuse_elementwise));
+  to_lower.target.choose_kernel =
       RecordingChooser(options.choose_variant, options.choose_kernel,
                        std::make_shared<std::vector<EngineState::VariantChoice>>());
-  RECQ_ASSIGN_OR_RETURN(internal::Lowered lowered, internal::Lower(optimized, target));
-  absl::flat_hash_set<std::string> seen;
-  size_t count = 0;
-  for (const KernelRef& ref : lowered.list.kernels) {
-    if (!seen.insert(ProgramKey(ref)).second) continue;
-    RECQ_ASSIGN_OR_RETURN(std::string source, KernelProgramSource(ref.program));
-    if (context.state()->programs.WouldBuildFromSource(source, ref.options)) ++count;
-  }
-  return count;
+  RECQ_ASSIGN_OR_RETURN(Lowered lowered, Lower(to_lower.graph, to_lower.target));
+  std::vector<ProgramRequest> requests;
+  std::vector<size_t> kernel_request;
+  RECQ_RETURN_IF_ERROR(ProgramRequestsOf(lowered.list.kernels, &requests, &kernel_request));
+  return static_cast<size_t>(
+      std::count_if(requests.begin(), requests.end(), [&](const ProgramRequest& r) {
+        return context.state()->programs.WouldBuildFromSource(r.source, r.options);
+      }));
 }
 
 absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(
@@ -581,19 +612,12 @@ absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(
   state->options.fuse_elementwise =
       options.fuse_elementwise && !internal::FusionDisabledByEnvironment();
   state->source_graph = graph;
-  Graph optimized = graph;
-  if (options.optimize) {
-    RECQ_ASSIGN_OR_RETURN(optimized,
-                          internal::Optimize(graph, context, state->options.fuse_elementwise));
-  }
-  const DeviceInfo& device = context.device_info();
-  internal::LoweringTarget target;
-  static_cast<DeviceFacts&>(target) = LoweringFactsFor(device, options.kernel_target);
+  RECQ_ASSIGN_OR_RETURN(ToLower to_lower,
+                        PrepareLowering(context, graph, options, state->options.fuse_elementwise));
+  const Graph& optimized = to_lower.graph;
+  internal::LoweringTarget& target = to_lower.target;
   state->lowered_for = target;
-  if (options.precision == EngineOptions::Precision::kFp16Storage) {
-    RECQ_ASSIGN_OR_RETURN(optimized, internal::ToHalfStorage(optimized));
-    target.half_storage = true;
-  }
+  const DeviceInfo& device = context.device_info();
   KernelChooser kernel_chooser = options.choose_kernel;
   std::shared_ptr<const internal::Tuner> tuner;
   if (!options.choose_variant && !options.choose_kernel &&

@@ -69,6 +69,18 @@ absl::StatusOr<cl::UniqueProgram> BuildFromBinary(cl_context context, cl_device_
   return program;
 }
 
+// MemoryKey keys a program in a ProgramCache: `sorted` (its build options,
+// sorted) and its source.
+std::string MemoryKey(absl::Span<const std::string> sorted, absl::string_view source) {
+  return absl::StrCat(absl::StrJoin(sorted, " "), "\n", source);
+}
+
+std::vector<std::string> Sorted(absl::Span<const std::string> options) {
+  std::vector<std::string> sorted(options.begin(), options.end());
+  std::sort(sorted.begin(), sorted.end());
+  return sorted;
+}
+
 }  // namespace
 
 // ProgramBinary returns the binary of a built `program` for `device`.
@@ -107,9 +119,7 @@ absl::StatusOr<std::vector<uint8_t>> ProgramBinary(cl_program program, cl_device
 }
 
 std::string OptionString(absl::Span<const std::string> options) {
-  std::vector<std::string> sorted(options.begin(), options.end());
-  std::sort(sorted.begin(), sorted.end());
-  return absl::StrJoin(sorted, " ");
+  return absl::StrJoin(Sorted(options), " ");
 }
 
 absl::StatusOr<SharedProgram> ProgramCache::GetOrBuild(absl::string_view source,
@@ -129,11 +139,10 @@ absl::StatusOr<SharedProgram> ProgramCache::GetOrLoad(absl::string_view source,
                                                       absl::Span<const std::string> options,
                                                       absl::string_view given_binary,
                                                       ProgramOrigin* origin) {
-  std::vector<std::string> sorted(options.begin(), options.end());
-  std::sort(sorted.begin(), sorted.end());
+  const std::vector<std::string> sorted = Sorted(options);
   // OptionString(options), from `sorted`, which also keys the disk cache.
   const std::string option_string = absl::StrJoin(sorted, " ");
-  std::string key = absl::StrCat(option_string, "\n", source);
+  const std::string key = MemoryKey(sorted, source);
   if (origin != nullptr) *origin = ProgramOrigin::kMemory;
 
   // Builds of one key are serialized (two engines compiling at once share
@@ -189,9 +198,8 @@ absl::StatusOr<SharedProgram> ProgramCache::GetOrLoad(absl::string_view source,
 
 bool ProgramCache::WouldBuildFromSource(absl::string_view source,
                                         absl::Span<const std::string> options) {
-  std::vector<std::string> sorted(options.begin(), options.end());
-  std::sort(sorted.begin(), sorted.end());
-  const std::string key = absl::StrCat(absl::StrJoin(sorted, " "), "\n", source);
+  const std::vector<std::string> sorted = Sorted(options);
+  const std::string key = MemoryKey(sorted, source);
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard<std::mutex> lock(mu_);

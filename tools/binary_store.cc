@@ -138,9 +138,10 @@ class HelperProcess final : public BuildHelper {
   size_t started_ = 0;
 };
 
-}  // namespace
-
+// Set by EnableBuildHelpers (the recq executable).
 std::atomic<bool> build_helpers_enabled{false};
+
+}  // namespace
 
 void EnableBuildHelpers() { build_helpers_enabled = true; }
 

@@ -85,8 +85,8 @@ absl::Status ImportConstantOfShape(OnnxNodeContext& n) {
     if (d < 0) return n.Invalid(absl::StrCat("shape has a negative dimension ", d));
     dims.push_back(d);
   }
-  RECQ_RETURN_IF_ERROR(n.ReserveFolded(Numel(dims)));
   const int64_t total = Numel(dims);
+  RECQ_RETURN_IF_ERROR(n.ReserveFolded(total));
   OnnxConstant out;
   out.dims = dims;
   out.is_float = value.is_float;
@@ -254,7 +254,8 @@ absl::Status ImportGather(OnnxNodeContext& n) {
   out.dims.assign(data->dims.begin(), data->dims.begin() + axis);
   out.dims.insert(out.dims.end(), indices->dims.begin(), indices->dims.end());
   out.dims.insert(out.dims.end(), data->dims.begin() + axis + 1, data->dims.end());
-  RECQ_RETURN_IF_ERROR(n.ReserveFolded(Numel(out.dims)));
+  const int64_t total = Numel(out.dims);
+  RECQ_RETURN_IF_ERROR(n.ReserveFolded(total));
   for (int64_t k = 0; k < indices->size(); ++k) {
     const int64_t idx = ElementAsInt(*indices, k);
     if (idx < -dim || idx >= dim) {
@@ -263,7 +264,7 @@ absl::Status ImportGather(OnnxNodeContext& n) {
   }
   // An empty result (a zero dim) is not looped over: its other dims may be
   // up to 2^40.
-  for (int64_t o = 0; Numel(out.dims) > 0 && o < outer; ++o) {
+  for (int64_t o = 0; total > 0 && o < outer; ++o) {
     for (int64_t k = 0; k < indices->size(); ++k) {
       int64_t idx = ElementAsInt(*indices, k);
       if (idx < 0) idx += dim;
