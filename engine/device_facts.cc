@@ -250,6 +250,7 @@ DeviceFacts DeviceFactsFromInfo(const DeviceInfo& info) {
     f.image_buffer_max_pixels = info.image_max_buffer_size;
   }
   f.max_alloc_bytes = info.max_alloc_bytes;
+  if (f.vendor == DeviceVendor::kNvidia) f.nvidia_compute_capability = info.compute_capability_nv;
   return f;
 }
 
@@ -284,7 +285,13 @@ std::string DeviceFacts::SelectionKey() const {
                       subgroup_functions ? "+functions" : "", " fp16=", fp16 ? 1 : 0,
                       " dot8=", IntDotProductName(int8_dot_product), " images=", images ? 1 : 0,
                       "/", image2d_max_width, "x", image2d_max_height, "/", image_buffer_max_pixels,
-                      " max_alloc=", max_alloc_bytes);
+                      " max_alloc=", max_alloc_bytes,
+                      // Only where set, so that the keys of other devices
+                      // (engine files, tuning caches) stay as they were.
+                      nvidia_compute_capability != 0
+                          ? absl::StrCat(" sm=", nvidia_compute_capability)
+                          : "",
+                      matrix_units_emulated ? " mma=emulated" : "");
 }
 
 std::string DeviceFacts::Describe() const {
@@ -317,7 +324,12 @@ std::string DeviceFacts::Describe() const {
           ? absl::StrCat(", int8 dot product (", IntDotProductName(int8_dot_product), ")")
           : "",
       images ? absl::StrCat(", images up to ", image2d_max_width, "x", image2d_max_height)
-             : ", no images");
+             : ", no images",
+      nvidia_compute_capability != 0
+          ? absl::StrCat(", compute capability ", nvidia_compute_capability / 10, ".",
+                         nvidia_compute_capability % 10,
+                         Tf32MatrixInstructions() ? " (tf32 matrix instructions)" : "")
+          : "");
   return text;
 }
 

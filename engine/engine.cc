@@ -520,8 +520,10 @@ absl::Status FinishEngineState(const std::shared_ptr<EngineState>& state, bool w
   return absl::OkStatus();
 }
 
-DeviceFacts LoweringFactsFor(const DeviceInfo& device, EngineOptions::KernelTarget kernel_target) {
+DeviceFacts LoweringFactsFor(const DeviceInfo& device, EngineOptions::KernelTarget kernel_target,
+                             bool emulate_matrix_units) {
   DeviceFacts facts = DeviceFactsFromInfo(device);
+  facts.matrix_units_emulated = emulate_matrix_units;
   if (kernel_target == EngineOptions::KernelTarget::kCpu) facts.kernel_family = KernelFamily::kCpu;
   if (kernel_target == EngineOptions::KernelTarget::kGpu) facts.kernel_family = KernelFamily::kGpu;
   return facts;
@@ -572,7 +574,7 @@ absl::StatusOr<ToLower> PrepareLowering(const Context& context, const Graph& gra
     RECQ_ASSIGN_OR_RETURN(out.graph, Optimize(graph, context, fuse));
   }
   static_cast<DeviceFacts&>(out.target) =
-      LoweringFactsFor(context.device_info(), options.kernel_target);
+      LoweringFactsFor(context.device_info(), options.kernel_target, options.emulate_matrix_units);
   if (options.precision == EngineOptions::Precision::kFp16Storage) {
     RECQ_ASSIGN_OR_RETURN(out.graph, ToHalfStorage(out.graph));
     out.target.half_storage = true;

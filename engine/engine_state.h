@@ -110,7 +110,8 @@ BuildHelperStarter BuildHelperFor(ContextState& cs);
                                                      const EngineOptions& options);
 
 // LoweringFactsFor returns the device facts lowering reads on `device`.
-DeviceFacts LoweringFactsFor(const DeviceInfo& device, EngineOptions::KernelTarget kernel_target);
+DeviceFacts LoweringFactsFor(const DeviceInfo& device, EngineOptions::KernelTarget kernel_target,
+                             bool emulate_matrix_units = false);
 
 }  // namespace recq::internal
 

@@ -164,6 +164,7 @@ EngineOptions CandidateOptions(const Candidate& c, const EngineOptions& base) {
   EngineOptions options;
   options.optimize = false;
   options.kernel_target = base.kernel_target;
+  options.emulate_matrix_units = base.emulate_matrix_units;
   options.precision = base.precision;
   options.tuning = EngineOptions::Tuning::kOff;
   options.warm_up = true;

@@ -332,6 +332,13 @@ absl::StatusOr<DeviceInfo> QueryDeviceInfo(cl_platform_id platform, cl_device_id
     absl::StatusOr<cl_uint> width = DeviceScalar<cl_uint>(device, CL_DEVICE_WAVEFRONT_WIDTH_AMD);
     if (width.ok()) info.wavefront_width_amd = *width;
   }
+  if (info.HasExtension("cl_nv_device_attribute_query")) {
+    absl::StatusOr<cl_uint> major =
+        DeviceScalar<cl_uint>(device, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV);
+    absl::StatusOr<cl_uint> minor =
+        DeviceScalar<cl_uint>(device, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV);
+    if (major.ok() && minor.ok()) info.compute_capability_nv = *major * 10 + *minor;
+  }
   return info;
 }
 

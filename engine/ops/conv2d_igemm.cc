@@ -1,6 +1,7 @@
-// Conv2D as an implicit GEMM on GPUs (conv2d_igemm.cl): four tile shapes,
-// in order of preference, each with K split over enough work-groups to
-// fill the device. Grouped, strided, dilated and asymmetric kernels all run
+// Conv2D as an implicit GEMM on GPUs (conv2d_igemm.cl): on matrix units
+// where the device has them (one variant, its tile a parameter), then four
+// tile shapes on the fp32 units, in order of preference; each with K split
+// over enough work-groups to fill the device. Grouped, strided, dilated and asymmetric kernels all run
 // here; the pointwise and depthwise GPU variants come first where they fit.
 #include <algorithm>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ops/conv2d.h"
 #include "engine/ops/op_util.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {
@@ -39,17 +41,17 @@ struct IgemmShape {
   int64_t groups, ocg, ocgp, kg, columns, tiles, sk;
 };
 
-IgemmShape ShapeFor(const IgemmTile& tile, const Node& node, const LoweringContext& ctx) {
+IgemmShape ShapeFor(int64_t tm, int64_t tn, const Node& node, const LoweringContext& ctx) {
   const auto& a = AttrsOr<Conv2DAttrs>(node);
   const Shape& w = ShapeOf(ctx, node.inputs[1]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   IgemmShape s;
   s.groups = a.groups;
   s.ocg = out[1] / a.groups;
-  s.ocgp = static_cast<int64_t>(CeilDiv(s.ocg, tile.tm)) * tile.tm;
+  s.ocgp = static_cast<int64_t>(CeilDiv(s.ocg, tm)) * tm;
   s.kg = w[1] * w[2] * w[3];
   s.columns = out[0] * out[2] * out[3];
-  s.tiles = s.groups * (s.ocgp / tile.tm) * static_cast<int64_t>(CeilDiv(s.columns, tile.tn));
+  s.tiles = s.groups * (s.ocgp / tm) * static_cast<int64_t>(CeilDiv(s.columns, tn));
   // Split K until about two work-groups per compute unit, keeping at least
   // four TK steps per slice and at most 16 slices (each adds a pass over
   // the output to the reduction).
@@ -68,7 +70,7 @@ bool Fits(const IgemmTile& tile, const Node& node, const LoweringContext& ctx) {
   const uint64_t local_bytes = uint64_t(kIgemmTk * (tile.tm + tile.tn)) * sizeof(float);
   if (!device.LocalMemoryTilesPay() || !device.LocalMemoryFits(local_bytes)) return false;
   if (!ConvShapeOf(node, ctx).constant_weights) return false;
-  const IgemmShape s = ShapeFor(tile, node, ctx);
+  const IgemmShape s = ShapeFor(tile.tm, tile.tn, node, ctx);
   return s.ocg >= tile.min_ocg && s.columns >= tile.min_columns;
 }
 
@@ -86,28 +88,23 @@ DispatchArg PackWeights(LoweringContext& ctx, ValueId w, const IgemmShape& s) {
   return ctx.ReplaceConstant(w, std::move(packed));
 }
 
-absl::Status Lower(const IgemmTile& tile, LoweringContext& ctx, const Node& node) {
+// EmitIgemm emits conv2d_igemm_gpu's dispatch (built as `kernel`, over
+// `global` in groups of `local`) for `node` in the tiles of `s`, and with K
+// split the reduction after it.
+absl::Status EmitIgemm(LoweringContext& ctx, const Node& node, std::string label, int32_t kernel,
+                       std::array<size_t, 3> global, std::array<size_t, 3> local,
+                       const IgemmShape& s) {
   const auto& a = AttrsOr<Conv2DAttrs>(node);
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
-  const Shape& w = ShapeOf(ctx, node.inputs[1]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const auto [y, residual, act] = ctx.OutputOf(node);
   const ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : kNoValue;
-  const IgemmShape s = ShapeFor(tile, node, ctx);
-  const size_t lx = size_t(tile.tn / tile.rn);
-  const size_t ly = size_t(tile.tm / tile.rm);
   Dispatch d;
-  d.label = tile.name;
-  d.kernel =
-      ctx.Kernel("conv2d_igemm.cl", "conv2d_igemm_gpu",
-                 {absl::StrCat("-DRECQ_IG_TM=", tile.tm), absl::StrCat("-DRECQ_IG_TN=", tile.tn),
-                  absl::StrCat("-DRECQ_IG_TK=", kIgemmTk), absl::StrCat("-DRECQ_IG_RM=", tile.rm),
-                  absl::StrCat("-DRECQ_IG_RN=", tile.rn), absl::StrCat("-DRECQ_IG_KH=", w[2]),
-                  absl::StrCat("-DRECQ_IG_KW=", w[3]), absl::StrCat("-DRECQ_IG_SK=", s.sk)});
+  d.label = std::move(label);
+  d.kernel = kernel;
   d.work_dim = 3;
-  d.global = {CeilDiv(s.columns, tile.tn) * lx, size_t(s.groups * (s.ocgp / tile.tm)) * ly,
-              size_t(s.sk)};
-  d.local = {lx, ly, 1};
+  d.global = global;
+  d.local = local;
   const DispatchArg part = s.sk > 1 ? ctx.Scratch() : DispatchArg::Null();
   d.args = {ctx.Arg(node.inputs[0]),
             PackWeights(ctx, node.inputs[1], s),
@@ -141,15 +138,129 @@ absl::Status Lower(const IgemmTile& tile, LoweringContext& ctx, const Node& node
   return absl::OkStatus();
 }
 
+absl::Status Lower(const IgemmTile& tile, LoweringContext& ctx, const Node& node) {
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const IgemmShape s = ShapeFor(tile.tm, tile.tn, node, ctx);
+  const size_t lx = size_t(tile.tn / tile.rn);
+  const size_t ly = size_t(tile.tm / tile.rm);
+  const int32_t kernel =
+      ctx.Kernel("conv2d_igemm.cl", "conv2d_igemm_gpu",
+                 {absl::StrCat("-DRECQ_IG_TM=", tile.tm), absl::StrCat("-DRECQ_IG_TN=", tile.tn),
+                  absl::StrCat("-DRECQ_IG_TK=", kIgemmTk), absl::StrCat("-DRECQ_IG_RM=", tile.rm),
+                  absl::StrCat("-DRECQ_IG_RN=", tile.rn), absl::StrCat("-DRECQ_IG_KH=", w[2]),
+                  absl::StrCat("-DRECQ_IG_KW=", w[3]), absl::StrCat("-DRECQ_IG_SK=", s.sk)});
+  return EmitIgemm(ctx, node, tile.name, kernel,
+                   {CeilDiv(s.columns, tile.tn) * lx, size_t(s.groups * (s.ocgp / tile.tm)) * ly,
+                    size_t(s.sk)},
+                   {lx, ly, 1}, s);
+}
+
+// The implicit GEMM on matrix units (conv2d_igemm.cl's RECQ_IG_MMA): one
+// variant whose parameter is the tile, TM output channels x TN columns
+// per work-group of four warps, each warp WM x WN of it.
+struct MmaIgemmTile {
+  int64_t tm, tn, wm, wn;
+  int64_t min_ocg, min_columns;  // as IgemmTile's
+};
+constexpr MmaIgemmTile kMmaIgemmTiles[] = {
+    {128, 64, 64, 32, 128, 192},
+    {64, 64, 32, 32, 64, 128},
+    {32, 64, 32, 16, 16, 64},
+    {32, 32, 16, 16, 16, 1},
+};
+constexpr int64_t kMmaIgemmTileCount = sizeof(kMmaIgemmTiles) / sizeof(kMmaIgemmTiles[0]);
+constexpr size_t kMmaIgemmItems = 128;
+
+uint64_t MmaIgemmLocalBytes(const MmaIgemmTile& t) {
+  return uint64_t(kIgemmTk * (t.tm + 8 + t.tn + 8)) * sizeof(float);
+}
+
+// The heuristic's tile: the first whose channels and columns it takes.
+int64_t MmaIgemmHeuristic(const Node& node, const LoweringContext& ctx) {
+  for (int64_t i = 0; i < kMmaIgemmTileCount; ++i) {
+    const MmaIgemmTile& t = kMmaIgemmTiles[i];
+    const IgemmShape s = ShapeFor(t.tm, t.tn, node, ctx);
+    if (s.ocg >= t.min_ocg && s.columns >= t.min_columns) return i;
+  }
+  return kMmaIgemmTileCount - 1;
+}
+
+// Fits: matrix units (or their emulation), constant weights, 16 or more
+// output channels per group (fewer leave most of a 16-row mma tile empty).
+bool MmaIgemmFits(const Node& node, const LoweringContext& ctx) {
+  const DeviceFacts& device = ctx.device();
+  if (!device.GpuKernels() ||
+      !(device.Tf32MatrixInstructions() || device.matrix_units_emulated)) {
+    return false;
+  }
+  if (device.max_work_group_size != 0 && device.max_work_group_size < kMmaIgemmItems) return false;
+  if (!device.LocalMemoryFits(MmaIgemmLocalBytes(kMmaIgemmTiles[0]))) return false;
+  if (!ConvShapeOf(node, ctx).constant_weights) return false;
+  return ShapeFor(kMmaIgemmTiles[0].tm, kMmaIgemmTiles[0].tn, node, ctx).ocg >= 16;
+}
+
+std::vector<KernelParams> MmaIgemmSpace(const Node& node, const LoweringContext& ctx) {
+  std::vector<KernelParams> space = {{{"tile", MmaIgemmHeuristic(node, ctx)}}};
+  for (int64_t i = 0; i < kMmaIgemmTileCount; ++i) {
+    if (i != space[0].at("tile")) space.push_back({{"tile", i}});
+  }
+  return space;
+}
+
+absl::Status LowerMmaIgemm(LoweringContext& ctx, const Node& node) {
+  RECQ_ASSIGN_OR_RETURN(const int64_t tile_index,
+                        ParamInRange(ctx, node, "tile", MmaIgemmHeuristic(node, ctx), 0,
+                                     kMmaIgemmTileCount - 1));
+  const MmaIgemmTile& tile = kMmaIgemmTiles[tile_index];
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const IgemmShape s = ShapeFor(tile.tm, tile.tn, node, ctx);
+  std::vector<std::string> options = {
+      "-DRECQ_IG_MMA=1",
+      absl::StrCat("-DRECQ_IG_TM=", tile.tm),
+      absl::StrCat("-DRECQ_IG_TN=", tile.tn),
+      absl::StrCat("-DRECQ_IG_WM=", tile.wm),
+      absl::StrCat("-DRECQ_IG_WN=", tile.wn),
+      absl::StrCat("-DRECQ_IG_TK=", kIgemmTk),
+      absl::StrCat("-DRECQ_IG_KH=", w[2]),
+      absl::StrCat("-DRECQ_IG_KW=", w[3]),
+      absl::StrCat("-DRECQ_IG_SK=", s.sk)};
+  if (ctx.device().Tf32MatrixInstructions() && !ctx.device().matrix_units_emulated) {
+    options.push_back("-DRECQ_MM_PTX=1");
+  }
+  const int32_t kernel = ctx.Kernel("conv2d_igemm.cl", "conv2d_igemm_gpu", options);
+  return EmitIgemm(ctx, node, absl::StrCat("conv2d_igemm_mma_", tile.tm, "x", tile.tn), kernel,
+                   {CeilDiv(s.columns, tile.tn) * kMmaIgemmItems,
+                    size_t(s.groups * (s.ocgp / tile.tm)), size_t(s.sk)},
+                   {kMmaIgemmItems, 1, 1}, s);
+}
+
+size_t MmaIgemmScratch(const Node& node, const LoweringContext& ctx) {
+  size_t bytes = 0;
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  for (const MmaIgemmTile& t : kMmaIgemmTiles) {
+    const IgemmShape s = ShapeFor(t.tm, t.tn, node, ctx);
+    if (s.sk > 1) bytes = std::max(bytes, size_t(s.sk) * size_t(Product(out, 0, 4)) * sizeof(float));
+  }
+  return bytes;
+}
+
 }  // namespace
 
 bool IgemmGpuFits(const Node& node, const LoweringContext& ctx) {
-  return std::any_of(std::begin(kIgemmTiles), std::end(kIgemmTiles),
+  return MmaIgemmFits(node, ctx) ||
+         std::any_of(std::begin(kIgemmTiles), std::end(kIgemmTiles),
                      [&](const IgemmTile& tile) { return Fits(tile, node, ctx); });
 }
 
 std::vector<KernelVariant> ConvIgemmGpuVariants() {
   std::vector<KernelVariant> variants;
+  {
+    KernelVariant v{"conv2d_igemm_mma", MmaIgemmFits, LowerMmaIgemm};
+    v.absorbs_residual_add = true;
+    v.param_space = MmaIgemmSpace;
+    v.scratch_bytes = MmaIgemmScratch;
+    variants.push_back(std::move(v));
+  }
   for (const IgemmTile& tile : kIgemmTiles) {
     KernelVariant v;
     v.name = tile.name;
@@ -157,7 +268,7 @@ std::vector<KernelVariant> ConvIgemmGpuVariants() {
     v.lower = [&tile](LoweringContext& ctx, const Node& n) { return Lower(tile, ctx, n); };
     v.absorbs_residual_add = true;
     v.scratch_bytes = [&tile](const Node& n, const LoweringContext& ctx) -> size_t {
-      const IgemmShape s = ShapeFor(tile, n, ctx);
+      const IgemmShape s = ShapeFor(tile.tm, tile.tn, n, ctx);
       const Shape& out = ShapeOf(ctx, n.outputs[0]);
       return s.sk > 1 ? size_t(s.sk) * size_t(Product(out, 0, 4)) * sizeof(float) : 0;
     };

@@ -18,6 +18,11 @@
 // _KW (kernel size), -DRECQ_IG_SK (slices of K). The work-group has
 // (TN/RN) x (TM/RM) items, a multiple of TN, and TK*TM and TK*TN are
 // multiples of it.
+// RECQ_IG_MMA: the products on matrix units (common.cl's matrix-unit
+// helpers; emulated without RECQ_MM_PTX), a one-dimensional work-group of
+// warps each owning WM x WN of the tile as (WM/16) x (WN/8) mma tiles
+// (matmul_mma.cl's fragments, with A read from the transposed Wt tile);
+// RM, RN and CONTIG do not apply. Build options -DRECQ_IG_WM, _WN.
 // `wt` holds the weights packed by the lowering as [groups][Kg][OCgp], OCgp
 // being OCg rounded up to TM, zero past OCg.
 // Global size: (ceil(N*OH*OW / TN) * TN/RN, groups * OCgp/TM * TM/RM, SK),
@@ -53,22 +58,49 @@
 #define RECQ_IG_CONTIG 0
 #endif
 
+#ifndef RECQ_IG_MMA
+#define RECQ_IG_MMA 0
+#endif
+
+#if RECQ_IG_MMA
+#define RECQ_IG_WARPS_N (RECQ_IG_TN / RECQ_IG_WN)
+#define RECQ_IG_ITEMS (32 * (RECQ_IG_TM / RECQ_IG_WM) * RECQ_IG_WARPS_N)
+#define RECQ_IG_MI (RECQ_IG_WM / 16)
+#define RECQ_IG_NI (RECQ_IG_WN / 8)
+// Padded rows: a warp's fragment reads (4 rows by 8 columns of either
+// tile) fall in 32 distinct banks.
+#define RECQ_IG_APAD (RECQ_IG_TM + 8)
+#define RECQ_IG_BPAD (RECQ_IG_TN + 8)
+#define RECQ_IG_GROUP RECQ_IG_ITEMS, 1, 1
+#else
 #define RECQ_IG_LX (RECQ_IG_TN / RECQ_IG_RN)
 #define RECQ_IG_LY (RECQ_IG_TM / RECQ_IG_RM)
 #define RECQ_IG_ITEMS (RECQ_IG_LX * RECQ_IG_LY)
+#define RECQ_IG_APAD RECQ_IG_TM
+#define RECQ_IG_BPAD RECQ_IG_TN
+#define RECQ_IG_GROUP RECQ_IG_LX, RECQ_IG_LY, 1
+#endif
 #define RECQ_IG_KHW (RECQ_IG_KH * RECQ_IG_KW)
 
-__kernel __attribute__((reqd_work_group_size(RECQ_IG_LX, RECQ_IG_LY, 1))) void conv2d_igemm_gpu(
+__kernel __attribute__((reqd_work_group_size(RECQ_IG_GROUP))) void conv2d_igemm_gpu(
     __global const RECQ_T* restrict x, __global const RECQ_T* restrict wt,
     __global const RECQ_T* restrict bias, __global const RECQ_T* restrict r,
     __global RECQ_T* restrict y, __global float* restrict part, int N, int C, int H, int W,
     int OC, int OH, int OW, int SH, int SW, int PT, int PL, int DH, int DW, int groups, int act,
     float act_a, float act_b) {
-  __local float as[RECQ_IG_TK][RECQ_IG_TM] __attribute__((aligned(16)));
-  __local float bs[RECQ_IG_TK][RECQ_IG_TN] __attribute__((aligned(16)));
+  __local float as[RECQ_IG_TK][RECQ_IG_APAD] __attribute__((aligned(16)));
+  __local float bs[RECQ_IG_TK][RECQ_IG_BPAD] __attribute__((aligned(16)));
+#if RECQ_IG_MMA
+  const int tid = get_local_id(0);
+  const int lane = tid & 31, warp = tid >> 5;
+  const int lg = lane >> 2, lt = lane & 3;  // the lane's group and place in it
+  const int wm0 = (warp / RECQ_IG_WARPS_N) * RECQ_IG_WM;
+  const int wn0 = (warp % RECQ_IG_WARPS_N) * RECQ_IG_WN;
+#else
   const int tx = get_local_id(0);
   const int ty = get_local_id(1);
   const int tid = ty * RECQ_IG_LX + tx;
+#endif
   const int cpg = C / groups;
   const int ocg = OC / groups;
   const int ocgp = (ocg + RECQ_IG_TM - 1) / RECQ_IG_TM * RECQ_IG_TM;
@@ -108,12 +140,24 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_LX, RECQ_IG_LY, 1))) void c
   }
   const __global RECQ_T* wg = wt + (size_t)g * kg * ocgp + m0;
 
+#if RECQ_IG_MMA
+  float acc[RECQ_IG_MI][RECQ_IG_NI][4];
+#pragma unroll
+  for (int i = 0; i < RECQ_IG_MI; ++i) {
+#pragma unroll
+    for (int j = 0; j < RECQ_IG_NI; ++j) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
+    }
+  }
+#else
   float acc[RECQ_IG_RM][RECQ_IG_RN];
 #pragma unroll
   for (int i = 0; i < RECQ_IG_RM; ++i) {
 #pragma unroll
     for (int j = 0; j < RECQ_IG_RN; ++j) acc[i][j] = 0.0f;
   }
+#endif
 
   // Staging is software-pipelined: the global loads of the next TK step
   // go to registers before the current step's products, so that their
@@ -159,6 +203,45 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_LX, RECQ_IG_LY, 1))) void c
       }
     }
     if (k0 < kbeg) continue;
+#if RECQ_IG_MMA && defined(RECQ_MM_PTX)
+#pragma unroll
+    for (int kk = 0; kk < RECQ_IG_TK; kk += 8) {
+      uint ah[RECQ_IG_MI][4], at[RECQ_IG_MI][4], bh[RECQ_IG_NI][2], bt[RECQ_IG_NI][2];
+#pragma unroll
+      for (int i = 0; i < RECQ_IG_MI; ++i) {
+        const int r0 = wm0 + i * 16 + lg;
+        const float a[4] = {as[kk + lt][r0], as[kk + lt][r0 + 8], as[kk + lt + 4][r0],
+                            as[kk + lt + 4][r0 + 8]};
+#pragma unroll
+        for (int q = 0; q < 4; ++q) RECQ_TF32_SPLIT(a[q], ah[i][q], at[i][q]);
+      }
+#pragma unroll
+      for (int j = 0; j < RECQ_IG_NI; ++j) {
+        const int c0 = wn0 + j * 8 + lg;
+        const float b[2] = {bs[kk + lt][c0], bs[kk + lt + 4][c0]};
+#pragma unroll
+        for (int q = 0; q < 2; ++q) RECQ_TF32_SPLIT(b[q], bh[j][q], bt[j][q]);
+      }
+#pragma unroll
+      for (int i = 0; i < RECQ_IG_MI; ++i) {
+#pragma unroll
+        for (int j = 0; j < RECQ_IG_NI; ++j) RECQ_MMA3(acc[i][j], ah[i], at[i], bh[j], bt[j]);
+      }
+    }
+#elif RECQ_IG_MMA
+    // Emulated: each accumulator's sum from the tiles, as the unit sums it.
+    for (int i = 0; i < RECQ_IG_MI; ++i) {
+      for (int j = 0; j < RECQ_IG_NI; ++j) {
+        for (int q = 0; q < 4; ++q) {
+          const int row = wm0 + i * 16 + lg + 8 * (q >> 1);
+          const int col = wn0 + j * 8 + 2 * lt + (q & 1);
+          float sum = acc[i][j][q];
+          for (int kk = 0; kk < RECQ_IG_TK; ++kk) sum += recq_tf32x3_product(as[kk][row], bs[kk][col]);
+          acc[i][j][q] = sum;
+        }
+      }
+    }
+#else
 #pragma unroll
     for (int kk = 0; kk < RECQ_IG_TK; ++kk) {
       float a[RECQ_IG_RM], b[RECQ_IG_RN];
@@ -182,37 +265,63 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_LX, RECQ_IG_LY, 1))) void c
         for (int j = 0; j < RECQ_IG_RN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
       }
     }
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 
-#pragma unroll
-  for (int i = 0; i < RECQ_IG_RM; ++i) {
-#if RECQ_IG_CONTIG
-    const int m = m0 + ty * RECQ_IG_RM + i;
+  // The epilogue, per accumulator: its output channel m (within the group)
+  // and column col.
+#if RECQ_IG_MMA && defined(RECQ_MM_PTX)
+#define RECQ_IG_MMA_UNROLL _Pragma("unroll")
 #else
-    const int m = m0 + ty + i * RECQ_IG_LY;
+#define RECQ_IG_MMA_UNROLL
 #endif
-    if (m >= ocg) continue;
-    const int oc = g * ocg + m;
-#pragma unroll
-    for (int j = 0; j < RECQ_IG_RN; ++j) {
-#if RECQ_IG_CONTIG
-      const int col = n0 + tx * RECQ_IG_RN + j;
-#else
-      const int col = n0 + tx + j * RECQ_IG_LX;
-#endif
-      if (col >= np) continue;
-      const int n = col / ohw;
-      const size_t at = ((size_t)n * OC + oc) * ohw + (col - n * ohw);
-#if RECQ_IG_SK > 1
-      part[(size_t)get_group_id(2) * N * OC * ohw + at] = acc[i][j];
-#else
-      float v = acc[i][j] + (bias ? RECQ_LOAD(bias, oc) : 0.0f);
-      if (r) v += RECQ_LOAD(r, at);
-      RECQ_STORE(y, at, recq_activate(v, act, act_a, act_b));
-#endif
-    }
+#if RECQ_IG_MMA
+#define RECQ_IG_STORE_ALL                                                 \
+  RECQ_IG_MMA_UNROLL for (int i = 0; i < RECQ_IG_MI; ++i) {               \
+    RECQ_IG_MMA_UNROLL for (int j = 0; j < RECQ_IG_NI; ++j) {             \
+      RECQ_IG_MMA_UNROLL for (int q = 0; q < 4; ++q) {                    \
+        const int m = m0 + wm0 + i * 16 + lg + 8 * (q >> 1);              \
+        const int col = n0 + wn0 + j * 8 + 2 * lt + (q & 1);              \
+        RECQ_IG_STORE(m, col, acc[i][j][q]);                              \
+      }                                                                   \
+    }                                                                     \
   }
+#elif RECQ_IG_CONTIG
+#define RECQ_IG_STORE_ALL                                                 \
+  _Pragma("unroll") for (int i = 0; i < RECQ_IG_RM; ++i) {                \
+    _Pragma("unroll") for (int j = 0; j < RECQ_IG_RN; ++j) {              \
+      RECQ_IG_STORE(m0 + ty * RECQ_IG_RM + i, n0 + tx * RECQ_IG_RN + j, acc[i][j]); \
+    }                                                                     \
+  }
+#else
+#define RECQ_IG_STORE_ALL                                                 \
+  _Pragma("unroll") for (int i = 0; i < RECQ_IG_RM; ++i) {                \
+    _Pragma("unroll") for (int j = 0; j < RECQ_IG_RN; ++j) {              \
+      RECQ_IG_STORE(m0 + ty + i * RECQ_IG_LY, n0 + tx + j * RECQ_IG_LX, acc[i][j]); \
+    }                                                                     \
+  }
+#endif
+#if RECQ_IG_SK > 1
+#define RECQ_IG_FINISH(at, oc, v) part[(size_t)get_group_id(2) * N * OC * ohw + (at)] = (v)
+#else
+#define RECQ_IG_FINISH(at, oc, v)                                         \
+  do {                                                                    \
+    float o = (v) + (bias ? RECQ_LOAD(bias, (oc)) : 0.0f);                \
+    if (r) o += RECQ_LOAD(r, (at));                                       \
+    RECQ_STORE(y, (at), recq_activate(o, act, act_a, act_b));             \
+  } while (0)
+#endif
+#define RECQ_IG_STORE(m, col, v)                                          \
+  do {                                                                    \
+    if ((m) < ocg && (col) < np) {                                        \
+      const int n_ = (col) / ohw;                                         \
+      const int oc_ = g * ocg + (m);                                      \
+      const size_t at_ = ((size_t)n_ * OC + oc_) * ohw + ((col) - n_ * ohw); \
+      RECQ_IG_FINISH(at_, oc_, v);                                        \
+    }                                                                     \
+  } while (0)
+  RECQ_IG_STORE_ALL
 }
 
 // Finishes a split-K conv2d_igemm_gpu: Y = act(sum of the SK partial sums +

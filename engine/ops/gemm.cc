@@ -210,7 +210,7 @@ RECQ_REGISTER_OPS(Gemm) {
   gemm.type = OpType::kGemm;
   gemm.onnx = {{"", "Gemm", 1, kOnnxOpsetMax, ImportGemm}};
   gemm.infer = InferGemm;
-  gemm.variants = {GemmGemvGpuVariant()};
+  gemm.variants = {GemmGemvGpuVariant(), GemmMmaGpuVariant()};
   for (KernelVariant& v : GemmLocalGpuVariants()) gemm.variants.push_back(std::move(v));
   gemm.variants.push_back(GemmGemvCpuVariant());
   gemm.variants.push_back(GemmPackedCpuVariant());
@@ -247,7 +247,7 @@ RECQ_REGISTER_OPS(Gemm) {
     out.SetOpType("MatMul");
     return absl::OkStatus();
   };
-  matmul.variants = {MatMulGemvGpuVariant()};
+  matmul.variants = {MatMulGemvGpuVariant(), MatMulMmaGpuVariant()};
   for (KernelVariant& v : MatMulLocalGpuVariants()) matmul.variants.push_back(std::move(v));
   matmul.variants.push_back(MatMulGemvCpuVariant());
   matmul.variants.push_back(MatMulPackedCpuVariant());

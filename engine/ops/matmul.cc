@@ -185,16 +185,16 @@ std::vector<KernelParams> LocalSpace(const LocalTile& tile, const DeviceFacts& d
 // ViT-B/16's MLP output (M 197, K 3072, N 768) has 48 tiles of 64x64 for
 // 132 compute units. The heuristic's K step decides it, so that every
 // parameter set of a node splits K alike.
-int64_t SplitKOf(const LocalTile& tile, const MatMulShape& s, const DeviceFacts& device) {
-  const int64_t tiles = static_cast<int64_t>(CeilDiv(s.m, tile.tm) * CeilDiv(s.n, tile.tn)) *
+int64_t SplitKOf(int64_t tm, int64_t tn, const MatMulShape& s, const DeviceFacts& device) {
+  const int64_t tiles = static_cast<int64_t>(CeilDiv(s.m, tm) * CeilDiv(s.n, tn)) *
                         Product(s.batch, 0, s.batch.size());
   const int64_t units = device.compute_units != 0 ? device.compute_units : 16;
   const int64_t want = std::max<int64_t>(1, 2 * units / std::max<int64_t>(1, tiles));
   return std::clamp<int64_t>(std::min<int64_t>(want, s.k / (4 * kLocalTk)), 1, 16);
 }
 
-size_t SplitKScratch(const LocalTile& tile, const MatMulShape& s, const DeviceFacts& device) {
-  const int64_t sk = SplitKOf(tile, s, device);
+size_t SplitKScratch(int64_t tm, int64_t tn, const MatMulShape& s, const DeviceFacts& device) {
+  const int64_t sk = SplitKOf(tm, tn, s, device);
   return sk > 1
              ? size_t(sk) * size_t(s.m * s.n * Product(s.batch, 0, s.batch.size())) * sizeof(float)
              : 0;
@@ -291,27 +291,28 @@ DispatchArg TransposedConstant(LoweringContext& ctx, ValueId w_id, int64_t k, in
   return ctx.ReplaceConstant(w_id, std::move(kn));
 }
 
-// EmitLocal emits matmul_local's dispatch for `s` over A and B into Y, and
-// with K split the reduction after it.
-void EmitLocal(const LocalTile& tile, const LocalParams& p, LoweringContext& ctx, std::string label,
-               const MatMulShape& s, DispatchArg a, DispatchArg b, DispatchArg y,
-               const ProductEpilogue& epilogue) {
+// A tiled product's dispatch (matmul_local.cl's or matmul_mma.cl's, which
+// take the same arguments): the kernel, its range, and how many slices of
+// K it sums (RECQ_ML_SK).
+struct TiledProduct {
+  std::string label;
+  int32_t kernel = -1;
+  std::array<size_t, 3> global{}, local{};
+  int64_t sk = 1;
+};
+
+// EmitTiled emits `p` for `s` over A and B into Y, and with K split the
+// reduction after it (matmul_local_reduce).
+void EmitTiled(TiledProduct p, LoweringContext& ctx, const MatMulShape& s, DispatchArg a,
+               DispatchArg b, DispatchArg y, const ProductEpilogue& epilogue) {
   const int64_t batch = Product(s.batch, 0, s.batch.size());
-  const int64_t sk = SplitKOf(tile, s, ctx.device());
-  const bool vec = s.k % 4 == 0 && s.n % 4 == 0;
-  const size_t lx = size_t(tile.tn / tile.rn), ly = size_t(tile.tm / tile.rm);
+  const int64_t sk = p.sk;
   Dispatch d;
-  d.label = sk > 1 ? absl::StrCat(label, "_sk") : std::move(label);
-  d.kernel = ctx.Kernel(
-      "matmul_local.cl", "matmul_local",
-      {absl::StrCat("-DRECQ_ML_TM=", tile.tm), absl::StrCat("-DRECQ_ML_TN=", tile.tn),
-       absl::StrCat("-DRECQ_ML_TK=", p.tk), absl::StrCat("-DRECQ_ML_RM=", tile.rm),
-       absl::StrCat("-DRECQ_ML_RN=", tile.rn), absl::StrCat("-DRECQ_ML_CONTIG=", p.layout),
-       absl::StrCat("-DRECQ_ML_DB=", p.db), absl::StrCat("-DRECQ_ML_EPILOGUE=", epilogue.mode),
-       absl::StrCat("-DRECQ_ML_VEC=", vec ? 1 : 0), absl::StrCat("-DRECQ_ML_SK=", sk)});
+  d.label = sk > 1 ? absl::StrCat(p.label, "_sk") : std::move(p.label);
+  d.kernel = p.kernel;
   d.work_dim = 3;
-  d.global = {CeilDiv(s.n, tile.tn) * lx, CeilDiv(s.m, tile.tm) * ly, size_t(batch * sk)};
-  d.local = {lx, ly, 1};
+  d.global = p.global;
+  d.local = p.local;
   const DispatchArg part = sk > 1 ? ctx.Scratch() : DispatchArg::Null();
   d.args = {a, b, sk > 1 ? DispatchArg::Null() : epilogue.c, sk > 1 ? DispatchArg::Null() : y,
             part};
@@ -335,6 +336,29 @@ void EmitLocal(const LocalTile& tile, const LocalParams& p, LoweringContext& ctx
   AddEpilogueArgs(r, epilogue);
   r.bytes = partial_bytes + double(total) * sizeof(float);
   ctx.Emit(std::move(r));
+}
+
+// EmitLocal emits matmul_local's dispatch for `s` over A and B into Y, and
+// with K split the reduction after it.
+void EmitLocal(const LocalTile& tile, const LocalParams& p, LoweringContext& ctx, std::string label,
+               const MatMulShape& s, DispatchArg a, DispatchArg b, DispatchArg y,
+               const ProductEpilogue& epilogue) {
+  const int64_t batch = Product(s.batch, 0, s.batch.size());
+  TiledProduct t;
+  t.label = std::move(label);
+  t.sk = SplitKOf(tile.tm, tile.tn, s, ctx.device());
+  const bool vec = s.k % 4 == 0 && s.n % 4 == 0;
+  const size_t lx = size_t(tile.tn / tile.rn), ly = size_t(tile.tm / tile.rm);
+  t.kernel = ctx.Kernel(
+      "matmul_local.cl", "matmul_local",
+      {absl::StrCat("-DRECQ_ML_TM=", tile.tm), absl::StrCat("-DRECQ_ML_TN=", tile.tn),
+       absl::StrCat("-DRECQ_ML_TK=", p.tk), absl::StrCat("-DRECQ_ML_RM=", tile.rm),
+       absl::StrCat("-DRECQ_ML_RN=", tile.rn), absl::StrCat("-DRECQ_ML_CONTIG=", p.layout),
+       absl::StrCat("-DRECQ_ML_DB=", p.db), absl::StrCat("-DRECQ_ML_EPILOGUE=", epilogue.mode),
+       absl::StrCat("-DRECQ_ML_VEC=", vec ? 1 : 0), absl::StrCat("-DRECQ_ML_SK=", t.sk)});
+  t.global = {CeilDiv(s.n, tile.tn) * lx, CeilDiv(s.m, tile.tm) * ly, size_t(batch * t.sk)};
+  t.local = {lx, ly, 1};
+  EmitTiled(std::move(t), ctx, s, a, b, y, epilogue);
 }
 
 // MatMul, with the Add after it absorbed (a Linear layer's bias [N] or a
@@ -374,6 +398,186 @@ absl::Status LowerGemmLocal(const LocalTile& tile, LoweringContext& ctx, const N
   s.sa = s.sb = BroadcastStrides({}, {});
   EmitLocal(tile, p, ctx, absl::StrCat("gemm_local_", tile.tm, "x", tile.tn), s,
             ctx.Arg(node.inputs[0]), b, ctx.Arg(node.outputs[0]), GemmEpilogue(ctx, node));
+  return absl::OkStatus();
+}
+
+// The GPU family's products on matrix units (matmul_mma.cl): tf32 tensor
+// cores at fp32 accuracy (three tf32 products per product), where the
+// device has them (DeviceFacts::Tf32MatrixInstructions) or they are
+// emulated (EngineOptions::emulate_matrix_units). One variant per op; its
+// parameters are the work-group tile (the warps' layout in it fixed per
+// tile), the K step and double buffering.
+struct MmaTile {
+  int64_t tm, tn, wm, wn;
+  int64_t Items() const { return 32 * (tm / wm) * (tn / wn); }
+};
+constexpr MmaTile kMmaTiles[] = {
+    {128, 128, 64, 32},  // 8 warps of 4x4 mma tiles
+    {128, 64, 64, 32},   // 4 warps of 4x4
+    {64, 64, 32, 32},    // 4 warps of 2x4
+    {64, 32, 32, 16},    // 4 warps of 2x2
+};
+constexpr int64_t kMmaTileCount = sizeof(kMmaTiles) / sizeof(kMmaTiles[0]);
+
+struct MmaParams {
+  int64_t tile = 0;  // index into kMmaTiles
+  int64_t tk = 16;
+  int64_t db = 1;
+};
+
+uint64_t MmaLocalBytes(const MmaParams& p) {
+  const MmaTile& t = kMmaTiles[p.tile];
+  return uint64_t((p.db + 1) * (t.tm * (p.tk + 4) + p.tk * (t.tn + 8))) * sizeof(float);
+}
+
+bool MmaParamsValid(const MmaParams& p, const DeviceFacts& device) {
+  if (p.tile < 0 || p.tile >= kMmaTileCount) return false;
+  if (p.tk != 16 && p.tk != 32) return false;
+  if (p.db != 0 && p.db != 1) return false;
+  const int64_t items = kMmaTiles[p.tile].Items();
+  if (device.max_work_group_size != 0 && size_t(items) > device.max_work_group_size) return false;
+  return device.LocalMemoryFits(MmaLocalBytes(p));
+}
+
+// MmaHeuristic: 128x128 where its work-groups cover every compute unit
+// twice, else 128x64 where they cover half of them, else 64x64; K split
+// where the work-groups are still few (SplitKOf); a K step of 32 where the
+// double-buffered tiles fit local memory, else 16. From bench/gpu/gemm.sh
+// on an H100 (every tile and step per shape; docs/performance.md):
+// 128x64 ran 2048^3 and 197x2304x768 fastest, 64x64 with a step of 32
+// 197x768x768, 3072x768x768 and 3136x64x576.
+MmaParams MmaHeuristic(const MatMulShape& s, const DeviceFacts& device) {
+  const int64_t units = device.compute_units != 0 ? device.compute_units : 16;
+  const int64_t batch = Product(s.batch, 0, s.batch.size());
+  const auto groups = [&](int64_t tile) {
+    return int64_t(CeilDiv(s.m, kMmaTiles[tile].tm) * CeilDiv(s.n, kMmaTiles[tile].tn)) * batch;
+  };
+  MmaParams p;
+  p.tile = groups(0) >= 2 * units ? 0 : groups(1) >= units / 2 ? 1 : 2;
+  for (p.tk = 32; p.tk > 16 && !MmaParamsValid(p, device); p.tk /= 2) {
+  }
+  while (p.tile < kMmaTileCount - 1 && !MmaParamsValid(p, device)) ++p.tile;
+  return p;
+}
+
+KernelParams ToKernelParams(const MmaParams& p) {
+  return {{"db", p.db}, {"tile", p.tile}, {"tk", p.tk}};
+}
+
+// MmaSpace: the heuristic's parameters first, then every tile and K step,
+// double-buffered where that fits local memory (on an H100 single
+// buffering was at best 1 % faster, bench/gpu/gemm.sh over seven shapes).
+std::vector<KernelParams> MmaSpace(const MatMulShape& s, const DeviceFacts& device) {
+  std::vector<KernelParams> space = {ToKernelParams(MmaHeuristic(s, device))};
+  for (int64_t tile = 0; tile < kMmaTileCount; ++tile) {
+    for (int64_t tk : {16, 32}) {
+      MmaParams p{tile, tk, 1};
+      if (!MmaParamsValid(p, device)) p.db = 0;
+      if (!MmaParamsValid(p, device)) continue;
+      KernelParams kp = ToKernelParams(p);
+      if (std::find(space.begin(), space.end(), kp) == space.end()) space.push_back(kp);
+    }
+  }
+  return space;
+}
+
+absl::StatusOr<MmaParams> MmaParamsOf(const MatMulShape& s, const LoweringContext& ctx,
+                                      const Node& node) {
+  const MmaParams h = MmaHeuristic(s, ctx.device());
+  MmaParams p;
+  p.tile = ctx.ParamOr("tile", h.tile);
+  p.tk = ctx.ParamOr("tk", h.tk);
+  p.db = ctx.ParamOr("db", h.db);
+  if (!MmaParamsValid(p, ctx.device())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "node '", node.name, "': matmul_mma parameters tile=", p.tile, ", tk=", p.tk,
+        ", db=", p.db, " are not valid here (tile 0-", kMmaTileCount - 1,
+        ", tk 16 or 32, db 0 or 1, within the work-group size and local memory)"));
+  }
+  return p;
+}
+
+// Scratch for the partial sums of any tile's split K.
+size_t MmaScratch(const MatMulShape& s, const DeviceFacts& device) {
+  size_t bytes = 0;
+  for (const MmaTile& t : kMmaTiles) bytes = std::max(bytes, SplitKScratch(t.tm, t.tn, s, device));
+  return bytes;
+}
+
+bool MmaRuns(const DeviceFacts& device) {
+  return device.GpuKernels() && (device.Tf32MatrixInstructions() || device.matrix_units_emulated) &&
+         (device.max_work_group_size == 0 || device.max_work_group_size >= 128);
+}
+
+void EmitMma(const MmaParams& p, LoweringContext& ctx, std::string label, const MatMulShape& s,
+             DispatchArg a, DispatchArg b, DispatchArg y, const ProductEpilogue& epilogue) {
+  const MmaTile& tile = kMmaTiles[p.tile];
+  const int64_t batch = Product(s.batch, 0, s.batch.size());
+  TiledProduct t;
+  t.label = absl::StrCat(label, "_", tile.tm, "x", tile.tn);
+  t.sk = SplitKOf(tile.tm, tile.tn, s, ctx.device());
+  const bool vec = s.k % 4 == 0 && s.n % 4 == 0;
+  std::vector<std::string> options = {
+      absl::StrCat("-DRECQ_MM_TM=", tile.tm),         absl::StrCat("-DRECQ_MM_TN=", tile.tn),
+      absl::StrCat("-DRECQ_MM_WM=", tile.wm),         absl::StrCat("-DRECQ_MM_WN=", tile.wn),
+      absl::StrCat("-DRECQ_MM_TK=", p.tk),            absl::StrCat("-DRECQ_MM_DB=", p.db),
+      absl::StrCat("-DRECQ_ML_EPILOGUE=", epilogue.mode), absl::StrCat("-DRECQ_ML_VEC=", vec ? 1 : 0),
+      absl::StrCat("-DRECQ_ML_SK=", t.sk)};
+  if (ctx.device().Tf32MatrixInstructions() && !ctx.device().matrix_units_emulated) {
+    options.push_back("-DRECQ_MM_PTX=1");
+  }
+  t.kernel = ctx.Kernel("matmul_mma.cl", "matmul_mma", options);
+  t.global = {CeilDiv(s.n, tile.tn) * size_t(tile.Items()), CeilDiv(s.m, tile.tm),
+              size_t(batch * t.sk)};
+  t.local = {size_t(tile.Items()), 1, 1};
+  EmitTiled(std::move(t), ctx, s, a, b, y, epilogue);
+}
+
+// MatMul: 16 or more rows and columns (fewer go to the vector products).
+bool MmaFits(const Node& node, const LoweringContext& ctx) {
+  if (!MmaRuns(ctx.device())) return false;
+  const MatMulShape s = ShapeOfMatMul(ctx, node);
+  return s.batch.size() <= 8 && s.m >= 16 && s.n >= 16;
+}
+
+absl::Status LowerMma(LoweringContext& ctx, const Node& node) {
+  const MatMulShape s = ShapeOfMatMul(ctx, node);
+  RECQ_ASSIGN_OR_RETURN(const MmaParams p, MmaParamsOf(s, ctx, node));
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  EmitMma(p, ctx, "matmul_mma", s, ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(y),
+          AddEpilogue(ctx, node, residual, act, s.n));
+  return absl::OkStatus();
+}
+
+// Gemm as gemm_local takes it: A not transposed, B transposed only when
+// constant (stored as [K, N]), 16 or more rows and columns.
+MatMulShape GemmAsProduct(const GemmShape& g) {
+  MatMulShape s;  // one product: no batch, zero batch strides
+  s.m = g.m;
+  s.n = g.n;
+  s.k = g.k;
+  s.sa = s.sb = BroadcastStrides({}, {});
+  return s;
+}
+
+bool GemmMmaFits(const Node& node, const LoweringContext& ctx) {
+  if (!MmaRuns(ctx.device())) return false;
+  const auto& a = AttrsOr<GemmAttrs>(node);
+  if (a.trans_a) return false;
+  if (a.trans_b && !IsConstant(ctx, node.inputs[1])) return false;
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  return out[0] >= 16 && out[1] >= 16;
+}
+
+absl::Status LowerGemmMma(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<GemmAttrs>(node);
+  const GemmShape g = GemmShapeOf(ctx, node);
+  const MatMulShape s = GemmAsProduct(g);
+  RECQ_ASSIGN_OR_RETURN(const MmaParams p, MmaParamsOf(s, ctx, node));
+  DispatchArg b =
+      a.trans_b ? TransposedConstant(ctx, node.inputs[1], g.k, g.n) : ctx.Arg(node.inputs[1]);
+  EmitMma(p, ctx, "gemm_mma", s, ctx.Arg(node.inputs[0]), b, ctx.Arg(node.outputs[0]),
+          GemmEpilogue(ctx, node));
   return absl::OkStatus();
 }
 
@@ -683,7 +887,7 @@ std::vector<KernelVariant> GemmLocalGpuVariants() {
       s.m = g.m;
       s.n = g.n;
       s.k = g.k;
-      return SplitKScratch(tile, s, ctx.device());
+      return SplitKScratch(tile.tm, tile.tn, s, ctx.device());
     };
     variants.push_back(std::move(v));
   }
@@ -691,6 +895,30 @@ std::vector<KernelVariant> GemmLocalGpuVariants() {
 }
 
 KernelVariant MatMulTiledVariant() { return {"matmul_tiled", Fits, Lower}; }
+
+KernelVariant MatMulMmaGpuVariant() {
+  KernelVariant v{"matmul_mma", MmaFits, LowerMma};
+  v.absorbs_residual_add = true;
+  v.absorbs_bias_add = true;
+  v.param_space = [](const Node& n, const LoweringContext& ctx) {
+    return MmaSpace(ShapeOfMatMul(ctx, n), ctx.device());
+  };
+  v.scratch_bytes = [](const Node& n, const LoweringContext& ctx) {
+    return MmaScratch(ShapeOfMatMul(ctx, n), ctx.device());
+  };
+  return v;
+}
+
+KernelVariant GemmMmaGpuVariant() {
+  KernelVariant v{"gemm_mma", GemmMmaFits, LowerGemmMma};
+  v.param_space = [](const Node& n, const LoweringContext& ctx) {
+    return MmaSpace(GemmAsProduct(GemmShapeOf(ctx, n)), ctx.device());
+  };
+  v.scratch_bytes = [](const Node& n, const LoweringContext& ctx) {
+    return MmaScratch(GemmAsProduct(GemmShapeOf(ctx, n)), ctx.device());
+  };
+  return v;
+}
 
 KernelVariant MatMulGemvGpuVariant() {
   KernelVariant v{"matmul_gemv", GemvFits, LowerGemv};
@@ -725,7 +953,7 @@ std::vector<KernelVariant> MatMulLocalGpuVariants() {
     v.absorbs_residual_add = true;
     v.absorbs_bias_add = true;
     v.scratch_bytes = [&tile](const Node& n, const LoweringContext& ctx) {
-      return SplitKScratch(tile, ShapeOfMatMul(ctx, n), ctx.device());
+      return SplitKScratch(tile.tm, tile.tn, ShapeOfMatMul(ctx, n), ctx.device());
     };
     variants.push_back(std::move(v));
   }

@@ -51,6 +51,14 @@ KernelVariant GemmGemvGpuVariant();
 // for 16 rows or more; listed before gemm_rowdot.
 std::vector<KernelVariant> GemmLocalGpuVariants();
 
+// MatMulMmaGpuVariant and GemmMmaGpuVariant: the GPU family's products on
+// matrix units (matmul_mma.cl: tf32 tensor cores at fp32 accuracy through
+// NVIDIA's inline PTX, or emulated where EngineOptions asks), 16 rows and
+// columns or more, the same epilogues and split K as the local tiles;
+// listed after the vector products and before the local tiles.
+KernelVariant MatMulMmaGpuVariant();
+KernelVariant GemmMmaGpuVariant();
+
 // COf returns Gemm's C input (kNoValue when absent).
 ValueId COf(const Node& node);
 

@@ -78,6 +78,9 @@ struct DeviceInfo {
   std::vector<size_t> sub_group_sizes_intel;
   cl_uint ip_version_intel = 0;
   cl_uint wavefront_width_amd = 0;
+  // NVIDIA's compute capability, major * 10 + minor (90 for an H100), from
+  // CL_DEVICE_COMPUTE_CAPABILITY_*_NV (cl_nv_device_attribute_query).
+  cl_uint compute_capability_nv = 0;
 
   bool HasExtension(const std::string& name) const;
 };

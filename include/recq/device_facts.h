@@ -117,6 +117,14 @@ struct DeviceFacts {
   size_t image2d_max_width = 0, image2d_max_height = 0;
   size_t image_buffer_max_pixels = 0;  // CL_DEVICE_IMAGE_MAX_BUFFER_SIZE
   uint64_t max_alloc_bytes = 0;        // CL_DEVICE_MAX_MEM_ALLOC_SIZE
+  // NVIDIA's compute capability (major * 10 + minor; 0: not NVIDIA's
+  // driver, or unknown). 80 and later run tf32 matrix instructions
+  // (mma.sync), which NVIDIA's OpenCL compiler takes as inline PTX.
+  uint32_t nvidia_compute_capability = 0;
+  // Set from EngineOptions::emulate_matrix_units: the variants built on
+  // matrix instructions fit a device without them too, running the same
+  // tiles in plain OpenCL C (how tests hold them to the reference on PoCL).
+  bool matrix_units_emulated = false;
 
   // --- named predicates selectors read ---
   bool GpuKernels() const { return kernel_family == KernelFamily::kGpu; }
@@ -127,6 +135,10 @@ struct DeviceFacts {
   // whose local memory is global memory (Mali), where staging only adds
   // copies; true on CPUs and where unknown.
   bool LocalMemoryTilesPay() const { return !(local_mem_is_global && IsGpuDevice()); }
+  // The device runs tf32 matrix instructions through inline PTX.
+  bool Tf32MatrixInstructions() const {
+    return family == DeviceFamily::kNvidiaGpu && nvidia_compute_capability >= 80;
+  }
   // `bytes` of local memory per work-group fit (true where unknown).
   bool LocalMemoryFits(uint64_t bytes) const {
     return local_mem_bytes == 0 || bytes <= local_mem_bytes;

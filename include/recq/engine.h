@@ -40,6 +40,11 @@ struct EngineOptions {
   // results; forcing kGpu on PoCL is how CI tests the GPU variants).
   enum class KernelTarget { kAuto, kCpu, kGpu };
   KernelTarget kernel_target = KernelTarget::kAuto;
+  // With the GPU family: the variants built on matrix instructions (tf32
+  // tensor cores through NVIDIA's inline PTX, matmul_mma.cl) also fit a
+  // device without them, computing the same tiles in plain OpenCL C. For
+  // testing on PoCL; slow elsewhere. Not stored in engine files.
+  bool emulate_matrix_units = false;
 
   // Picks among the kernel variants that fit each node (recq/op_registry.h);
   // empty takes the first that fits. The auto-tuner's hook: it must answer

@@ -311,6 +311,7 @@ TEST_P(Conv2DForcedVariantTest, MatchesReference) {
   if (c.fused.kind != ActivationKind::kNone) b.graph().SetFusedActivation(y, c.fused);
   CheckOptions options = For(f.target);
   if (f.atol > 0.0f) options.atol = f.atol;
+  options.emulate_matrix_units = f.variant == "conv2d_igemm_mma";
   auto forced = std::make_shared<int>(0);
   options.choose_variant = ForceVariant(OpType::kConv2D, f.variant, forced);
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), options);
@@ -484,6 +485,19 @@ std::vector<ForcedCase> ForcedCases() {
             true, kSigmoid)},
       {"conv2d_igemm_gpu_32x32", gpu,
        Conv("igemm32_resnext_groups", {1, 64, 6, 6}, 64, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 8))},
+      // The implicit GEMM on matrix units (emulated on PoCL), at its
+      // heuristic's tile: channel and column tails past the 16x8 mma
+      // tiles, K split, groups, a strided 1x1, a 7x7 stem with batches.
+      {"conv2d_igemm_mma", gpu,
+       Conv("mma_k3_oc_tail", {1, 16, 17, 19}, 40, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
+            kRelu)},
+      {"conv2d_igemm_mma", gpu,
+       Conv("mma_splitk_groups2", {1, 64, 6, 7}, 36, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 2))},
+      {"conv2d_igemm_mma", gpu,
+       Conv("mma_k1_s2_nobias", {2, 24, 14, 15}, 40, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0}), false)},
+      {"conv2d_igemm_mma", gpu,
+       Conv("mma_stem_k7s2", {2, 3, 23, 25}, 20, {7, 7}, Attrs({2, 2}, {3, 3, 3, 3}), true,
+            kRelu)},
       {"conv2d_direct_gpu", gpu,
        Conv("direct_gpu_k1", {1, 8, 6, 6}, 8, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}))},
       {"conv2d_direct_gpu", gpu,

@@ -142,6 +142,7 @@ TEST_P(KernelParamsTest, EveryParameterSetMatchesReference) {
     options.kernel_targets = {c.target};
     options.optimize = {true};
     options.recorded_runs = 1;
+    options.emulate_matrix_units = c.variant.find("_mma") != std::string::npos;
     if (c.atol > 0.0f) options.atol = c.atol;
     // fp16 storage on a sample (every fourth set, the part's first
     // included): each set is a separate program build, and the half
@@ -249,6 +250,10 @@ std::vector<SpaceCase> Cases() {
       {"depthwise_gpu", "conv2d_depthwise_gpu", gpu,
        ConvGraph({1, 4, 7, 9}, 4, {3, 3}, ConvAttrs({2, 2}, {1, 1, 1, 1}, 4))},
       {"gemm_rowdot_k70", "gemm_rowdot", gpu, FcGraph(3, 9, 70)},
+      // The implicit GEMM on matrix units (emulated): 40 output channels
+      // and 150 columns (tails of every tile), K 72.
+      {"igemm_mma_k3", "conv2d_igemm_mma", gpu,
+       ConvGraph({1, 8, 10, 15}, 40, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu)},
       // The local-memory tiles: 100 rows and columns (partial tiles), K 260
       // split in four slices whose last ends in a partial K step; float4
       // loads. Gemm with its bias and K 36 on the 128x128 tile.
@@ -260,6 +265,13 @@ std::vector<SpaceCase> Cases() {
       {"gemm_local_64x64", "gemm_local_64x64", gpu, FcGraph(100, 100, 36)},
       {"gemm_local_32x32", "gemm_local_32x32", gpu, FcGraph(100, 100, 36)},
       {"gemm_local_128x128", "gemm_local_128x128", gpu, FcGraph(100, 100, 36)},
+      // The matrix-unit tiles (emulated on PoCL): 100 rows and 92 columns
+      // (partial tiles and warps), K 260 (split in slices, the last ending
+      // in a partial K step; float4 loads); Gemm with its bias, K 36.
+      {"matmul_mma_part1", "matmul_mma", gpu, MatMulGraph(100, 92, 260), 0, 5},
+      {"matmul_mma_part2", "matmul_mma", gpu, MatMulGraph(100, 92, 260), 5},
+      {"gemm_mma_part1", "gemm_mma", gpu, FcGraph(100, 92, 36), 0, 5},
+      {"gemm_mma_part2", "gemm_mma", gpu, FcGraph(100, 92, 36), 5},
       // Three rows, 21 columns (a partial float4 run), K 42.
       {"matmul_gemv", "matmul_gemv", gpu, MatMulGraph(3, 21, 42)},
       {"gemm_gemv", "gemm_gemv", gpu, FcGraph(3, 21, 42)},

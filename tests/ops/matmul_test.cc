@@ -28,6 +28,7 @@ TEST_P(MatMulVariantTest, MatchesReference) {
   TensorRef w = b.Input("b", c.b);
   TensorRef y = b.graph().AddNode(OpType::kMatMul, {x, w});
   CheckOptions options;
+  options.emulate_matrix_units = variant == "matmul_mma";
   auto forced = std::make_shared<int>(0);
   options.choose_variant = ForceVariant(OpType::kMatMul, variant, forced);
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), options);
@@ -73,6 +74,20 @@ INSTANTIATE_TEST_SUITE_P(
                                          Case{"exact_tiles", {128, 64}, {64, 64}})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
+// The matrix-unit tiles (matmul_mma.cl, emulated on PoCL), at their
+// heuristic's parameters: attention's batched products with broadcast
+// batches, rows and columns past the warps' 16x8 tiles, scalar loads (K or
+// N not a multiple of 4), and split K (few tiles for PoCL's units).
+INSTANTIATE_TEST_SUITE_P(
+    MmaVariants, MatMulVariantTest,
+    ::testing::Combine(::testing::Values("matmul_mma"),
+                       ::testing::Values(Case{"attention", {2, 3, 50, 20}, {2, 3, 20, 49}},
+                                         Case{"both_broadcast", {2, 1, 49, 17}, {1, 3, 17, 52}},
+                                         Case{"tokens_linear", {1, 7, 9, 40}, {40, 50}},
+                                         Case{"split_k_vector", {1, 100, 256}, {256, 52}},
+                                         Case{"exact_tiles", {128, 32}, {32, 128}})),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
+
 // The 128x128 tile (8x8 per item, runs of four), which needs 96 rows and
 // columns: split K, scalar loads, batches and exact tiles.
 INSTANTIATE_TEST_SUITE_P(
@@ -112,13 +127,15 @@ absl::StatusOr<OpGraph> LinearGraph(const AddCase& c) {
 // `choose_variant`, when set) and returns its dispatch labels.
 absl::StatusOr<std::vector<std::string>> DispatchLabelsOf(const OpGraph& op,
                                                           EngineOptions::KernelTarget target,
-                                                          VariantChooser choose_variant = {}) {
+                                                          VariantChooser choose_variant = {},
+                                                          bool emulate_matrix_units = false) {
   const absl::StatusOr<Context>& context = SharedContext();
   if (!context.ok()) return context.status();
   EngineOptions options;
   options.kernel_target = target;
   options.tuning = EngineOptions::Tuning::kOff;
   options.choose_variant = std::move(choose_variant);
+  options.emulate_matrix_units = emulate_matrix_units;
   absl::StatusOr<Engine> engine = Engine::Compile(*context, op.graph, options);
   if (!engine.ok()) return engine.status();
   return engine->DispatchLabels();
@@ -131,16 +148,19 @@ TEST_P(MatMulAddTest, MatchesReference) {
   absl::StatusOr<OpGraph> op = LinearGraph(c);
   ASSERT_TRUE(op.ok()) << op.status();
   // The GPU family's dispatches: the tile (and its reduction), no Add.
+  const bool mma = variant == "matmul_mma";
   const absl::StatusOr<std::vector<std::string>> labels =
       DispatchLabelsOf(*op, EngineOptions::KernelTarget::kGpu,
-                       ForceVariant(OpType::kMatMul, variant, std::make_shared<int>(0)));
+                       ForceVariant(OpType::kMatMul, variant, std::make_shared<int>(0)), mma);
   ASSERT_TRUE(labels.ok()) << labels.status();
   for (const std::string& label : *labels) {
-    EXPECT_TRUE(label.find("matmul_local") != std::string::npos ||
+    EXPECT_TRUE(label.find(mma ? "matmul_mma" : "matmul_local") != std::string::npos ||
+                label.find("matmul_local_reduce") != std::string::npos ||
                 label.find("matmul_gemv") != std::string::npos)
         << c.name << ": " << label;
   }
   CheckOptions options;
+  options.emulate_matrix_units = variant == "matmul_mma";
   auto forced = std::make_shared<int>(0);
   options.choose_variant = ForceVariant(OpType::kMatMul, variant, forced);
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(op), options);
@@ -155,6 +175,18 @@ INSTANTIATE_TEST_SUITE_P(
             AddCase{"bias_split_k", {1, 100, 256}, {256, 52}, {52}, false},
             AddCase{"bias3d_relu", {1, 100, 256}, {256, 52}, {1, 1, 52}, true},
             AddCase{"bias_one_slice", {1, 100, 24}, {24, 52}, {52}, false},
+            AddCase{"bias_relu_one_slice", {1, 100, 24}, {24, 52}, {52}, true},
+            AddCase{"residual_split_k", {1, 100, 256}, {256, 52}, {1, 100, 52}, false},
+            AddCase{"residual_one_slice", {1, 100, 24}, {24, 52}, {1, 100, 52}, false})),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
+
+INSTANTIATE_TEST_SUITE_P(
+    MmaVariants, MatMulAddTest,
+    ::testing::Combine(
+        ::testing::Values("matmul_mma"),
+        ::testing::Values(
+            AddCase{"bias_split_k", {1, 100, 256}, {256, 52}, {52}, false},
+            AddCase{"bias3d_relu", {1, 100, 256}, {256, 52}, {1, 1, 52}, true},
             AddCase{"bias_relu_one_slice", {1, 100, 24}, {24, 52}, {52}, true},
             AddCase{"residual_split_k", {1, 100, 256}, {256, 52}, {1, 100, 52}, false},
             AddCase{"residual_one_slice", {1, 100, 24}, {24, 52}, {1, 100, 52}, false})),
@@ -203,6 +235,7 @@ TEST_P(MatMulPackedTest, MatchesReference) {
               (*labels)[0].find("matmul_gemv_cpu") != std::string::npos)
       << c.name << ": " << (*labels)[0];
   CheckOptions options;
+  options.emulate_matrix_units = variant == "matmul_mma";
   auto forced = std::make_shared<int>(0);
   options.choose_variant = ForceVariant(OpType::kMatMul, variant, forced);
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(op), options);

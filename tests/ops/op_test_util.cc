@@ -349,6 +349,7 @@ absl::Status CheckAgainstReference(const OpGraph& op, const CheckOptions& option
         EngineOptions engine_options;
         engine_options.optimize = optimize;
         engine_options.kernel_target = target;
+        engine_options.emulate_matrix_units = options.emulate_matrix_units;
         // The requested chooser (or the engine's default, the first variant
         // that fits), noting which variant lowers each node.
         auto lowered = std::make_shared<std::vector<VariantRun>>();

@@ -96,6 +96,9 @@ struct CheckOptions {
   // to the reference on whatever device runs the tests (PoCL in CI).
   std::vector<EngineOptions::KernelTarget> kernel_targets = {EngineOptions::KernelTarget::kCpu,
                                                              EngineOptions::KernelTarget::kGpu};
+  // EngineOptions::emulate_matrix_units for every compile: the variants
+  // built on matrix instructions (matmul_mma) fit PoCL's GPU-family compiles.
+  bool emulate_matrix_units = false;
   // EngineOptions::choose_variant for every compile: how tests force one
   // kernel variant (empty: the first that fits).
   VariantChooser choose_variant;

@@ -106,6 +106,71 @@ RECQ_DEFINE_VECTOR_ACTIVATE(float8, 8)
 RECQ_DEFINE_VECTOR_ACTIVATE(float16, 16)
 #undef RECQ_DEFINE_VECTOR_ACTIVATE
 
+// Matrix units (matmul_mma.cl, conv2d_igemm.cl's RECQ_IG_MMA): products at
+// fp32 accuracy from tf32 matrix instructions (NVIDIA's mma.sync through
+// inline PTX, under -DRECQ_MM_PTX) by splitting each operand x into a tf32
+// head h = rna(x) and a tail t = x - h, of which the unit reads the top 19
+// bits, and summing x*z ~ xt*zh + xh*zt + xh*zh (xt*zt, below 2^-22 of the
+// product, dropped). Without RECQ_MM_PTX the kernels compute the same sums
+// per element with recq_tf32x3_product (the tests' emulation on PoCL).
+
+// recq_tf32 rounds x to tf32 (10 mantissa bits), to nearest with ties away
+// from zero, as cvt.rna.tf32.f32 does; infinities and NaNs pass unchanged.
+inline uint recq_tf32(float x) {
+#ifdef RECQ_MM_PTX
+  uint r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+#else
+  const uint u = as_uint(x);
+  return (u & 0x7f800000u) == 0x7f800000u ? u : (u + 0x1000u) & 0xffffe000u;
+#endif
+}
+
+// The head and tail of x, as the matrix instructions take them.
+#define RECQ_TF32_SPLIT(x, h, t)             \
+  do {                                       \
+    const float recq_x_ = (x);               \
+    (h) = recq_tf32(recq_x_);                \
+    (t) = as_uint(recq_x_ - as_float((h)));  \
+  } while (0)
+
+// x*z as the three tf32 products sum it (the tail as the unit reads it).
+inline float recq_tf32x3_product(float x, float z) {
+  const float xh = as_float(recq_tf32(x)), zh = as_float(recq_tf32(z));
+  const float xt = as_float(as_uint(x - xh) & 0xffffe000u);
+  const float zt = as_float(as_uint(z - zh) & 0xffffe000u);
+  return xt * zh + xh * zt + xh * zh;
+}
+
+#ifdef RECQ_MM_PTX
+// d[0..3] += a * b on one 16x8x8 tile: tf32 operands a[0..3] (A's rows g,
+// g+8 at columns t, t+4 for lane 4g+t) and b[0..1] (B's rows t, t+4 at
+// column g), fp32 accumulators d (rows g, g+8 at columns 2t, 2t+1).
+#define RECQ_MMA(d, a, b)                                                                 \
+  asm volatile(                                                                           \
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, " \
+      "{%8,%9}, {%0,%1,%2,%3};"                                                           \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                    \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+// d += A*B at fp32 accuracy from split operands (heads ah/bh, tails at/bt).
+// The three products go to a zeroed partial sum that is then added to d in
+// the fp32 units: the matrix unit's own accumulation truncates to about
+// fp32's width relative to the largest term, a bias that grows with the
+// number of steps where d itself is the accumulator (Inception-v3's output
+// measured 6.3e-4 from onnxruntime's in relative L2 that way on an H100,
+// 4.3e-5 on the fp32 units).
+#define RECQ_MMA3(d, ah, at, bh, bt)                               \
+  do {                                                             \
+    float recq_p_[4] = {0.0f, 0.0f, 0.0f, 0.0f};                   \
+    RECQ_MMA(recq_p_, at, bh);                                     \
+    RECQ_MMA(recq_p_, ah, bt);                                     \
+    RECQ_MMA(recq_p_, ah, bh);                                     \
+    _Pragma("unroll") for (int recq_q_ = 0; recq_q_ < 4; ++recq_q_) \
+        (d)[recq_q_] += recq_p_[recq_q_];                          \
+  } while (0)
+#endif
+
 // Storage of float tensors. Kernels declare float tensors as RECQ_T and read
 // and write them only through these macros, so that one source serves both
 // precisions: float (the default), or half storage under -DRECQ_HALF_STORAGE
