@@ -175,19 +175,21 @@ uint64_t MmaIgemmLocalBytes(const MmaIgemmTile& t) {
   return uint64_t(kIgemmTk * (t.tm + 8 + t.tn + 8)) * sizeof(float);
 }
 
-// The heuristic's tile: the first whose channels and columns it takes.
+// The heuristic's tile, from `recq tune --exhaustive` on an H100
+// (ResNet-50 and ResNet-18, 2026-11-26): the matrix units want many
+// work-groups, so 32x32 where K is short (256 or less), 32x64 where the
+// columns are few (64 or less), else 64x64.
 int64_t MmaIgemmHeuristic(const Node& node, const LoweringContext& ctx) {
-  for (int64_t i = 0; i < kMmaIgemmTileCount; ++i) {
-    const MmaIgemmTile& t = kMmaIgemmTiles[i];
-    const IgemmShape s = ShapeFor(t.tm, t.tn, node, ctx);
-    if (s.ocg >= t.min_ocg && s.columns >= t.min_columns) return i;
-  }
-  return kMmaIgemmTileCount - 1;
+  const IgemmShape s = ShapeFor(kMmaIgemmTiles[0].tm, kMmaIgemmTiles[0].tn, node, ctx);
+  if (s.kg <= 256) return 3;
+  if (s.columns <= 64) return 2;
+  return 1;
 }
 
-// Fits: matrix units (or their emulation), constant weights, 16 or more
-// output channels per group (fewer leave most of a 16-row mma tile empty).
-bool MmaIgemmFits(const Node& node, const LoweringContext& ctx) {
+// MmaIgemmRuns: matrix units (or their emulation), constant weights, 16 or
+// more output channels per group (fewer leave most of a 16-row mma tile
+// empty).
+bool MmaIgemmRuns(const Node& node, const LoweringContext& ctx) {
   const DeviceFacts& device = ctx.device();
   if (!device.GpuKernels() ||
       !(device.Tf32MatrixInstructions() || device.matrix_units_emulated)) {
@@ -197,6 +199,16 @@ bool MmaIgemmFits(const Node& node, const LoweringContext& ctx) {
   if (!device.LocalMemoryFits(MmaIgemmLocalBytes(kMmaIgemmTiles[0]))) return false;
   if (!ConvShapeOf(node, ctx).constant_weights) return false;
   return ShapeFor(kMmaIgemmTiles[0].tm, kMmaIgemmTiles[0].tn, node, ctx).ocg >= 16;
+}
+
+// The 1x1 layers of 256 or more input and 128 or more output channels:
+// there `recq tune --exhaustive` on an H100 chose the matrix units on every
+// layer of ResNet-50 (0.017-0.026 ms against 0.021-0.037 for the fp32
+// tiles' heuristics), so an untuned compile takes them first.
+bool MmaPointwiseRule(const Node& node, const LoweringContext& ctx) {
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  return w[2] == 1 && w[3] == 1 && AttrsOr<Conv2DAttrs>(node).groups == 1 && w[1] >= 256 &&
+         w[0] >= 128;
 }
 
 std::vector<KernelParams> MmaIgemmSpace(const Node& node, const LoweringContext& ctx) {
@@ -246,6 +258,10 @@ size_t MmaIgemmScratch(const Node& node, const LoweringContext& ctx) {
 
 }  // namespace
 
+bool MmaPointwiseGpuFits(const Node& node, const LoweringContext& ctx) {
+  return MmaIgemmRuns(node, ctx) && MmaPointwiseRule(node, ctx);
+}
+
 bool IgemmGpuFits(const Node& node, const LoweringContext& ctx) {
   return std::any_of(std::begin(kIgemmTiles), std::end(kIgemmTiles),
                      [&](const IgemmTile& tile) { return Fits(tile, node, ctx); });
@@ -253,6 +269,12 @@ bool IgemmGpuFits(const Node& node, const LoweringContext& ctx) {
 
 std::vector<KernelVariant> ConvIgemmGpuVariants() {
   std::vector<KernelVariant> variants;
+  // The matrix units, first where an exhaustive tune chose them...
+  KernelVariant pointwise{"conv2d_igemm_mma_pointwise", MmaPointwiseGpuFits, LowerMmaIgemm};
+  pointwise.absorbs_residual_add = true;
+  pointwise.param_space = MmaIgemmSpace;
+  pointwise.scratch_bytes = MmaIgemmScratch;
+  variants.push_back(std::move(pointwise));
   for (const IgemmTile& tile : kIgemmTiles) {
     KernelVariant v;
     v.name = tile.name;
@@ -266,11 +288,16 @@ std::vector<KernelVariant> ConvIgemmGpuVariants() {
     };
     variants.push_back(std::move(v));
   }
-  // After the fp32 tiles: an untuned compile does not take it. On an H100
-  // (bench/gpu/ab_models.sh, 2026-11-26) it ran VGG-11 and EfficientNet-B0
-  // 8 % faster at its heuristic's tiles, but ResNet-50 9 % and ResNet-18 6 %
-  // slower; `recq tune --exhaustive` measures it on every layer.
-  KernelVariant v{"conv2d_igemm_mma", MmaIgemmFits, LowerMmaIgemm};
+  // ...and after the fp32 tiles elsewhere, for the tuner: at its
+  // heuristic's tiles on every layer it ran VGG-11 and EfficientNet-B0 8 %
+  // faster on an H100 (bench/gpu/ab_models.sh, 2026-11-26) but ResNet-50
+  // 9 % and ResNet-18 6 % slower, whose exhaustive tunes kept most 3x3
+  // layers on the fp32 tiles.
+  KernelVariant v{"conv2d_igemm_mma",
+                  [](const Node& n, const LoweringContext& ctx) {
+                    return MmaIgemmRuns(n, ctx) && !MmaPointwiseRule(n, ctx);
+                  },
+                  LowerMmaIgemm};
   v.absorbs_residual_add = true;
   v.param_space = MmaIgemmSpace;
   v.scratch_bytes = MmaIgemmScratch;

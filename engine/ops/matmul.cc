@@ -439,21 +439,22 @@ bool MmaParamsValid(const MmaParams& p, const DeviceFacts& device) {
   return device.LocalMemoryFits(MmaLocalBytes(p));
 }
 
-// MmaHeuristic: 128x128 where its work-groups cover every compute unit
-// twice, else 128x64 where they cover half of them, else 64x64; K split
-// where the work-groups are still few (SplitKOf); a K step of 32 where the
-// double-buffered tiles fit local memory, else 16. From bench/gpu/gemm.sh
-// on an H100 (every tile and step per shape; docs/performance.md):
-// 128x64 ran 2048^3 and 197x2304x768 fastest, 64x64 with a step of 32
-// 197x768x768, 3072x768x768 and 3136x64x576.
+// MmaHeuristic: 128x64 for products of 256 rows or fewer (a transformer's
+// tokens at batch 1) where that still gives a quarter of the compute units
+// a work-group or K is long, else 64x64 (the matrix units want many
+// work-groups); K split where they are still few (SplitKOf); a K step of 32
+// where the double-buffered tiles fit local memory, else 16. From
+// bench/gpu/gemm.sh on an H100 (every tile and step per shape,
+// docs/performance.md): 128x64 ran 197x2304x768 and 197x768x3072 fastest,
+// 64x64 with a step of 32 197x768x768, 3072x768x768 and 3136x64x576, and
+// 2048^3 within 6 % of the best.
 MmaParams MmaHeuristic(const MatMulShape& s, const DeviceFacts& device) {
   const int64_t units = device.compute_units != 0 ? device.compute_units : 16;
   const int64_t batch = Product(s.batch, 0, s.batch.size());
-  const auto groups = [&](int64_t tile) {
-    return int64_t(CeilDiv(s.m, kMmaTiles[tile].tm) * CeilDiv(s.n, kMmaTiles[tile].tn)) * batch;
-  };
+  const MmaTile& t = kMmaTiles[1];
+  const int64_t groups = int64_t(CeilDiv(s.m, t.tm) * CeilDiv(s.n, t.tn)) * batch;
   MmaParams p;
-  p.tile = groups(0) >= 2 * units ? 0 : groups(1) >= units / 2 ? 1 : 2;
+  p.tile = s.m <= 256 && (4 * groups >= units || s.k >= 2048) ? 1 : 2;
   for (p.tk = 32; p.tk > 16 && !MmaParamsValid(p, device); p.tk /= 2) {
   }
   while (p.tile < kMmaTileCount - 1 && !MmaParamsValid(p, device)) ++p.tile;

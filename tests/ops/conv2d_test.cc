@@ -311,7 +311,7 @@ TEST_P(Conv2DForcedVariantTest, MatchesReference) {
   if (c.fused.kind != ActivationKind::kNone) b.graph().SetFusedActivation(y, c.fused);
   CheckOptions options = For(f.target);
   if (f.atol > 0.0f) options.atol = f.atol;
-  options.emulate_matrix_units = f.variant == "conv2d_igemm_mma";
+  options.emulate_matrix_units = f.variant.find("_mma") != std::string::npos;
   auto forced = std::make_shared<int>(0);
   options.choose_variant = ForceVariant(OpType::kConv2D, f.variant, forced);
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), options);
@@ -495,6 +495,9 @@ std::vector<ForcedCase> ForcedCases() {
        Conv("mma_splitk_groups2", {1, 64, 6, 7}, 36, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 2))},
       {"conv2d_igemm_mma", gpu,
        Conv("mma_k1_s2_nobias", {2, 24, 14, 15}, 40, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0}), false)},
+      {"conv2d_igemm_mma_pointwise", gpu,
+       Conv("mma_k1_c256_batch2", {2, 256, 6, 5}, 136, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
+            kRelu)},
       {"conv2d_igemm_mma", gpu,
        Conv("mma_stem_k7s2", {2, 3, 23, 25}, 20, {7, 7}, Attrs({2, 2}, {3, 3, 3, 3}), true,
             kRelu)},
