@@ -274,24 +274,22 @@ bool DeviceFacts::IsGpuDevice() const {
 }
 
 std::string DeviceFacts::SelectionKey() const {
-  return absl::StrCat("kernels=", KernelFamilyName(kernel_family), " max_wg=", max_work_group_size,
-                      " cu=", compute_units, " local=", local_mem_bytes,
-                      local_mem_is_global ? "/global" : "", " vendor=", DeviceVendorName(vendor),
-                      " family=", DeviceFamilyName(family), " adreno=", adreno.generation, "/",
-                      adreno.model, " mali=", mali.series != 0 ? std::string(1, mali.series) : "",
-                      mali.model, "/", MaliArchitectureName(mali.architecture),
-                      " intel=", IntelGpuArchitectureName(intel), " cl=", opencl_major, ".",
-                      opencl_minor, " subgroups=", absl::StrJoin(subgroup_sizes, "/"),
-                      subgroup_functions ? "+functions" : "", " fp16=", fp16 ? 1 : 0,
-                      " dot8=", IntDotProductName(int8_dot_product), " images=", images ? 1 : 0,
-                      "/", image2d_max_width, "x", image2d_max_height, "/", image_buffer_max_pixels,
-                      " max_alloc=", max_alloc_bytes,
-                      // Only where set, so that the keys of other devices
-                      // (engine files, tuning caches) stay as they were.
-                      nvidia_compute_capability != 0
-                          ? absl::StrCat(" sm=", nvidia_compute_capability)
-                          : "",
-                      matrix_units_emulated ? " mma=emulated" : "");
+  return absl::StrCat(
+      "kernels=", KernelFamilyName(kernel_family), " max_wg=", max_work_group_size,
+      " cu=", compute_units, " local=", local_mem_bytes, local_mem_is_global ? "/global" : "",
+      " vendor=", DeviceVendorName(vendor), " family=", DeviceFamilyName(family),
+      " adreno=", adreno.generation, "/", adreno.model,
+      " mali=", mali.series != 0 ? std::string(1, mali.series) : "", mali.model, "/",
+      MaliArchitectureName(mali.architecture), " intel=", IntelGpuArchitectureName(intel),
+      " cl=", opencl_major, ".", opencl_minor, " subgroups=", absl::StrJoin(subgroup_sizes, "/"),
+      subgroup_functions ? "+functions" : "", " fp16=", fp16 ? 1 : 0,
+      " dot8=", IntDotProductName(int8_dot_product), " images=", images ? 1 : 0, "/",
+      image2d_max_width, "x", image2d_max_height, "/", image_buffer_max_pixels,
+      " max_alloc=", max_alloc_bytes,
+      // Only where set, so that the keys of other devices
+      // (engine files, tuning caches) stay as they were.
+      nvidia_compute_capability != 0 ? absl::StrCat(" sm=", nvidia_compute_capability) : "",
+      matrix_units_emulated ? " mma=emulated" : "");
 }
 
 std::string DeviceFacts::Describe() const {

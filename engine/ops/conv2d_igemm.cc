@@ -1,8 +1,8 @@
 // Conv2D as an implicit GEMM on GPUs (conv2d_igemm.cl): four tile shapes
 // on the fp32 units, in order of preference, then on matrix units where
 // the device has them (one variant, its tile a parameter); each with K
-// split over enough work-groups to fill the device. Grouped, strided, dilated and asymmetric kernels all run
-// here; the pointwise and depthwise GPU variants come first where they fit.
+// split over enough work-groups to fill the device. Grouped, strided, dilated and asymmetric
+// kernels all run here; the pointwise and depthwise GPU variants come first where they fit.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -149,10 +149,10 @@ absl::Status Lower(const IgemmTile& tile, LoweringContext& ctx, const Node& node
                   absl::StrCat("-DRECQ_IG_TK=", kIgemmTk), absl::StrCat("-DRECQ_IG_RM=", tile.rm),
                   absl::StrCat("-DRECQ_IG_RN=", tile.rn), absl::StrCat("-DRECQ_IG_KH=", w[2]),
                   absl::StrCat("-DRECQ_IG_KW=", w[3]), absl::StrCat("-DRECQ_IG_SK=", s.sk)});
-  return EmitIgemm(ctx, node, tile.name, kernel,
-                   {CeilDiv(s.columns, tile.tn) * lx, size_t(s.groups * (s.ocgp / tile.tm)) * ly,
-                    size_t(s.sk)},
-                   {lx, ly, 1}, s);
+  return EmitIgemm(
+      ctx, node, tile.name, kernel,
+      {CeilDiv(s.columns, tile.tn) * lx, size_t(s.groups * (s.ocgp / tile.tm)) * ly, size_t(s.sk)},
+      {lx, ly, 1}, s);
 }
 
 // The implicit GEMM on matrix units (conv2d_igemm.cl's RECQ_IG_MMA): one
@@ -191,8 +191,7 @@ int64_t MmaIgemmHeuristic(const Node& node, const LoweringContext& ctx) {
 // empty).
 bool MmaIgemmRuns(const Node& node, const LoweringContext& ctx) {
   const DeviceFacts& device = ctx.device();
-  if (!device.GpuKernels() ||
-      !(device.Tf32MatrixInstructions() || device.matrix_units_emulated)) {
+  if (!device.GpuKernels() || !(device.Tf32MatrixInstructions() || device.matrix_units_emulated)) {
     return false;
   }
   if (device.max_work_group_size != 0 && device.max_work_group_size < kMmaIgemmItems) return false;
@@ -201,14 +200,18 @@ bool MmaIgemmRuns(const Node& node, const LoweringContext& ctx) {
   return ShapeFor(kMmaIgemmTiles[0].tm, kMmaIgemmTiles[0].tn, node, ctx).ocg >= 16;
 }
 
-// The 1x1 layers of 256 or more input and 128 or more output channels:
-// there `recq tune --exhaustive` on an H100 chose the matrix units on every
-// layer of ResNet-50 (0.017-0.026 ms against 0.021-0.037 for the fp32
-// tiles' heuristics), so an untuned compile takes them first.
+// The 1x1 layers of 256 or more input channels and 256 or more output
+// channels or 56x56 columns: there `recq tune --exhaustive` on an H100
+// chose the matrix units on every layer of ResNet-50 (0.017-0.026 ms
+// against 0.021-0.037 for the fp32 tiles' heuristics), so an untuned
+// compile takes them first. Not for 128 output channels over fewer
+// columns: DenseNet-121's bottlenecks ran 8 % slower in all so.
 bool MmaPointwiseRule(const Node& node, const LoweringContext& ctx) {
   const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const int64_t columns = out[0] * out[2] * out[3];
   return w[2] == 1 && w[3] == 1 && AttrsOr<Conv2DAttrs>(node).groups == 1 && w[1] >= 256 &&
-         w[0] >= 128;
+         (w[0] >= 256 || (w[0] >= 128 && columns >= 3136));
 }
 
 std::vector<KernelParams> MmaIgemmSpace(const Node& node, const LoweringContext& ctx) {
@@ -220,22 +223,21 @@ std::vector<KernelParams> MmaIgemmSpace(const Node& node, const LoweringContext&
 }
 
 absl::Status LowerMmaIgemm(LoweringContext& ctx, const Node& node) {
-  RECQ_ASSIGN_OR_RETURN(const int64_t tile_index,
-                        ParamInRange(ctx, node, "tile", MmaIgemmHeuristic(node, ctx), 0,
-                                     kMmaIgemmTileCount - 1));
+  RECQ_ASSIGN_OR_RETURN(
+      const int64_t tile_index,
+      ParamInRange(ctx, node, "tile", MmaIgemmHeuristic(node, ctx), 0, kMmaIgemmTileCount - 1));
   const MmaIgemmTile& tile = kMmaIgemmTiles[tile_index];
   const Shape& w = ShapeOf(ctx, node.inputs[1]);
   const IgemmShape s = ShapeFor(tile.tm, tile.tn, node, ctx);
-  std::vector<std::string> options = {
-      "-DRECQ_IG_MMA=1",
-      absl::StrCat("-DRECQ_IG_TM=", tile.tm),
-      absl::StrCat("-DRECQ_IG_TN=", tile.tn),
-      absl::StrCat("-DRECQ_IG_WM=", tile.wm),
-      absl::StrCat("-DRECQ_IG_WN=", tile.wn),
-      absl::StrCat("-DRECQ_IG_TK=", kIgemmTk),
-      absl::StrCat("-DRECQ_IG_KH=", w[2]),
-      absl::StrCat("-DRECQ_IG_KW=", w[3]),
-      absl::StrCat("-DRECQ_IG_SK=", s.sk)};
+  std::vector<std::string> options = {"-DRECQ_IG_MMA=1",
+                                      absl::StrCat("-DRECQ_IG_TM=", tile.tm),
+                                      absl::StrCat("-DRECQ_IG_TN=", tile.tn),
+                                      absl::StrCat("-DRECQ_IG_WM=", tile.wm),
+                                      absl::StrCat("-DRECQ_IG_WN=", tile.wn),
+                                      absl::StrCat("-DRECQ_IG_TK=", kIgemmTk),
+                                      absl::StrCat("-DRECQ_IG_KH=", w[2]),
+                                      absl::StrCat("-DRECQ_IG_KW=", w[3]),
+                                      absl::StrCat("-DRECQ_IG_SK=", s.sk)};
   if (ctx.device().Tf32MatrixInstructions() && !ctx.device().matrix_units_emulated) {
     options.push_back("-DRECQ_MM_PTX=1");
   }
@@ -251,7 +253,8 @@ size_t MmaIgemmScratch(const Node& node, const LoweringContext& ctx) {
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   for (const MmaIgemmTile& t : kMmaIgemmTiles) {
     const IgemmShape s = ShapeFor(t.tm, t.tn, node, ctx);
-    if (s.sk > 1) bytes = std::max(bytes, size_t(s.sk) * size_t(Product(out, 0, 4)) * sizeof(float));
+    if (s.sk > 1)
+      bytes = std::max(bytes, size_t(s.sk) * size_t(Product(out, 0, 4)) * sizeof(float));
   }
   return bytes;
 }

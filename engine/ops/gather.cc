@@ -55,6 +55,9 @@ absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
   return out;
 }
 
+// The smallest planes (elements per index) that gather_planes copies.
+constexpr int64_t kPlaneElements = 16;
+
 // IsProgression: the indices step by one constant amount (any count of
 // one included).
 bool IsProgression(const std::vector<int64_t>& indices) {
@@ -85,6 +88,25 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
     const int64_t step = count > 1 ? a.indices[1] - a.indices[0] : 1;
     return EmitStridedCopy(ctx, node, a.indices[0] * inner, {Product(x, 0, axis), count, inner},
                            {dim * inner, step * inner, 1}, {Product(x, 0, axis), count, inner});
+  }
+  if (!runtime && inner >= kPlaneElements) {
+    // Whole planes per index (a channel gather): a range over (inner,
+    // count, outer), with no division per element.
+    Dispatch d;
+    d.label = "gather_planes";
+    d.kernel = ctx.Kernel("gather.cl", "gather_planes",
+                          {absl::StrCat("-DVAL_T=", TypedBits(y.dtype)),
+                           absl::StrCat("-DIDX_T=", TypedStorage(DataType::kInt32))});
+    // Groups along the plane only: the kernel checks dimension 0 alone.
+    SetRange(d, {size_t(inner), size_t(count), size_t(Product(x, 0, axis))},
+             {WorkGroupFor({size_t(inner), 1, 1}, 64)[0], 1, 1});
+    d.args = {ctx.Arg(node.inputs[0]),
+              ctx.AddConstant(std::make_shared<const HostData>(
+                  std::vector<int32_t>(a.indices.begin(), a.indices.end()))),
+              ctx.Arg(node.outputs[0])};
+    AddInts(d, {dim, count, inner});
+    ctx.Emit(std::move(d));
+    return absl::OkStatus();
   }
   DispatchArg idx;
   DataType idx_type = DataType::kInt32;

@@ -18,3 +18,18 @@ __kernel void gather_axis(__global const VAL_T* restrict x, __global const IDX_T
   idx = clamp(idx, (long)0, (long)(dim - 1));
   y[i] = x[((long)o * dim + idx) * inner + in];
 }
+
+// gather_axis for indices known at compile time over whole planes (inner
+// elements each): y[o, k, i] = x[o, indices[k], i] over a range (inner
+// rounded up to the local size, count, outer), with no division per
+// element (ShuffleNet's channel shuffles on CPUs, engine/patterns/
+// channel_gather.cc). The indices are in range (checked at import).
+__kernel void gather_planes(__global const VAL_T* restrict x,
+                            __global const IDX_T* restrict indices, __global VAL_T* restrict y,
+                            int dim, int count, int inner) {
+  const int i = get_global_id(0);
+  if (i >= inner) return;
+  const int k = get_global_id(1);
+  const int o = get_global_id(2);
+  y[((long)o * count + k) * inner + i] = x[((long)o * dim + indices[k]) * inner + i];
+}

@@ -490,10 +490,10 @@ absl::StatusOr<MmaParams> MmaParamsOf(const MatMulShape& s, const LoweringContex
   p.tk = ctx.ParamOr("tk", h.tk);
   p.db = ctx.ParamOr("db", h.db);
   if (!MmaParamsValid(p, ctx.device())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "node '", node.name, "': matmul_mma parameters tile=", p.tile, ", tk=", p.tk,
-        ", db=", p.db, " are not valid here (tile 0-", kMmaTileCount - 1,
-        ", tk 16 or 32, db 0 or 1, within the work-group size and local memory)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("node '", node.name, "': matmul_mma parameters tile=", p.tile, ", tk=", p.tk,
+                     ", db=", p.db, " are not valid here (tile 0-", kMmaTileCount - 1,
+                     ", tk 16 or 32, db 0 or 1, within the work-group size and local memory)"));
   }
   return p;
 }
@@ -518,12 +518,15 @@ void EmitMma(const MmaParams& p, LoweringContext& ctx, std::string label, const 
   t.label = absl::StrCat(label, "_", tile.tm, "x", tile.tn);
   t.sk = SplitKOf(tile.tm, tile.tn, s, ctx.device());
   const bool vec = s.k % 4 == 0 && s.n % 4 == 0;
-  std::vector<std::string> options = {
-      absl::StrCat("-DRECQ_MM_TM=", tile.tm),         absl::StrCat("-DRECQ_MM_TN=", tile.tn),
-      absl::StrCat("-DRECQ_MM_WM=", tile.wm),         absl::StrCat("-DRECQ_MM_WN=", tile.wn),
-      absl::StrCat("-DRECQ_MM_TK=", p.tk),            absl::StrCat("-DRECQ_MM_DB=", p.db),
-      absl::StrCat("-DRECQ_ML_EPILOGUE=", epilogue.mode), absl::StrCat("-DRECQ_ML_VEC=", vec ? 1 : 0),
-      absl::StrCat("-DRECQ_ML_SK=", t.sk)};
+  std::vector<std::string> options = {absl::StrCat("-DRECQ_MM_TM=", tile.tm),
+                                      absl::StrCat("-DRECQ_MM_TN=", tile.tn),
+                                      absl::StrCat("-DRECQ_MM_WM=", tile.wm),
+                                      absl::StrCat("-DRECQ_MM_WN=", tile.wn),
+                                      absl::StrCat("-DRECQ_MM_TK=", p.tk),
+                                      absl::StrCat("-DRECQ_MM_DB=", p.db),
+                                      absl::StrCat("-DRECQ_ML_EPILOGUE=", epilogue.mode),
+                                      absl::StrCat("-DRECQ_ML_VEC=", vec ? 1 : 0),
+                                      absl::StrCat("-DRECQ_ML_SK=", t.sk)};
   if (ctx.device().Tf32MatrixInstructions() && !ctx.device().matrix_units_emulated) {
     options.push_back("-DRECQ_MM_PTX=1");
   }

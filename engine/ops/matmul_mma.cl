@@ -181,42 +181,42 @@ __kernel __attribute__((reqd_work_group_size(RECQ_MM_ITEMS, 1, 1))) void matmul_
   // One TK step's products from local-memory half `buf`, 8 columns of K at
   // a time: each operand split into head and tail as it is read.
 #ifdef RECQ_MM_PTX
-#define RECQ_MM_COMPUTE(buf)                                                               \
-  do {                                                                                     \
-    _Pragma("unroll") for (int kk = 0; kk < RECQ_MM_TK; kk += 8) {                         \
-      uint ah[RECQ_MM_MI][4], at[RECQ_MM_MI][4], bh[RECQ_MM_NI][2], bt[RECQ_MM_NI][2];     \
-      _Pragma("unroll") for (int i = 0; i < RECQ_MM_MI; ++i) {                             \
-        const int r0 = wm0 + i * 16 + g;                                                   \
-        const float x[4] = {as[buf][r0][kk + t], as[buf][r0 + 8][kk + t],                  \
-                            as[buf][r0][kk + t + 4], as[buf][r0 + 8][kk + t + 4]};         \
-        _Pragma("unroll") for (int q = 0; q < 4; ++q) RECQ_TF32_SPLIT(x[q], ah[i][q], at[i][q]); \
-      }                                                                                    \
-      _Pragma("unroll") for (int j = 0; j < RECQ_MM_NI; ++j) {                             \
-        const int c0 = wn0 + j * 8 + g;                                                    \
-        const float x[2] = {bs[buf][kk + t][c0], bs[buf][kk + t + 4][c0]};                 \
-        _Pragma("unroll") for (int q = 0; q < 2; ++q) RECQ_TF32_SPLIT(x[q], bh[j][q], bt[j][q]); \
-      }                                                                                    \
-      _Pragma("unroll") for (int i = 0; i < RECQ_MM_MI; ++i) {                             \
-        _Pragma("unroll") for (int j = 0; j < RECQ_MM_NI; ++j)                             \
-            RECQ_MMA3(acc[i][j], ah[i], at[i], bh[j], bt[j]);                              \
-      }                                                                                    \
-    }                                                                                      \
+#define RECQ_MM_COMPUTE(buf)                                                                       \
+  do {                                                                                             \
+    _Pragma("unroll") for (int kk = 0; kk < RECQ_MM_TK; kk += 8) {                                 \
+      uint ah[RECQ_MM_MI][4], at[RECQ_MM_MI][4], bh[RECQ_MM_NI][2], bt[RECQ_MM_NI][2];             \
+      _Pragma("unroll") for (int i = 0; i < RECQ_MM_MI; ++i) {                                     \
+        const int r0 = wm0 + i * 16 + g;                                                           \
+        const float x[4] = {as[buf][r0][kk + t], as[buf][r0 + 8][kk + t], as[buf][r0][kk + t + 4], \
+                            as[buf][r0 + 8][kk + t + 4]};                                          \
+        _Pragma("unroll") for (int q = 0; q < 4; ++q) RECQ_TF32_SPLIT(x[q], ah[i][q], at[i][q]);   \
+      }                                                                                            \
+      _Pragma("unroll") for (int j = 0; j < RECQ_MM_NI; ++j) {                                     \
+        const int c0 = wn0 + j * 8 + g;                                                            \
+        const float x[2] = {bs[buf][kk + t][c0], bs[buf][kk + t + 4][c0]};                         \
+        _Pragma("unroll") for (int q = 0; q < 2; ++q) RECQ_TF32_SPLIT(x[q], bh[j][q], bt[j][q]);   \
+      }                                                                                            \
+      _Pragma("unroll") for (int i = 0; i < RECQ_MM_MI; ++i) {                                     \
+        _Pragma("unroll") for (int j = 0; j < RECQ_MM_NI; ++j)                                     \
+            RECQ_MMA3(acc[i][j], ah[i], at[i], bh[j], bt[j]);                                      \
+      }                                                                                            \
+    }                                                                                              \
   } while (0)
 #else
-#define RECQ_MM_COMPUTE(buf)                                                               \
-  do {                                                                                     \
-    for (int i = 0; i < RECQ_MM_MI; ++i) {                               \
-      for (int j = 0; j < RECQ_MM_NI; ++j) {                             \
-        for (int r = 0; r < 4; ++r) {                                    \
-          const int row = wm0 + i * 16 + g + 8 * (r >> 1);                                 \
-          const int col = wn0 + j * 8 + 2 * t + (r & 1);                                   \
-          float sum = acc[i][j][r];                                                        \
-          for (int k = 0; k < RECQ_MM_TK; ++k)                                             \
-            sum += recq_tf32x3_product(as[buf][row][k], bs[buf][k][col]);                  \
-          acc[i][j][r] = sum;                                                              \
-        }                                                                                  \
-      }                                                                                    \
-    }                                                                                      \
+#define RECQ_MM_COMPUTE(buf)                                              \
+  do {                                                                    \
+    for (int i = 0; i < RECQ_MM_MI; ++i) {                                \
+      for (int j = 0; j < RECQ_MM_NI; ++j) {                              \
+        for (int r = 0; r < 4; ++r) {                                     \
+          const int row = wm0 + i * 16 + g + 8 * (r >> 1);                \
+          const int col = wn0 + j * 8 + 2 * t + (r & 1);                  \
+          float sum = acc[i][j][r];                                       \
+          for (int k = 0; k < RECQ_MM_TK; ++k)                            \
+            sum += recq_tf32x3_product(as[buf][row][k], bs[buf][k][col]); \
+          acc[i][j][r] = sum;                                             \
+        }                                                                 \
+      }                                                                   \
+    }                                                                     \
   } while (0)
 #endif
 

@@ -108,6 +108,8 @@ void ExpectFacts(const DeviceFacts& got, const DeviceFacts& want, const std::str
   EXPECT_EQ(got.image2d_max_height, want.image2d_max_height);
   EXPECT_EQ(got.image_buffer_max_pixels, want.image_buffer_max_pixels);
   EXPECT_EQ(got.max_alloc_bytes, want.max_alloc_bytes);
+  EXPECT_EQ(got.nvidia_compute_capability, want.nvidia_compute_capability);
+  EXPECT_EQ(got.Tf32MatrixInstructions(), want.Tf32MatrixInstructions());
   // The key renders every field: equal fields, equal keys.
   EXPECT_EQ(got.SelectionKey(), want.SelectionKey());
 }
@@ -290,9 +292,11 @@ std::vector<Recorded> RecordedDevices() {
                     CL_DEVICE_TYPE_GPU),
                {}};
     Limits(r.info, 132, 1024, 49152, CL_LOCAL, 32768, 32768, 268435456, 21265334272ull);
+    r.info.compute_capability_nv = 90;  // CL_DEVICE_COMPUTE_CAPABILITY_*_NV: 9.0
     r.want = WantLimits(r.info);
     r.want.vendor = DeviceVendor::kNvidia;
     r.want.family = DeviceFamily::kNvidiaGpu;
+    r.want.nvidia_compute_capability = 90;
     r.want.opencl_major = 3;
     r.want.subgroup_sizes = {32};  // no sub-group extension: the warp
     all.push_back(std::move(r));
@@ -438,6 +442,29 @@ TEST(DeviceFactsTest, NamedPredicates) {
   EXPECT_FALSE(unknown.IsGpuDevice());
 }
 
+// tf32 matrix instructions: NVIDIA's driver on compute capability 8.0 and
+// later; not before (a T4 is 7.5), and not where another vendor's device
+// reports the value.
+TEST(DeviceFactsTest, Tf32MatrixInstructionsFromTheComputeCapability) {
+  std::vector<Recorded> all = RecordedDevices();
+  for (Recorded& r : all) {
+    SCOPED_TRACE(r.label);
+    for (cl_uint cc : {0u, 75u, 80u, 90u}) {
+      r.info.compute_capability_nv = cc;
+      const DeviceFacts f = DeviceFactsFromInfo(r.info);
+      const bool nvidia = f.family == DeviceFamily::kNvidiaGpu;
+      EXPECT_EQ(f.nvidia_compute_capability, nvidia ? cc : 0u);
+      EXPECT_EQ(f.Tf32MatrixInstructions(), nvidia && cc >= 80);
+      if (nvidia && cc != 0) {
+        EXPECT_NE(f.Describe().find("compute capability " + std::to_string(cc / 10) + "." +
+                                    std::to_string(cc % 10)),
+                  std::string::npos)
+            << f.Describe();
+      }
+    }
+  }
+}
+
 TEST(DeviceFactsTest, MaliArchitectureFromTheModelNumber) {
   struct Case {
     const char* name;
@@ -528,6 +555,8 @@ TEST(DeviceFactsTest, SelectionKeyCoversEveryField) {
       {"image2d_max_height", [](DeviceFacts& f) { f.image2d_max_height = 8192; }},
       {"image_buffer_max_pixels", [](DeviceFacts& f) { f.image_buffer_max_pixels = 65536; }},
       {"max_alloc_bytes", [](DeviceFacts& f) { f.max_alloc_bytes = 1; }},
+      {"nvidia_compute_capability", [](DeviceFacts& f) { f.nvidia_compute_capability = 90; }},
+      {"matrix_units_emulated", [](DeviceFacts& f) { f.matrix_units_emulated = true; }},
   };
   for (const auto& [field, edit] : edits) {
     DeviceFacts changed = base;

@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "engine/ops/layout_attrs.h"
 #include "engine/passes.h"
 #include "engine/patterns/pattern_table.h"
@@ -341,6 +342,68 @@ TEST(PatternsTest, SlicesOnDifferentAxesMerge) {
     EXPECT_EQ(Count(after, OpType("Slice")), 2) << (same_axis ? "same axis" : "shared");
   }
   ExpectMatchesUnfused(TwoSlices(true, false), {1, 6, 8, 5}, 33);
+}
+
+// ShuffleNet's channel shuffle and split: x [1, 8, 5, 6] as [1, 2, 4, 5, 6],
+// transposed by `perm`, viewed as [1, 8, 5, 6] and split in two halves of
+// channels, y = the halves' sum. `shared`: the shuffled tensor is also a
+// graph output.
+Graph ShuffleSplit(std::vector<int64_t> perm, bool shared) {
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {1, 8, 5, 6});
+  TensorRef t = b.AddNode(OpType::kTranspose, {b.Reshape(x, {1, 2, 4, 5, 6})},
+                          TransposeAttrs{std::move(perm)});
+  TensorRef r = b.Reshape(t, {1, 8, 5, 6});
+  auto half = [&](int64_t start) {
+    internal::SliceAttrs a;
+    a.starts = {start};
+    a.ends = {start + 4};
+    a.axes = {1};
+    return b.AddNode(OpType("Slice"), {r}, a);
+  };
+  b.Output(b.AddNode(OpType::kAdd, {half(0), half(4)}), "y");
+  if (shared) b.Output(r, "shuffled");
+  return *std::move(b).Build();
+}
+
+TEST(PatternsTest, SlicesOfAChannelShuffleBecomeGathers) {
+  Graph g = ShuffleSplit({0, 2, 1, 3, 4}, false);
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, internal::RunPatternPasses(g));
+  EXPECT_EQ(Count(fused, OpType::kTranspose), 0);
+  EXPECT_EQ(Count(fused, OpType("Slice")), 0);
+  EXPECT_EQ(Count(fused, OpType("Gather")), 2);
+  for (const Node& node : fused.nodes()) {
+    if (node.op != OpType("Gather")) continue;
+    // Shuffled channel j is channel (j % 2) * 4 + j / 2.
+    const auto* a = node.attrs.get_if<internal::GatherAttrs>();
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->axis, 1);
+    EXPECT_TRUE(a->indices == std::vector<int64_t>({0, 4, 1, 5}) ||
+                a->indices == std::vector<int64_t>({2, 6, 3, 7}))
+        << absl::StrJoin(a->indices, ",");
+  }
+  for (auto target : {EngineOptions::KernelTarget::kCpu, EngineOptions::KernelTarget::kGpu}) {
+    EngineOptions options;
+    options.kernel_target = target;
+    RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g, options));
+    EXPECT_EQ(engine.stats().dispatches, 3u);  // two gathers and the Add
+  }
+  ExpectMatchesUnfused(g, {1, 8, 5, 6}, 34);
+}
+
+TEST(PatternsTest, ChannelShuffleLookAlikesKeepTheirTranspose) {
+  // The planes transposed too: no gather along the channels reads that.
+  Graph planes = ShuffleSplit({0, 1, 2, 4, 3}, false);
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph after, internal::RunPatternPasses(planes));
+  EXPECT_EQ(Count(after, OpType::kTranspose), 1);
+  EXPECT_EQ(Count(after, OpType("Gather")), 0);
+  ExpectMatchesUnfused(planes, {1, 8, 5, 6}, 35);
+  // The shuffled tensor is an output: the Slices still become Gathers (the
+  // values of the first test's), the Transpose stays for the output.
+  Graph shared = ShuffleSplit({0, 2, 1, 3, 4}, true);
+  RECQ_ASSERT_OK_AND_ASSIGN(after, internal::RunPatternPasses(shared));
+  EXPECT_EQ(Count(after, OpType::kTranspose), 1);
+  EXPECT_EQ(Count(after, OpType("Gather")), 2);
 }
 
 // --- attention ---

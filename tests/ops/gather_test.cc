@@ -67,6 +67,16 @@ TEST_P(GatherConstantIndicesTest, AnyElementType) {
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), Exact());
 }
 
+// Planes of 16 or more elements per index go to gather_planes (a
+// ShuffleNet channel shuffle's Gather): 20-element planes of two outer
+// rows, indices repeated and out of order.
+TEST_P(GatherConstantIndicesTest, WholePlanes) {
+  OpGraphBuilder b;
+  TensorRef x = b.Input("x", {2, 6, 4, 5}, -50.0f, 50.0f, GetParam());
+  TensorRef y = b.graph().AddNode(OpType("Gather"), {x}, GatherAttrs{1, {5, 0, 3, 3}, {4}});
+  RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), Exact());
+}
+
 INSTANTIATE_TEST_SUITE_P(Types, GatherConstantIndicesTest, ::testing::ValuesIn(kAllTypes),
                          [](const auto& info) { return std::string(DataTypeName(info.param)); });
 
