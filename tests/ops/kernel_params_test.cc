@@ -254,10 +254,10 @@ std::vector<SpaceCase> Cases() {
       // and 150 columns (tails of every tile), K 72.
       {"igemm_mma_k3", "conv2d_igemm_mma", gpu,
        ConvGraph({1, 8, 10, 15}, 40, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu)},
-      // The 1x1 layers it takes first: 256 input channels, 130 output
+      // The 1x1 layers it takes first: 256 input channels, 260 output
       // channels (a tail past every tile), 35 columns.
       {"igemm_mma_pointwise", "conv2d_igemm_mma_pointwise", gpu,
-       ConvGraph({1, 256, 5, 7}, 130, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0}))},
+       ConvGraph({1, 256, 5, 7}, 260, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0}))},
       // The local-memory tiles: 100 rows and columns (partial tiles), K 260
       // split in four slices whose last ends in a partial K step; float4
       // loads. Gemm with its bias and K 36 on the 128x128 tile.
