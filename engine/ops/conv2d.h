@@ -35,9 +35,9 @@ DispatchArg PackPointwiseWeights(LoweringContext& ctx, ValueId w, int64_t oc, in
 // preference within each.
 std::vector<KernelVariant> ConvCpuVariants();
 std::vector<KernelVariant> ConvGpuVariants();
-// MmaPointwiseGpuFits: the 1x1 layers the implicit GEMM runs on matrix
-// units by default (conv2d_igemm.cc), which conv2d_pointwise_gpu leaves.
-bool MmaPointwiseGpuFits(const Node& node, const LoweringContext& ctx);
+// MmaIgemmPreferred: the layers the implicit GEMM runs on matrix units by
+// default (conv2d_igemm.cc); conv2d_pointwise_gpu leaves those of 1x1.
+bool MmaIgemmPreferred(const Node& node, const LoweringContext& ctx);
 
 // The implicit-GEMM GPU variants (conv2d_igemm.cc), part of ConvGpuVariants.
 std::vector<KernelVariant> ConvIgemmGpuVariants();

@@ -200,9 +200,9 @@ absl::Status LowerDirectGpu(LoweringContext& ctx, const Node& node) {
 // below that. (It also chose 32x32 tiles over 56x56 columns at 128 output
 // channels, 1.1-1.3x; there the default tile, 128x64, is slower than
 // conv2d_pointwise_gpu: DenseNet-121 lost 4 %.) On matrix units the
-// implicit GEMM takes more (MmaPointwiseGpuFits).
+// implicit GEMM takes more (MmaIgemmPreferred).
 bool PointwiseGoesToIgemm(const Node& node, const LoweringContext& ctx) {
-  if (MmaPointwiseGpuFits(node, ctx)) return true;
+  if (MmaIgemmPreferred(node, ctx)) return true;
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const int64_t c = x[1], oc = out[1], columns = out[0] * out[2] * out[3];

@@ -200,18 +200,25 @@ bool MmaIgemmRuns(const Node& node, const LoweringContext& ctx) {
   return ShapeFor(kMmaIgemmTiles[0].tm, kMmaIgemmTiles[0].tn, node, ctx).ocg >= 16;
 }
 
-// The 1x1 layers of 256 or more input channels and 256 or more output
-// channels or 56x56 columns: there `recq tune --exhaustive` on an H100
-// chose the matrix units on every layer of ResNet-50 (0.017-0.026 ms
-// against 0.021-0.037 for the fp32 tiles' heuristics), so an untuned
-// compile takes them first. Not for 128 output channels over fewer
-// columns: DenseNet-121's bottlenecks ran 8 % slower in all so.
-bool MmaPointwiseRule(const Node& node, const LoweringContext& ctx) {
+// MmaIgemmPreferredRule: the layers an untuned compile runs on matrix
+// units, from `recq tune --exhaustive` and bench/gpu/ab_models.sh on an
+// H100 (2026-11-26):
+// - 1x1 layers of 256 or more input channels and 256 or more output
+//   channels or 56x56 columns: the tune chose the matrix units on every
+//   such layer of ResNet-50 (0.017-0.026 ms against 0.021-0.037 for the
+//   fp32 tiles' heuristics); not for 128 output channels over fewer
+//   columns, where DenseNet-121's bottlenecks ran 8 % slower so;
+// - larger kernels of 400M multiply-adds or more (VGG-11's layers, which
+//   ran 8 % faster in all with every layer on matrix units); not ResNet's
+//   3x3 layers of 115M, where the tune kept the fp32 tiles on most.
+bool MmaIgemmPreferredRule(const Node& node, const LoweringContext& ctx) {
   const Shape& w = ShapeOf(ctx, node.inputs[1]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  if (AttrsOr<Conv2DAttrs>(node).groups != 1) return false;
   const int64_t columns = out[0] * out[2] * out[3];
-  return w[2] == 1 && w[3] == 1 && AttrsOr<Conv2DAttrs>(node).groups == 1 && w[1] >= 256 &&
-         (w[0] >= 256 || (w[0] >= 128 && columns >= 3136));
+  if (w[2] == 1 && w[3] == 1)
+    return w[1] >= 256 && (w[0] >= 256 || (w[0] >= 128 && columns >= 3136));
+  return double(w[0]) * double(w[1] * w[2] * w[3]) * double(columns) >= 400e6;
 }
 
 std::vector<KernelParams> MmaIgemmSpace(const Node& node, const LoweringContext& ctx) {
@@ -261,8 +268,8 @@ size_t MmaIgemmScratch(const Node& node, const LoweringContext& ctx) {
 
 }  // namespace
 
-bool MmaPointwiseGpuFits(const Node& node, const LoweringContext& ctx) {
-  return MmaIgemmRuns(node, ctx) && MmaPointwiseRule(node, ctx);
+bool MmaIgemmPreferred(const Node& node, const LoweringContext& ctx) {
+  return MmaIgemmRuns(node, ctx) && MmaIgemmPreferredRule(node, ctx);
 }
 
 bool IgemmGpuFits(const Node& node, const LoweringContext& ctx) {
@@ -272,12 +279,12 @@ bool IgemmGpuFits(const Node& node, const LoweringContext& ctx) {
 
 std::vector<KernelVariant> ConvIgemmGpuVariants() {
   std::vector<KernelVariant> variants;
-  // The matrix units, first where an exhaustive tune chose them...
-  KernelVariant pointwise{"conv2d_igemm_mma_pointwise", MmaPointwiseGpuFits, LowerMmaIgemm};
-  pointwise.absorbs_residual_add = true;
-  pointwise.param_space = MmaIgemmSpace;
-  pointwise.scratch_bytes = MmaIgemmScratch;
-  variants.push_back(std::move(pointwise));
+  // The matrix units, first where they measured faster...
+  KernelVariant preferred{"conv2d_igemm_mma", MmaIgemmPreferred, LowerMmaIgemm};
+  preferred.absorbs_residual_add = true;
+  preferred.param_space = MmaIgemmSpace;
+  preferred.scratch_bytes = MmaIgemmScratch;
+  variants.push_back(std::move(preferred));
   for (const IgemmTile& tile : kIgemmTiles) {
     KernelVariant v;
     v.name = tile.name;
@@ -292,13 +299,12 @@ std::vector<KernelVariant> ConvIgemmGpuVariants() {
     variants.push_back(std::move(v));
   }
   // ...and after the fp32 tiles elsewhere, for the tuner: at its
-  // heuristic's tiles on every layer it ran VGG-11 and EfficientNet-B0 8 %
-  // faster on an H100 (bench/gpu/ab_models.sh, 2026-11-26) but ResNet-50
-  // 9 % and ResNet-18 6 % slower, whose exhaustive tunes kept most 3x3
-  // layers on the fp32 tiles.
-  KernelVariant v{"conv2d_igemm_mma",
+  // heuristic's tiles on every layer it ran ResNet-50 9 % and ResNet-18 6 %
+  // slower on an H100 (bench/gpu/ab_models.sh, 2026-11-26), whose
+  // exhaustive tunes kept most 3x3 layers on the fp32 tiles.
+  KernelVariant v{"conv2d_igemm_mma_tuned",
                   [](const Node& n, const LoweringContext& ctx) {
-                    return MmaIgemmRuns(n, ctx) && !MmaPointwiseRule(n, ctx);
+                    return MmaIgemmRuns(n, ctx) && !MmaIgemmPreferredRule(n, ctx);
                   },
                   LowerMmaIgemm};
   v.absorbs_residual_add = true;

@@ -161,6 +161,47 @@ TEST(DeviceFactsSelectionTest, TilesMustFitLocalMemory) {
   EXPECT_EQ(chosen["Conv2D"], "conv2d_igemm_gpu_64x64");
 }
 
+// NVIDIA's driver at compute capability 9.0: the tensor-core variants
+// where they are the default, the fp32 ones elsewhere; none without the
+// compute capability.
+DeviceFacts H100() {
+  DeviceFacts f = GenericGpu();
+  f.vendor = DeviceVendor::kNvidia;
+  f.family = DeviceFamily::kNvidiaGpu;
+  f.nvidia_compute_capability = 90;
+  return f;
+}
+
+// One convolution of `c` to `oc` channels, `k` x `k`, over `hw` x `hw`.
+Graph OneConv(int64_t c, int64_t oc, int64_t k, int64_t hw) {
+  std::mt19937 rng(std::random_device{}());
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {1, c, hw, hw});
+  TensorRef w = b.Constant("w", {oc, c, k, k}, Random(size_t(oc * c * k * k), rng));
+  Conv2DAttrs conv;
+  conv.pads = {k / 2, k / 2, k / 2, k / 2};
+  b.Output(b.Conv2D(x, w, {}, conv), "y");
+  absl::StatusOr<Graph> graph = std::move(b).Build();
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  return graph.ok() ? *std::move(graph) : Graph();
+}
+
+TEST(DeviceFactsSelectionTest, TensorCoresWhereTheyMeasuredFaster) {
+  EXPECT_EQ(Choices(ThreeNodes(), H100())["MatMul"], "matmul_mma");
+  // VGG-11's 3x3 layer of 925M multiply-adds; ResNet-50's of 115M.
+  EXPECT_EQ(Choices(OneConv(64, 128, 3, 112), H100())["Conv2D"], "conv2d_igemm_mma");
+  EXPECT_EQ(Choices(OneConv(64, 64, 3, 56), H100())["Conv2D"], "conv2d_igemm_gpu_64x64");
+  // 1x1: 256 to 256 channels on matrix units, 64 to 64 on the pointwise
+  // kernel, 512 to 128 over 28x28 columns on the fp32 tiles' choice.
+  EXPECT_EQ(Choices(OneConv(256, 256, 1, 14), H100())["Conv2D"], "conv2d_igemm_mma");
+  EXPECT_EQ(Choices(OneConv(64, 64, 1, 56), H100())["Conv2D"], "conv2d_pointwise_gpu");
+  EXPECT_EQ(Choices(OneConv(512, 128, 1, 28), H100())["Conv2D"], "conv2d_pointwise_gpu");
+  DeviceFacts turing = H100();
+  turing.nvidia_compute_capability = 75;
+  EXPECT_EQ(Choices(ThreeNodes(), turing)["MatMul"], "matmul_local_128x64");
+  EXPECT_EQ(Choices(OneConv(64, 128, 3, 112), turing)["Conv2D"], "conv2d_igemm_gpu_128x64");
+}
+
 // PoCL with the GPU family forced (EngineOptions::KernelTarget::kGpu)
 // chooses as the generic GPU: a CPU's local memory is cached memory.
 TEST(DeviceFactsSelectionTest, ThisDeviceWithTheGpuFamilyForced) {

@@ -488,17 +488,17 @@ std::vector<ForcedCase> ForcedCases() {
       // The implicit GEMM on matrix units (emulated on PoCL), at its
       // heuristic's tile: channel and column tails past the 16x8 mma
       // tiles, K split, groups, a strided 1x1, a 7x7 stem with batches.
-      {"conv2d_igemm_mma", gpu,
+      {"conv2d_igemm_mma_tuned", gpu,
        Conv("mma_k3_oc_tail", {1, 16, 17, 19}, 40, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
             kRelu)},
-      {"conv2d_igemm_mma", gpu,
+      {"conv2d_igemm_mma_tuned", gpu,
        Conv("mma_splitk_groups2", {1, 64, 6, 7}, 36, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 2))},
-      {"conv2d_igemm_mma", gpu,
+      {"conv2d_igemm_mma_tuned", gpu,
        Conv("mma_k1_s2_nobias", {2, 24, 14, 15}, 40, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0}), false)},
-      {"conv2d_igemm_mma_pointwise", gpu,
+      {"conv2d_igemm_mma", gpu,
        Conv("mma_k1_c256_batch2", {2, 256, 6, 5}, 260, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
             kRelu)},
-      {"conv2d_igemm_mma", gpu,
+      {"conv2d_igemm_mma_tuned", gpu,
        Conv("mma_stem_k7s2", {2, 3, 23, 25}, 20, {7, 7}, Attrs({2, 2}, {3, 3, 3, 3}), true, kRelu)},
       {"conv2d_direct_gpu", gpu,
        Conv("direct_gpu_k1", {1, 8, 6, 6}, 8, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}))},

@@ -252,11 +252,11 @@ std::vector<SpaceCase> Cases() {
       {"gemm_rowdot_k70", "gemm_rowdot", gpu, FcGraph(3, 9, 70)},
       // The implicit GEMM on matrix units (emulated): 40 output channels
       // and 150 columns (tails of every tile), K 72.
-      {"igemm_mma_k3", "conv2d_igemm_mma", gpu,
+      {"igemm_mma_k3", "conv2d_igemm_mma_tuned", gpu,
        ConvGraph({1, 8, 10, 15}, 40, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu)},
-      // The 1x1 layers it takes first: 256 input channels, 260 output
+      // The 1x1 layers taken first: 256 input channels, 260 output
       // channels (a tail past every tile), 35 columns.
-      {"igemm_mma_pointwise", "conv2d_igemm_mma_pointwise", gpu,
+      {"igemm_mma_pointwise", "conv2d_igemm_mma", gpu,
        ConvGraph({1, 256, 5, 7}, 260, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0}))},
       // The local-memory tiles: 100 rows and columns (partial tiles), K 260
       // split in four slices whose last ends in a partial K step; float4
