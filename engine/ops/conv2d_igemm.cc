@@ -201,24 +201,21 @@ bool MmaIgemmRuns(const Node& node, const LoweringContext& ctx) {
 }
 
 // MmaIgemmPreferredRule: the layers an untuned compile runs on matrix
-// units, from `recq tune --exhaustive` and bench/gpu/ab_models.sh on an
-// H100 (2026-11-26):
-// - 1x1 layers of 256 or more input channels and 256 or more output
-//   channels or 56x56 columns: the tune chose the matrix units on every
-//   such layer of ResNet-50 (0.017-0.026 ms against 0.021-0.037 for the
-//   fp32 tiles' heuristics); not for 128 output channels over fewer
-//   columns, where DenseNet-121's bottlenecks ran 8 % slower so;
-// - larger kernels of 400M multiply-adds or more (VGG-11's layers, which
-//   ran 8 % faster in all with every layer on matrix units); not ResNet's
-//   3x3 layers of 115M, where the tune kept the fp32 tiles on most.
+// units: 1x1 layers of 256 or more input channels and 256 or more output
+// channels or 56x56 columns. There `recq tune --exhaustive` on an H100
+// (2026-11-26) chose the matrix units on every such layer of ResNet-50
+// (0.017-0.026 ms against 0.021-0.037 for the fp32 tiles' heuristics); not
+// for 128 output channels over fewer columns, where DenseNet-121's
+// bottlenecks ran 8 % slower so. Not for larger kernels: with VGG-11's and
+// FCN-ResNet50's 3x3 layers of 400M multiply-adds or more on matrix units
+// at the heuristic's 64x64 tiles, both models ran 14 % slower
+// (bench/gpu/ab_models.sh with RECQ_TUNING=off).
 bool MmaIgemmPreferredRule(const Node& node, const LoweringContext& ctx) {
   const Shape& w = ShapeOf(ctx, node.inputs[1]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
-  if (AttrsOr<Conv2DAttrs>(node).groups != 1) return false;
+  if (AttrsOr<Conv2DAttrs>(node).groups != 1 || w[2] != 1 || w[3] != 1) return false;
   const int64_t columns = out[0] * out[2] * out[3];
-  if (w[2] == 1 && w[3] == 1)
-    return w[1] >= 256 && (w[0] >= 256 || (w[0] >= 128 && columns >= 3136));
-  return double(w[0]) * double(w[1] * w[2] * w[3]) * double(columns) >= 400e6;
+  return w[1] >= 256 && (w[0] >= 256 || (w[0] >= 128 && columns >= 3136));
 }
 
 std::vector<KernelParams> MmaIgemmSpace(const Node& node, const LoweringContext& ctx) {
