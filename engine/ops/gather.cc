@@ -90,16 +90,24 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
                            {dim * inner, step * inner, 1}, {Product(x, 0, axis), count, inner});
   }
   if (!runtime && inner >= kPlaneElements) {
-    // Whole planes per index (a channel gather): a range over (inner,
-    // count, outer), with no division per element.
+    // Whole planes per index (a channel gather), with no division per
+    // element.
+    // GPUs: an item per element, over (inner, count, outer), in groups
+    // along the plane (the kernel checks dimension 0 alone). CPUs: an item
+    // per plane, over (count, outer).
+    const bool rows = ctx.device().CpuKernels();
     Dispatch d;
-    d.label = "gather_planes";
-    d.kernel = ctx.Kernel("gather.cl", "gather_planes",
+    d.label = rows ? "gather_planes_rows" : "gather_planes";
+    d.kernel = ctx.Kernel("gather.cl", rows ? "gather_planes_rows" : "gather_planes",
                           {absl::StrCat("-DVAL_T=", TypedBits(y.dtype)),
                            absl::StrCat("-DIDX_T=", TypedStorage(DataType::kInt32))});
-    // Groups along the plane only: the kernel checks dimension 0 alone.
-    SetRange(d, {size_t(inner), size_t(count), size_t(Product(x, 0, axis))},
-             {WorkGroupFor({size_t(inner), 1, 1}, 64)[0], 1, 1});
+    const size_t outer = size_t(Product(x, 0, axis));
+    if (rows) {
+      SetRange(d, {size_t(count), outer, 1}, {WorkGroupFor({size_t(count), 1, 1}, 16)[0], 1, 1});
+    } else {
+      SetRange(d, {size_t(inner), size_t(count), outer},
+               {WorkGroupFor({size_t(inner), 1, 1}, 64)[0], 1, 1});
+    }
     d.args = {ctx.Arg(node.inputs[0]),
               ctx.AddConstant(std::make_shared<const HostData>(
                   std::vector<int32_t>(a.indices.begin(), a.indices.end()))),

@@ -33,3 +33,19 @@ __kernel void gather_planes(__global const VAL_T* restrict x,
   const int o = get_global_id(2);
   y[((long)o * count + k) * inner + i] = x[((long)o * dim + indices[k]) * inner + i];
 }
+
+// gather_planes for CPUs: an item per plane, copying its inner elements in
+// runs of 16 (a Slice's row copy, strided_copy_rows, does the same). Global
+// size (count rounded up to the local size, outer).
+__kernel void gather_planes_rows(__global const VAL_T* restrict x,
+                                 __global const IDX_T* restrict indices,
+                                 __global VAL_T* restrict y, int dim, int count, int inner) {
+  const int k = get_global_id(0);
+  if (k >= count) return;
+  const int o = get_global_id(1);
+  const __global VAL_T* src = x + ((long)o * dim + indices[k]) * inner;
+  __global VAL_T* dst = y + ((long)o * count + k) * inner;
+  int i = 0;
+  for (; i + 16 <= inner; i += 16) vstore16(vload16(0, src + i), 0, dst + i);
+  for (; i < inner; ++i) dst[i] = src[i];
+}
