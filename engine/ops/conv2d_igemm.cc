@@ -1,8 +1,9 @@
-// Conv2D as an implicit GEMM on GPUs (conv2d_igemm.cl): four tile shapes
-// on the fp32 units, in order of preference, then on matrix units where
-// the device has them (one variant, its tile a parameter); each with K
-// split over enough work-groups to fill the device. Grouped, strided, dilated and asymmetric
-// kernels all run here; the pointwise and depthwise GPU variants come first where they fit.
+// Conv2D as an implicit GEMM on GPUs (conv2d_igemm.cl): on matrix units
+// where the device has them and they measured faster, four tile shapes on
+// the fp32 units in order of preference, then the matrix units again for
+// the tuner; each with K split over enough work-groups to fill the device.
+// Grouped, strided, dilated and asymmetric kernels all run here; the
+// pointwise and depthwise GPU variants come first where they fit.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -59,6 +60,13 @@ IgemmShape ShapeFor(int64_t tm, int64_t tn, const Node& node, const LoweringCont
   const int64_t want = std::max<int64_t>(1, 2 * units / s.tiles);
   s.sk = std::clamp<int64_t>(std::min<int64_t>(want, s.kg / (4 * kIgemmTk)), 1, 16);
   return s;
+}
+
+// SplitKScratch: the bytes of `node`'s partial sums with K split as `s`
+// says (none unsplit).
+size_t SplitKScratch(const IgemmShape& s, const Node& node, const LoweringContext& ctx) {
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  return s.sk > 1 ? size_t(s.sk) * size_t(Product(out, 0, 4)) * sizeof(float) : 0;
 }
 
 bool Fits(const IgemmTile& tile, const Node& node, const LoweringContext& ctx) {
@@ -191,9 +199,7 @@ int64_t MmaIgemmHeuristic(const Node& node, const LoweringContext& ctx) {
 // empty).
 bool MmaIgemmRuns(const Node& node, const LoweringContext& ctx) {
   const DeviceFacts& device = ctx.device();
-  if (!device.GpuKernels() || !(device.Tf32MatrixInstructions() || device.matrix_units_emulated)) {
-    return false;
-  }
+  if (!device.GpuKernels() || !device.MatrixUnits()) return false;
   if (device.max_work_group_size != 0 && device.max_work_group_size < kMmaIgemmItems) return false;
   if (!device.LocalMemoryFits(MmaIgemmLocalBytes(kMmaIgemmTiles[0]))) return false;
   if (!ConvShapeOf(node, ctx).constant_weights) return false;
@@ -242,9 +248,7 @@ absl::Status LowerMmaIgemm(LoweringContext& ctx, const Node& node) {
                                       absl::StrCat("-DRECQ_IG_KH=", w[2]),
                                       absl::StrCat("-DRECQ_IG_KW=", w[3]),
                                       absl::StrCat("-DRECQ_IG_SK=", s.sk)};
-  if (ctx.device().Tf32MatrixInstructions() && !ctx.device().matrix_units_emulated) {
-    options.push_back("-DRECQ_MM_PTX=1");
-  }
+  if (ctx.device().MatrixInstructionsInPtx()) options.push_back("-DRECQ_MM_PTX=1");
   const int32_t kernel = ctx.Kernel("conv2d_igemm.cl", "conv2d_igemm_gpu", options);
   return EmitIgemm(ctx, node, absl::StrCat("conv2d_igemm_mma_", tile.tm, "x", tile.tn), kernel,
                    {CeilDiv(s.columns, tile.tn) * kMmaIgemmItems,
@@ -252,13 +256,11 @@ absl::Status LowerMmaIgemm(LoweringContext& ctx, const Node& node) {
                    {kMmaIgemmItems, 1, 1}, s);
 }
 
+// Scratch for the partial sums of any tile's split K.
 size_t MmaIgemmScratch(const Node& node, const LoweringContext& ctx) {
   size_t bytes = 0;
-  const Shape& out = ShapeOf(ctx, node.outputs[0]);
   for (const MmaIgemmTile& t : kMmaIgemmTiles) {
-    const IgemmShape s = ShapeFor(t.tm, t.tn, node, ctx);
-    if (s.sk > 1)
-      bytes = std::max(bytes, size_t(s.sk) * size_t(Product(out, 0, 4)) * sizeof(float));
+    bytes = std::max(bytes, SplitKScratch(ShapeFor(t.tm, t.tn, node, ctx), node, ctx));
   }
   return bytes;
 }
@@ -288,10 +290,8 @@ std::vector<KernelVariant> ConvIgemmGpuVariants() {
     v.fits = [&tile](const Node& n, const LoweringContext& ctx) { return Fits(tile, n, ctx); };
     v.lower = [&tile](LoweringContext& ctx, const Node& n) { return Lower(tile, ctx, n); };
     v.absorbs_residual_add = true;
-    v.scratch_bytes = [&tile](const Node& n, const LoweringContext& ctx) -> size_t {
-      const IgemmShape s = ShapeFor(tile.tm, tile.tn, n, ctx);
-      const Shape& out = ShapeOf(ctx, n.outputs[0]);
-      return s.sk > 1 ? size_t(s.sk) * size_t(Product(out, 0, 4)) * sizeof(float) : 0;
+    v.scratch_bytes = [&tile](const Node& n, const LoweringContext& ctx) {
+      return SplitKScratch(ShapeFor(tile.tm, tile.tn, n, ctx), n, ctx);
     };
     variants.push_back(std::move(v));
   }

@@ -91,10 +91,9 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
   }
   if (!runtime && inner >= kPlaneElements) {
     // Whole planes per index (a channel gather), with no division per
-    // element.
-    // GPUs: an item per element, over (inner, count, outer), in groups
-    // along the plane (the kernel checks dimension 0 alone). CPUs: an item
-    // per plane, over (count, outer).
+    // element. GPUs: an item per element, over (inner, count, outer), in
+    // groups along the plane (the kernel checks dimension 0 alone). CPUs:
+    // an item per plane, over (count, outer).
     const bool rows = ctx.device().CpuKernels();
     Dispatch d;
     d.label = rows ? "gather_planes_rows" : "gather_planes";

@@ -291,6 +291,31 @@ DispatchArg TransposedConstant(LoweringContext& ctx, ValueId w_id, int64_t k, in
   return ctx.ReplaceConstant(w_id, std::move(kn));
 }
 
+// GemmTakesProduct: Gemm as the product kernels take it, A not transposed
+// and B transposed only when constant (a Linear layer's [N, K] weights,
+// stored as [K, N] by GemmB).
+bool GemmTakesProduct(const Node& node, const LoweringContext& ctx) {
+  const auto& a = AttrsOr<GemmAttrs>(node);
+  return !a.trans_a && !(a.trans_b && !IsConstant(ctx, node.inputs[1]));
+}
+
+// GemmB: Gemm's B as [K, N], the transposed constant stored in place.
+DispatchArg GemmB(LoweringContext& ctx, const Node& node, const GemmShape& g) {
+  return AttrsOr<GemmAttrs>(node).trans_b ? TransposedConstant(ctx, node.inputs[1], g.k, g.n)
+                                          : ctx.Arg(node.inputs[1]);
+}
+
+// GemmAsProduct: Gemm's one product as a MatMulShape (no batch, zero batch
+// strides).
+MatMulShape GemmAsProduct(const GemmShape& g) {
+  MatMulShape s;
+  s.m = g.m;
+  s.n = g.n;
+  s.k = g.k;
+  s.sa = s.sb = BroadcastStrides({}, {});
+  return s;
+}
+
 // A tiled product's dispatch (matmul_local.cl's or matmul_mma.cl's, which
 // take the same arguments): the kernel, its range, and how many slices of
 // K it sums (RECQ_ML_SK).
@@ -377,34 +402,23 @@ absl::Status LowerLocal(const LocalTile& tile, LoweringContext& ctx, const Node&
 // fused activation are applied as the tiles are written. Fewer than 16 rows
 // go to gemm_rowdot, whose work-group per output fills the device better.
 bool GemmLocalFits(const LocalTile& tile, const Node& node, const LoweringContext& ctx) {
-  if (!LocalTilesRun(tile, ctx.device())) return false;
-  const auto& a = AttrsOr<GemmAttrs>(node);
-  if (a.trans_a) return false;
-  if (a.trans_b && !IsConstant(ctx, node.inputs[1])) return false;
+  if (!LocalTilesRun(tile, ctx.device()) || !GemmTakesProduct(node, ctx)) return false;
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   return out[0] >= std::max<int64_t>(16, tile.min_m) && out[1] >= tile.min_n;
 }
 
 absl::Status LowerGemmLocal(const LocalTile& tile, LoweringContext& ctx, const Node& node) {
-  const auto& a = AttrsOr<GemmAttrs>(node);
   const GemmShape g = GemmShapeOf(ctx, node);
   RECQ_ASSIGN_OR_RETURN(const LocalParams p, LocalParamsOf(tile, ctx, node));
-  DispatchArg b =
-      a.trans_b ? TransposedConstant(ctx, node.inputs[1], g.k, g.n) : ctx.Arg(node.inputs[1]);
-  MatMulShape s;  // one product: no batch, zero batch strides
-  s.m = g.m;
-  s.n = g.n;
-  s.k = g.k;
-  s.sa = s.sb = BroadcastStrides({}, {});
-  EmitLocal(tile, p, ctx, absl::StrCat("gemm_local_", tile.tm, "x", tile.tn), s,
-            ctx.Arg(node.inputs[0]), b, ctx.Arg(node.outputs[0]), GemmEpilogue(ctx, node));
+  EmitLocal(tile, p, ctx, absl::StrCat("gemm_local_", tile.tm, "x", tile.tn), GemmAsProduct(g),
+            ctx.Arg(node.inputs[0]), GemmB(ctx, node, g), ctx.Arg(node.outputs[0]),
+            GemmEpilogue(ctx, node));
   return absl::OkStatus();
 }
 
 // The GPU family's products on matrix units (matmul_mma.cl): tf32 tensor
 // cores at fp32 accuracy (three tf32 products per product), where the
-// device has them (DeviceFacts::Tf32MatrixInstructions) or they are
-// emulated (EngineOptions::emulate_matrix_units). One variant per op; its
+// device has them or they are emulated (DeviceFacts::MatrixUnits). One variant per op; its
 // parameters are the work-group tile (the warps' layout in it fixed per
 // tile), the K step and double buffering.
 struct MmaTile {
@@ -506,7 +520,7 @@ size_t MmaScratch(const MatMulShape& s, const DeviceFacts& device) {
 }
 
 bool MmaRuns(const DeviceFacts& device) {
-  return device.GpuKernels() && (device.Tf32MatrixInstructions() || device.matrix_units_emulated) &&
+  return device.GpuKernels() && device.MatrixUnits() &&
          (device.max_work_group_size == 0 || device.max_work_group_size >= 128);
 }
 
@@ -527,9 +541,7 @@ void EmitMma(const MmaParams& p, LoweringContext& ctx, std::string label, const 
                                       absl::StrCat("-DRECQ_ML_EPILOGUE=", epilogue.mode),
                                       absl::StrCat("-DRECQ_ML_VEC=", vec ? 1 : 0),
                                       absl::StrCat("-DRECQ_ML_SK=", t.sk)};
-  if (ctx.device().Tf32MatrixInstructions() && !ctx.device().matrix_units_emulated) {
-    options.push_back("-DRECQ_MM_PTX=1");
-  }
+  if (ctx.device().MatrixInstructionsInPtx()) options.push_back("-DRECQ_MM_PTX=1");
   t.kernel = ctx.Kernel("matmul_mma.cl", "matmul_mma", options);
   t.global = {CeilDiv(s.n, tile.tn) * size_t(tile.Items()), CeilDiv(s.m, tile.tm),
               size_t(batch * t.sk)};
@@ -553,35 +565,19 @@ absl::Status LowerMma(LoweringContext& ctx, const Node& node) {
   return absl::OkStatus();
 }
 
-// Gemm as gemm_local takes it: A not transposed, B transposed only when
-// constant (stored as [K, N]), 16 or more rows and columns.
-MatMulShape GemmAsProduct(const GemmShape& g) {
-  MatMulShape s;  // one product: no batch, zero batch strides
-  s.m = g.m;
-  s.n = g.n;
-  s.k = g.k;
-  s.sa = s.sb = BroadcastStrides({}, {});
-  return s;
-}
-
+// Gemm as gemm_local takes it, 16 or more rows and columns.
 bool GemmMmaFits(const Node& node, const LoweringContext& ctx) {
-  if (!MmaRuns(ctx.device())) return false;
-  const auto& a = AttrsOr<GemmAttrs>(node);
-  if (a.trans_a) return false;
-  if (a.trans_b && !IsConstant(ctx, node.inputs[1])) return false;
+  if (!MmaRuns(ctx.device()) || !GemmTakesProduct(node, ctx)) return false;
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   return out[0] >= 16 && out[1] >= 16;
 }
 
 absl::Status LowerGemmMma(LoweringContext& ctx, const Node& node) {
-  const auto& a = AttrsOr<GemmAttrs>(node);
   const GemmShape g = GemmShapeOf(ctx, node);
   const MatMulShape s = GemmAsProduct(g);
   RECQ_ASSIGN_OR_RETURN(const MmaParams p, MmaParamsOf(s, ctx, node));
-  DispatchArg b =
-      a.trans_b ? TransposedConstant(ctx, node.inputs[1], g.k, g.n) : ctx.Arg(node.inputs[1]);
-  EmitMma(p, ctx, "gemm_mma", s, ctx.Arg(node.inputs[0]), b, ctx.Arg(node.outputs[0]),
-          GemmEpilogue(ctx, node));
+  EmitMma(p, ctx, "gemm_mma", s, ctx.Arg(node.inputs[0]), GemmB(ctx, node, g),
+          ctx.Arg(node.outputs[0]), GemmEpilogue(ctx, node));
   return absl::OkStatus();
 }
 
@@ -655,8 +651,8 @@ bool GemmGemvFits(const Node& node, const LoweringContext& ctx) {
   if (ctx.device().max_work_group_size != 0 && ctx.device().max_work_group_size < kGemvItems) {
     return false;
   }
+  if (!GemmTakesProduct(node, ctx)) return false;
   const auto& a = AttrsOr<GemmAttrs>(node);
-  if (a.trans_a || (a.trans_b && !IsConstant(ctx, node.inputs[1]))) return false;
   // A Linear layer with rows of 4096 or more goes to gemm_rowdot, one
   // work-group per output: `recq tune --exhaustive` on an H100 chose it for
   // VGG-11's and AlexNet's classifiers (K 25088, 9216 and 4096 at batch 1:
@@ -667,12 +663,9 @@ bool GemmGemvFits(const Node& node, const LoweringContext& ctx) {
 }
 
 absl::Status LowerGemmGemv(LoweringContext& ctx, const Node& node) {
-  const auto& a = AttrsOr<GemmAttrs>(node);
   const GemmShape g = GemmShapeOf(ctx, node);
-  DispatchArg b =
-      a.trans_b ? TransposedConstant(ctx, node.inputs[1], g.k, g.n) : ctx.Arg(node.inputs[1]);
-  return EmitGemv(ctx, node, g.m, g.n, g.k, ctx.Arg(node.inputs[0]), b, ctx.Arg(node.outputs[0]),
-                  GemmEpilogue(ctx, node));
+  return EmitGemv(ctx, node, g.m, g.n, g.k, ctx.Arg(node.inputs[0]), GemmB(ctx, node, g),
+                  ctx.Arg(node.outputs[0]), GemmEpilogue(ctx, node));
 }
 
 // The CPU family's product with constant weights (matmul_packed.cl): B
@@ -886,12 +879,7 @@ std::vector<KernelVariant> GemmLocalGpuVariants() {
       return LocalSpace(tile, ctx.device());
     };
     v.scratch_bytes = [&tile](const Node& n, const LoweringContext& ctx) {
-      const GemmShape g = GemmShapeOf(ctx, n);
-      MatMulShape s;
-      s.m = g.m;
-      s.n = g.n;
-      s.k = g.k;
-      return SplitKScratch(tile.tm, tile.tn, s, ctx.device());
+      return SplitKScratch(tile.tm, tile.tn, GemmAsProduct(GemmShapeOf(ctx, n)), ctx.device());
     };
     variants.push_back(std::move(v));
   }

@@ -139,6 +139,14 @@ struct DeviceFacts {
   bool Tf32MatrixInstructions() const {
     return family == DeviceFamily::kNvidiaGpu && nvidia_compute_capability >= 80;
   }
+  // The variants built on matrix instructions fit: the device has them, or
+  // they are emulated.
+  bool MatrixUnits() const { return Tf32MatrixInstructions() || matrix_units_emulated; }
+  // Those variants are built with the instructions themselves (inline PTX,
+  // -DRECQ_MM_PTX), not their emulation.
+  bool MatrixInstructionsInPtx() const {
+    return Tf32MatrixInstructions() && !matrix_units_emulated;
+  }
   // `bytes` of local memory per work-group fit (true where unknown).
   bool LocalMemoryFits(uint64_t bytes) const {
     return local_mem_bytes == 0 || bytes <= local_mem_bytes;

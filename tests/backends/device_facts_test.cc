@@ -455,6 +455,13 @@ TEST(DeviceFactsTest, Tf32MatrixInstructionsFromTheComputeCapability) {
       const bool nvidia = f.family == DeviceFamily::kNvidiaGpu;
       EXPECT_EQ(f.nvidia_compute_capability, nvidia ? cc : 0u);
       EXPECT_EQ(f.Tf32MatrixInstructions(), nvidia && cc >= 80);
+      EXPECT_EQ(f.MatrixUnits(), nvidia && cc >= 80);
+      EXPECT_EQ(f.MatrixInstructionsInPtx(), nvidia && cc >= 80);
+      // Emulated: the variants fit everywhere, built without the PTX.
+      DeviceFacts emulated = f;
+      emulated.matrix_units_emulated = true;
+      EXPECT_TRUE(emulated.MatrixUnits());
+      EXPECT_FALSE(emulated.MatrixInstructionsInPtx());
       if (nvidia && cc != 0) {
         EXPECT_NE(f.Describe().find("compute capability " + std::to_string(cc / 10) + "." +
                                     std::to_string(cc % 10)),
