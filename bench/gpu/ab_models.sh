@@ -7,7 +7,8 @@
 # through both, `recq run --runs=200` with the export's input and a cache
 # directory per build (default fast tuning, empty at the start), and prints
 # the medians over rounds, their ratio and each build's relative L2 against
-# onnxruntime's output from the export.
+# onnxruntime's output from the export. BINS="recq-before recq-x recq" names
+# more builds in gpu-bundle/bin (the first is the baseline of the ratios).
 #   bash bench/gpu/ab_models.sh [MODELS]   (default: the set's convolution-heavy models)
 # The per-run medians go to $OUT/ab.txt (or ./gpu-results/ab.txt).
 set -uo pipefail
@@ -21,7 +22,7 @@ python3 bench/models/export_models.py --no-venv --models "$models" --out "$dir" 
   >"$out/ab_export.log" 2>&1 || tail -n 3 "$out/ab_export.log"
 : >"$out/ab.txt"
 for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
-  for bin in recq-before recq; do
+  for bin in ${BINS:-recq-before recq}; do
     for m in ${models//,/ }; do
       ms=$(RECQ_CACHE_DIR="/tmp/recq-ab-cache-$bin" "gpu-bundle/bin/$bin" run "$dir/$m.onnx" \
         --device=nvidia --runs=200 --input="input=$dir/$m.input.f32" \
@@ -30,21 +31,25 @@ for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
     done
   done
 done
-python3 - "$out/ab.txt" "$dir" <<'P'
+python3 - "$out/ab.txt" "$dir" ${BINS:-recq-before recq} <<'P'
 import collections, sys
 import numpy as np
 sys.path.insert(0, "bench/models")
 from export_models import rel_l2
+bins = sys.argv[3:]
 rows = collections.defaultdict(list)
 for line in open(sys.argv[1]):
-    _, b, m, ms = line.split()
-    rows[(b, m)].append(float(ms))
+    _, b, m, *ms = line.split()
+    if ms:
+        rows[(b, m)].append(float(ms[0]))
 for m in sorted({m for _, m in rows}):
-    before, after = np.median(rows[("recq-before", m)]), np.median(rows[("recq", m)])
     ref = np.fromfile(f"{sys.argv[2]}/{m}.ort.f32", dtype="<f4")
-    err = [rel_l2(np.fromfile(f"{sys.argv[2]}/{m}.{b}.out", dtype="<f4"), ref)
-           for b in ("recq-before", "recq")]
-    print(f"{m:18s} before {before:7.3f} ms  after {after:7.3f} ms  after/before "
-          f"{after / before:5.3f}  rel L2 vs onnxruntime {err[0]:.1e} {err[1]:.1e}")
+    base = np.median(rows[(bins[0], m)])
+    cols = []
+    for b in bins:
+        med = np.median(rows[(b, m)])
+        err = rel_l2(np.fromfile(f"{sys.argv[2]}/{m}.{b}.out", dtype="<f4"), ref)
+        cols.append(f"{b} {med:7.3f} ms ({med / base:5.3f}, L2 {err:.1e})")
+    print(f"{m:18s} " + "  ".join(cols))
 P
 nvidia-smi --query-gpu=name --format=csv,noheader

@@ -40,6 +40,8 @@ constexpr IgemmTile kIgemmTiles[] = {
 
 struct IgemmShape {
   int64_t groups, ocg, ocgp, kg, columns, tiles, sk;
+  int64_t taps;         // KH * KW
+  bool channels_inner;  // RECQ_IG_KC: K as (tap, channel)
 };
 
 IgemmShape ShapeFor(int64_t tm, int64_t tn, const Node& node, const LoweringContext& ctx) {
@@ -51,6 +53,10 @@ IgemmShape ShapeFor(int64_t tm, int64_t tn, const Node& node, const LoweringCont
   s.ocg = out[1] / a.groups;
   s.ocgp = static_cast<int64_t>(CeilDiv(s.ocg, tm)) * tm;
   s.kg = w[1] * w[2] * w[3];
+  s.taps = w[2] * w[3];
+  // Channels innermost where a TK step then reads a single tap: no
+  // division or bounds check per staged element (conv2d_igemm.cl).
+  s.channels_inner = s.taps > 1 && w[1] % kIgemmTk == 0;
   s.columns = out[0] * out[2] * out[3];
   s.tiles = s.groups * (s.ocgp / tm) * static_cast<int64_t>(CeilDiv(s.columns, tn));
   // Split K until about two work-groups per compute unit, keeping at least
@@ -83,14 +89,20 @@ bool Fits(const IgemmTile& tile, const Node& node, const LoweringContext& ctx) {
 }
 
 // PackWeights returns [OC][C/g][KH][KW] weights as [g][Kg][OCgp], zero past
-// OCg, stored in the original's place.
+// OCg, K as (channel, tap) or with channels inner as (tap, channel),
+// stored in the original's place.
 DispatchArg PackWeights(LoweringContext& ctx, ValueId w, const IgemmShape& s) {
   absl::Span<const float> src = ctx.graph().value(w).floats();
   auto packed = std::make_shared<std::vector<float>>(s.groups * s.kg * s.ocgp, 0.0f);
+  const int64_t cpg = s.kg / s.taps;
   for (int64_t g = 0; g < s.groups; ++g) {
     for (int64_t m = 0; m < s.ocg; ++m) {
       const float* from = src.data() + (g * s.ocg + m) * s.kg;
-      for (int64_t k = 0; k < s.kg; ++k) (*packed)[(g * s.kg + k) * s.ocgp + m] = from[k];
+      for (int64_t k = 0; k < s.kg; ++k) {
+        const int64_t c = k / s.taps, tap = k % s.taps;
+        const int64_t to = s.channels_inner ? tap * cpg + c : k;
+        (*packed)[(g * s.kg + to) * s.ocgp + m] = from[k];
+      }
     }
   }
   return ctx.ReplaceConstant(w, std::move(packed));
@@ -156,7 +168,8 @@ absl::Status Lower(const IgemmTile& tile, LoweringContext& ctx, const Node& node
                  {absl::StrCat("-DRECQ_IG_TM=", tile.tm), absl::StrCat("-DRECQ_IG_TN=", tile.tn),
                   absl::StrCat("-DRECQ_IG_TK=", kIgemmTk), absl::StrCat("-DRECQ_IG_RM=", tile.rm),
                   absl::StrCat("-DRECQ_IG_RN=", tile.rn), absl::StrCat("-DRECQ_IG_KH=", w[2]),
-                  absl::StrCat("-DRECQ_IG_KW=", w[3]), absl::StrCat("-DRECQ_IG_SK=", s.sk)});
+                  absl::StrCat("-DRECQ_IG_KW=", w[3]), absl::StrCat("-DRECQ_IG_SK=", s.sk),
+                  absl::StrCat("-DRECQ_IG_KC=", s.channels_inner ? 1 : 0)});
   return EmitIgemm(
       ctx, node, tile.name, kernel,
       {CeilDiv(s.columns, tile.tn) * lx, size_t(s.groups * (s.ocgp / tile.tm)) * ly, size_t(s.sk)},
@@ -207,19 +220,27 @@ bool MmaIgemmRuns(const Node& node, const LoweringContext& ctx) {
 }
 
 // MmaIgemmPreferredRule: the layers an untuned compile runs on matrix
-// units: 1x1 layers of 256 or more input channels and 256 or more output
-// channels or 56x56 columns. There `recq tune --exhaustive` on an H100
-// (2026-11-26) chose the matrix units on every such layer of ResNet-50
-// (0.017-0.026 ms against 0.021-0.037 for the fp32 tiles' heuristics); not
-// for 128 output channels over fewer columns, where DenseNet-121's
-// bottlenecks ran 8 % slower so. Not for larger kernels: with VGG-11's and
-// FCN-ResNet50's 3x3 layers of 400M multiply-adds or more on matrix units
-// at the heuristic's 64x64 tiles, both models ran 14 % slower
-// (bench/gpu/ab_models.sh with RECQ_TUNING=off).
+// units.
+// - 1x1 layers of 256 or more input channels and 256 or more output
+//   channels or 56x56 columns. There `recq tune --exhaustive` on an H100
+//   (2026-11-26) chose the matrix units on every such layer of ResNet-50
+//   (0.017-0.026 ms against 0.021-0.037 for the fp32 tiles' heuristics);
+//   not for 128 output channels over fewer columns, where DenseNet-121's
+//   bottlenecks ran 8 % slower so.
+// - Larger kernels of 64 or more output channels whose K runs channels
+//   innermost (RECQ_IG_KC). Before that ordering VGG-11 and FCN-ResNet50
+//   ran 14 % slower with their 3x3 layers on matrix units; with it, and
+//   these layers on them, VGG-11 ran at 0.85x, ResNet-18 0.81x, ResNet-50
+//   0.90x and Inception-v3 0.82x of the fp32 tiles' time (H100, 2026-11-26,
+//   bench/gpu/ab_models.sh with RECQ_TUNING=off, medians of 3 rounds).
 bool MmaIgemmPreferredRule(const Node& node, const LoweringContext& ctx) {
   const Shape& w = ShapeOf(ctx, node.inputs[1]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
-  if (AttrsOr<Conv2DAttrs>(node).groups != 1 || w[2] != 1 || w[3] != 1) return false;
+  if (AttrsOr<Conv2DAttrs>(node).groups != 1) return false;
+  if (w[2] * w[3] > 1) {
+    const IgemmShape s = ShapeFor(kMmaIgemmTiles[0].tm, kMmaIgemmTiles[0].tn, node, ctx);
+    return s.channels_inner && s.ocg >= 64;
+  }
   const int64_t columns = out[0] * out[2] * out[3];
   return w[1] >= 256 && (w[0] >= 256 || (w[0] >= 128 && columns >= 3136));
 }
@@ -247,7 +268,8 @@ absl::Status LowerMmaIgemm(LoweringContext& ctx, const Node& node) {
                                       absl::StrCat("-DRECQ_IG_TK=", kIgemmTk),
                                       absl::StrCat("-DRECQ_IG_KH=", w[2]),
                                       absl::StrCat("-DRECQ_IG_KW=", w[3]),
-                                      absl::StrCat("-DRECQ_IG_SK=", s.sk)};
+                                      absl::StrCat("-DRECQ_IG_SK=", s.sk),
+                                      absl::StrCat("-DRECQ_IG_KC=", s.channels_inner ? 1 : 0)};
   if (ctx.device().MatrixInstructionsInPtx()) options.push_back("-DRECQ_MM_PTX=1");
   const int32_t kernel = ctx.Kernel("conv2d_igemm.cl", "conv2d_igemm_gpu", options);
   return EmitIgemm(ctx, node, absl::StrCat("conv2d_igemm_mma_", tile.tm, "x", tile.tn), kernel,

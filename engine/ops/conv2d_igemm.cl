@@ -24,7 +24,7 @@
 // (matmul_mma.cl's fragments, with A read from the transposed Wt tile);
 // RM, RN and CONTIG do not apply. Build options -DRECQ_IG_WM, _WN.
 // `wt` holds the weights packed by the lowering as [groups][Kg][OCgp], OCgp
-// being OCg rounded up to TM, zero past OCg.
+// being OCg rounded up to TM, zero past OCg, K ordered as RECQ_IG_KC says.
 // Global size: (ceil(N*OH*OW / TN) * TN/RN, groups * OCgp/TM * TM/RM, SK),
 // local (TN/RN, TM/RM, 1).
 #ifndef RECQ_IG_TM
@@ -60,6 +60,14 @@
 
 #ifndef RECQ_IG_MMA
 #define RECQ_IG_MMA 0
+#endif
+// RECQ_IG_KC: K runs over the kernel's taps outermost and the channels
+// innermost, k = (kh * KW + kw) * C/groups + c, with `wt` packed so. The
+// lowering sets it where C/groups is a multiple of TK: then a TK step
+// reads one tap of TK channels, and each item finds its column's input
+// position and bounds once per step instead of per element.
+#ifndef RECQ_IG_KC
+#define RECQ_IG_KC 0
 #endif
 
 #if RECQ_IG_MMA
@@ -187,6 +195,22 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_GROUP))) void conv2d_igemm_
         const int k = kf + e / RECQ_IG_TM;
         pa[q] = k < kend ? RECQ_LOAD(wg, (size_t)k * ocgp + e % RECQ_IG_TM) : 0.0f;
       }
+#if RECQ_IG_KC
+      // The step's tap and first channel, the same for every item.
+      const int tap = kf / cpg;
+      const int kh = tap / RECQ_IG_KW;
+      const int ih = ih0 + kh * DH;
+      const int iw = iw0 + (tap - kh * RECQ_IG_KW) * DW;
+      if (bvalid && ih >= 0 && ih < H && iw >= 0 && iw < W) {
+        const __global RECQ_T* src = xg + ((size_t)(kf - tap * cpg + bk0) * H + ih) * W + iw;
+        const size_t step = (size_t)RECQ_IG_BSTEP * H * W;
+#pragma unroll
+        for (int q = 0; q < RECQ_IG_PB; ++q) pb[q] = RECQ_LOAD(src, q * step);
+      } else {
+#pragma unroll
+        for (int q = 0; q < RECQ_IG_PB; ++q) pb[q] = 0.0f;
+      }
+#else
 #pragma unroll
       for (int q = 0; q < RECQ_IG_PB; ++q) {
         const int k = kf + bk0 + q * RECQ_IG_BSTEP;
@@ -201,6 +225,7 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_GROUP))) void conv2d_igemm_
         }
         pb[q] = v;
       }
+#endif
     }
     if (k0 < kbeg) continue;
 #if RECQ_IG_MMA && defined(RECQ_MM_PTX)

@@ -188,10 +188,14 @@ Graph OneConv(int64_t c, int64_t oc, int64_t k, int64_t hw) {
 
 TEST(DeviceFactsSelectionTest, TensorCoresWhereTheyMeasuredFaster) {
   EXPECT_EQ(Choices(ThreeNodes(), H100())["MatMul"], "matmul_mma");
-  // 3x3 layers stay on the fp32 tiles: VGG-11's of 925M multiply-adds,
-  // ResNet-50's of 115M.
-  EXPECT_EQ(Choices(OneConv(64, 128, 3, 112), H100())["Conv2D"], "conv2d_igemm_gpu_128x64");
-  EXPECT_EQ(Choices(OneConv(64, 64, 3, 56), H100())["Conv2D"], "conv2d_igemm_gpu_64x64");
+  // 3x3 layers of 64 or more output channels, channels innermost in K, on
+  // matrix units (VGG-11's 64 to 128 at 112x112, ResNet-50's 64 to 64);
+  // fewer output channels (DenseNet-121's 128 to 32) or input channels not
+  // in whole steps of 16 (a stem's 3) on the fp32 tiles.
+  EXPECT_EQ(Choices(OneConv(64, 128, 3, 112), H100())["Conv2D"], "conv2d_igemm_mma");
+  EXPECT_EQ(Choices(OneConv(64, 64, 3, 56), H100())["Conv2D"], "conv2d_igemm_mma");
+  EXPECT_EQ(Choices(OneConv(128, 32, 3, 28), H100())["Conv2D"], "conv2d_igemm_gpu_32x64");
+  EXPECT_EQ(Choices(OneConv(3, 64, 3, 112), H100())["Conv2D"], "conv2d_igemm_gpu_64x64");
   // 1x1: 256 to 256 channels on matrix units, 64 to 64 on the pointwise
   // kernel, 512 to 128 over 28x28 columns on the fp32 tiles' choice.
   EXPECT_EQ(Choices(OneConv(256, 256, 1, 14), H100())["Conv2D"], "conv2d_igemm_mma");

@@ -485,6 +485,15 @@ std::vector<ForcedCase> ForcedCases() {
             true, kSigmoid)},
       {"conv2d_igemm_gpu_32x32", gpu,
        Conv("igemm32_resnext_groups", {1, 64, 6, 6}, 64, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 8))},
+      // Channels innermost in K (16 or more channels per group, in whole
+      // steps of 16): a dilated, asymmetrically padded 3x3, and a strided
+      // 5x3 with K split.
+      {"conv2d_igemm_gpu_64x64", gpu,
+       Conv("igemm64_kc_dil2", {1, 32, 12, 13}, 64, {3, 3}, Attrs({1, 1}, {2, 1, 2, 3}, 1, {2, 2}),
+            true, kRelu)},
+      {"conv2d_igemm_gpu_32x64", gpu,
+       Conv("igemm32x64_kc_k5x3_s2_splitk", {2, 48, 13, 9}, 24, {5, 3},
+            Attrs({2, 2}, {2, 1, 2, 1}))},
       // The implicit GEMM on matrix units (emulated on PoCL), at its
       // heuristic's tile: channel and column tails past the 16x8 mma
       // tiles, K split, groups, a strided 1x1, a 7x7 stem with batches.
@@ -500,6 +509,12 @@ std::vector<ForcedCase> ForcedCases() {
             kRelu)},
       {"conv2d_igemm_mma_tuned", gpu,
        Conv("mma_stem_k7s2", {2, 3, 23, 25}, 20, {7, 7}, Attrs({2, 2}, {3, 3, 3, 3}), true, kRelu)},
+      {"conv2d_igemm_mma", gpu,
+       Conv("mma_k3_s2_c32_oc72", {1, 32, 9, 11}, 72, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}), true,
+            kRelu)},
+      {"conv2d_igemm_mma_tuned", gpu,
+       Conv("mma_kc_dil2_pads", {1, 32, 9, 11}, 24, {3, 3}, Attrs({1, 1}, {2, 1, 2, 3}, 1, {2, 2}),
+            true, kRelu)},
       {"conv2d_direct_gpu", gpu,
        Conv("direct_gpu_k1", {1, 8, 6, 6}, 8, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}))},
       {"conv2d_direct_gpu", gpu,
