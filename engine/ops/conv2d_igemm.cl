@@ -229,6 +229,17 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_GROUP))) void conv2d_igemm_
     }
     if (k0 < kbeg) continue;
 #if RECQ_IG_MMA && defined(RECQ_MM_PTX)
+    // The step's products into a zeroed partial sum, added to the fp32
+    // accumulators once per step (matmul_mma.cl's RECQ_MM_COMPUTE).
+    float p_[RECQ_IG_MI][RECQ_IG_NI][4];
+#pragma unroll
+    for (int i = 0; i < RECQ_IG_MI; ++i) {
+#pragma unroll
+      for (int j = 0; j < RECQ_IG_NI; ++j) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) p_[i][j][q] = 0.0f;
+      }
+    }
 #pragma unroll
     for (int kk = 0; kk < RECQ_IG_TK; kk += 8) {
       uint ah[RECQ_IG_MI][4], at[RECQ_IG_MI][4], bh[RECQ_IG_NI][2], bt[RECQ_IG_NI][2];
@@ -250,7 +261,15 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_GROUP))) void conv2d_igemm_
 #pragma unroll
       for (int i = 0; i < RECQ_IG_MI; ++i) {
 #pragma unroll
-        for (int j = 0; j < RECQ_IG_NI; ++j) RECQ_MMA3(acc[i][j], ah[i], at[i], bh[j], bt[j]);
+        for (int j = 0; j < RECQ_IG_NI; ++j) RECQ_MMA3_UNIT(p_[i][j], ah[i], at[i], bh[j], bt[j]);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < RECQ_IG_MI; ++i) {
+#pragma unroll
+      for (int j = 0; j < RECQ_IG_NI; ++j) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[i][j][q] += p_[i][j][q];
       }
     }
 #elif RECQ_IG_MMA

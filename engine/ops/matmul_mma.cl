@@ -181,8 +181,18 @@ __kernel __attribute__((reqd_work_group_size(RECQ_MM_ITEMS, 1, 1))) void matmul_
   // One TK step's products from local-memory half `buf`, 8 columns of K at
   // a time: each operand split into head and tail as it is read.
 #ifdef RECQ_MM_PTX
+  // The three products of the step's columns, 8 at a time, go to a zeroed
+  // partial sum, added to the fp32 accumulators once per step (common.cl's
+  // RECQ_MMA3_UNIT says why): a partial per 8 columns measured 3-7 %
+  // slower on an H100 (bench/gpu/gemm.sh, 2026-11-26).
 #define RECQ_MM_COMPUTE(buf)                                                                       \
   do {                                                                                             \
+    float p_[RECQ_MM_MI][RECQ_MM_NI][4];                                                           \
+    _Pragma("unroll") for (int i = 0; i < RECQ_MM_MI; ++i) {                                       \
+      _Pragma("unroll") for (int j = 0; j < RECQ_MM_NI; ++j) {                                     \
+        _Pragma("unroll") for (int q = 0; q < 4; ++q) p_[i][j][q] = 0.0f;                          \
+      }                                                                                            \
+    }                                                                                              \
     _Pragma("unroll") for (int kk = 0; kk < RECQ_MM_TK; kk += 8) {                                 \
       uint ah[RECQ_MM_MI][4], at[RECQ_MM_MI][4], bh[RECQ_MM_NI][2], bt[RECQ_MM_NI][2];             \
       _Pragma("unroll") for (int i = 0; i < RECQ_MM_MI; ++i) {                                     \
@@ -197,8 +207,14 @@ __kernel __attribute__((reqd_work_group_size(RECQ_MM_ITEMS, 1, 1))) void matmul_
         _Pragma("unroll") for (int q = 0; q < 2; ++q) RECQ_TF32_SPLIT(x[q], bh[j][q], bt[j][q]);   \
       }                                                                                            \
       _Pragma("unroll") for (int i = 0; i < RECQ_MM_MI; ++i) {                                     \
-        _Pragma("unroll") for (int j = 0; j < RECQ_MM_NI; ++j)                                     \
-            RECQ_MMA3(acc[i][j], ah[i], at[i], bh[j], bt[j]);                                      \
+        _Pragma("unroll") for (int j = 0; j < RECQ_MM_NI; ++j) {                                   \
+          RECQ_MMA3_UNIT(p_[i][j], ah[i], at[i], bh[j], bt[j]);                                    \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+    _Pragma("unroll") for (int i = 0; i < RECQ_MM_MI; ++i) {                                       \
+      _Pragma("unroll") for (int j = 0; j < RECQ_MM_NI; ++j) {                                     \
+        _Pragma("unroll") for (int q = 0; q < 4; ++q) acc[i][j][q] += p_[i][j][q];                 \
       }                                                                                            \
     }                                                                                              \
   } while (0)

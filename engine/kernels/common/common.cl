@@ -153,22 +153,21 @@ inline float recq_tf32x3_product(float x, float z) {
       "{%8,%9}, {%0,%1,%2,%3};"                                                           \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                    \
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
-// d += A*B at fp32 accuracy from split operands (heads ah/bh, tails at/bt).
-// The three products go to a zeroed partial sum that is then added to d in
-// the fp32 units: the matrix unit's own accumulation truncates to about
-// fp32's width relative to the largest term, a bias that grows with the
-// number of steps where d itself is the accumulator (Inception-v3's output
-// measured 6.3e-4 from onnxruntime's in relative L2 that way on an H100,
-// 4.3e-5 on the fp32 units).
-#define RECQ_MMA3(d, ah, at, bh, bt)                               \
-  do {                                                             \
-    float recq_p_[4] = {0.0f, 0.0f, 0.0f, 0.0f};                   \
-    RECQ_MMA(recq_p_, at, bh);                                     \
-    RECQ_MMA(recq_p_, ah, bt);                                     \
-    RECQ_MMA(recq_p_, ah, bh);                                     \
-    _Pragma("unroll") for (int recq_q_ = 0; recq_q_ < 4; ++recq_q_) \
-        (d)[recq_q_] += recq_p_[recq_q_];                          \
+// d += A*B from split operands (heads ah/bh, tails at/bt) on the unit
+// itself: the three tf32 products, accumulated in d by the unit.
+#define RECQ_MMA3_UNIT(d, ah, at, bh, bt) \
+  do {                                    \
+    RECQ_MMA(d, at, bh);                  \
+    RECQ_MMA(d, ah, bt);                  \
+    RECQ_MMA(d, ah, bh);                  \
   } while (0)
+// The kernels accumulate so into a zeroed partial sum over one staging
+// step (a few steps of 8) and add that to their fp32 accumulators in the
+// fp32 units: the unit's own accumulation truncates to about fp32's width
+// relative to the largest term, a bias that grows with the number of steps
+// where the whole sum stays in the unit (Inception-v3's output measured
+// 6.3e-4 from onnxruntime's in relative L2 that way on an H100, 4.3e-5 on
+// the fp32 units).
 #endif
 
 // Storage of float tensors. Kernels declare float tensors as RECQ_T and read
