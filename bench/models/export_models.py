@@ -28,7 +28,9 @@ every model it writes into --out (default BUILD/models):
                   (--batch), 224x224 (299 for inception_v3); input "input",
                   output "output" (segmentation models: their "out" head);
                   BatchNorm statistics calibrated on seeded random images
-                  (see calibrate_batchnorm; --no-bn-calibration: stem NAME_raw)
+                  (see calibrate_batchnorm; --no-bn-calibration: stem NAME_raw);
+                  a Linear layer initialised to zeros (ViT's head) gets seeded
+                  random weights, so that the output depends on the input
   NAME.input.f32  a fixed random input (numpy seed SEED, uniform [-1, 1)), raw
                   little-endian float32, the format of `recq run --input`
   NAME.ort.f32    onnxruntime's (CPU) output for that input, raw float32
@@ -297,6 +299,14 @@ def make_model(name, bn_calibration=True):
         model = OutHead(model)
     else:
         model = getattr(torchvision.models, name)(**kwargs)
+    # A layer initialised to zeros (ViT's classification head) would make the
+    # output the same for every input, and comparing it vacuous: seeded
+    # random weights instead, so the compared output checks the network.
+    gen = torch.Generator().manual_seed(SEED + 2)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.Linear) and not m.weight.any():
+                m.weight.copy_(torch.randn(m.weight.shape, generator=gen) * 0.02)
     if bn_calibration:
         calibrate_batchnorm(model, MODELS[name])
     return model.eval()
