@@ -570,11 +570,11 @@ struct ToLower {
 absl::StatusOr<ToLower> PrepareLowering(const Context& context, const Graph& graph,
                                         const EngineOptions& options, bool fuse) {
   ToLower out{graph, {}};
-  if (options.optimize) {
-    RECQ_ASSIGN_OR_RETURN(out.graph, Optimize(graph, context, fuse));
-  }
   static_cast<DeviceFacts&>(out.target) =
       LoweringFactsFor(context.device_info(), options.kernel_target, options.emulate_matrix_units);
+  if (options.optimize) {
+    RECQ_ASSIGN_OR_RETURN(out.graph, Optimize(graph, context, fuse, out.target.GpuKernels()));
+  }
   if (options.precision == EngineOptions::Precision::kFp16Storage) {
     RECQ_ASSIGN_OR_RETURN(out.graph, ToHalfStorage(out.graph));
     out.target.half_storage = true;

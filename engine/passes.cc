@@ -167,7 +167,8 @@ bool FusionDisabledByEnvironment() {
   return env != nullptr && absl::string_view(env) == "off";
 }
 
-absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context, bool fuse_elementwise) {
+absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context, bool fuse_elementwise,
+                               bool read_transposes) {
   RECQ_ASSIGN_OR_RETURN(Graph g, RemoveIdentities(graph));
   RECQ_ASSIGN_OR_RETURN(g, EliminateDeadNodes(g));
   RECQ_ASSIGN_OR_RETURN(g, FoldConstants(g, context));
@@ -175,7 +176,7 @@ absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context, bool 
   RECQ_ASSIGN_OR_RETURN(g, FoldBatchNorm(g));
   RECQ_ASSIGN_OR_RETURN(g, FuseActivations(g));
   if (fuse_elementwise) {
-    RECQ_ASSIGN_OR_RETURN(g, FuseElementwise(g));
+    RECQ_ASSIGN_OR_RETURN(g, FuseElementwise(g, read_transposes));
   }
   return g;
 }

@@ -27,10 +27,11 @@ namespace recq::internal {
 
 // Optimize runs RemoveIdentities, EliminateDeadNodes, FoldConstants, the
 // pattern passes, FoldBatchNorm, FuseActivations and, with
-// `fuse_elementwise`, FuseElementwise (engine/fusion/elementwise_fusion.h),
-// in that order.
+// `fuse_elementwise`, FuseElementwise (engine/fusion/elementwise_fusion.h;
+// reading Transposes in place with `read_transposes`), in that order.
 [[nodiscard]] absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context,
-                                             bool fuse_elementwise = true);
+                                             bool fuse_elementwise = true,
+                                             bool read_transposes = false);
 
 // FusionDisabledByEnvironment: $RECQ_FUSION is "off" (Compile then runs
 // without FuseElementwise whatever EngineOptions::fuse_elementwise says).

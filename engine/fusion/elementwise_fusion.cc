@@ -39,7 +39,7 @@ bool AbsorbsResidualAdd(OpType op) {
 
 class Fuser {
  public:
-  explicit Fuser(const Graph& graph) : g_(graph) {
+  Fuser(const Graph& graph, bool read_transposes) : g_(graph), read_transposes_(read_transposes) {
     uses_.assign(g_.values.size(), 0);
     producer_.assign(g_.values.size(), -1);
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
@@ -60,7 +60,8 @@ class Fuser {
       if (!fusible_[r] || taken[r]) continue;
       std::vector<int> members = Grow(static_cast<int>(r), taken);
       for (int m : members) taken[m] = true;
-      if (members.size() >= 2) Replace(std::move(members));
+      // One op alone fuses where it reads a Transpose it can take.
+      if (members.size() >= 2 || ReadsTranspose(members)) Replace(std::move(members));
     }
     return g_.Build();
   }
@@ -93,6 +94,32 @@ class Fuser {
       }
     }
     return true;
+  }
+
+  // TransposeOf returns the Transpose node producing `leaf` that a fused
+  // node can read through instead (FusedElementwiseAttrs::input_perms):
+  // `leaf` is its only use, not a graph output, float32 of rank 8 or less,
+  // no activation; else -1.
+  int TransposeOf(ValueId leaf) const {
+    if (!read_transposes_) return -1;
+    const int p = producer_[leaf];
+    if (p < 0 || g_.removed[p]) return -1;
+    const Node& t = g_.nodes[p];
+    if (t.op != OpType::kTranspose || t.inputs.size() != 1 ||
+        t.fused.kind != ActivationKind::kNone || t.attrs.get_if<TransposeAttrs>() == nullptr) {
+      return -1;
+    }
+    if (uses_[leaf] != 1 || g_.IsOutput(leaf)) return -1;
+    const TensorDesc& src = g_.values[t.inputs[0]].desc;
+    if (src.dtype != DataType::kFloat32 || src.shape.size() > 8) return -1;
+    return p;
+  }
+
+  bool ReadsTranspose(const std::vector<int>& members) const {
+    for (ValueId leaf : Leaves(members)) {
+      if (TransposeOf(leaf) >= 0) return true;
+    }
+    return false;
   }
 
   // Leaves lists the distinct inputs of `members` that no member produces,
@@ -164,6 +191,26 @@ class Fuser {
         ops.push_back(ActivationKindName(node.fused.kind));
       }
     }
+    // Leaves produced by a Transpose only they read: the fused node reads
+    // the Transpose's input through its permutation, and the copy goes.
+    std::vector<ValueId> inputs = leaves;
+    std::vector<std::vector<int64_t>> perms(leaves.size());
+    bool permuted = false;
+    for (size_t k = 0; k < leaves.size(); ++k) {
+      const int t = TransposeOf(leaves[k]);
+      if (t < 0) continue;
+      const Node& transpose = g_.nodes[t];
+      std::vector<int64_t> perm = transpose.attrs.get_if<TransposeAttrs>()->perm;
+      if (perm.empty()) {  // reversed dimensions
+        const size_t rank = g_.values[transpose.inputs[0]].desc.shape.size();
+        for (size_t i = rank; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+      }
+      inputs[k] = transpose.inputs[0];
+      perms[k] = std::move(perm);
+      g_.removed[t] = true;
+      permuted = true;
+    }
+    if (permuted) attrs.input_perms = std::move(perms);
     const Node& r = g_.nodes[root];
     attrs.result = var[r.outputs[0]];
     attrs.out_shape = g_.values[r.outputs[0]].desc.shape;
@@ -171,7 +218,7 @@ class Fuser {
     Node fused;
     fused.op = kFusedElementwise;
     fused.name = r.name;
-    fused.inputs = leaves;
+    fused.inputs = inputs;
     fused.outputs = r.outputs;
     fused.attrs = std::move(attrs);
     for (int m : members) g_.removed[m] = true;
@@ -180,6 +227,7 @@ class Fuser {
   }
 
   Editable g_;
+  bool read_transposes_;
   std::vector<int> uses_;
   std::vector<int> producer_;
   std::vector<bool> fusible_;
@@ -187,6 +235,8 @@ class Fuser {
 
 }  // namespace
 
-absl::StatusOr<Graph> FuseElementwise(const Graph& graph) { return Fuser(graph).Run(); }
+absl::StatusOr<Graph> FuseElementwise(const Graph& graph, bool read_transposes) {
+  return Fuser(graph, read_transposes).Run();
+}
 
 }  // namespace recq::internal

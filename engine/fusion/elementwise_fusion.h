@@ -24,7 +24,15 @@ namespace recq::internal {
 //     distinct inputs.
 // The fused node takes the tree's root's name and output; its inputs are
 // the tree's distinct leaves in first-use order.
-[[nodiscard]] absl::StatusOr<Graph> FuseElementwise(const Graph& graph);
+//
+// With `read_transposes`, a leaf made by a Transpose that only the tree
+// reads is read through the Transpose's permutation instead
+// (FusedElementwiseAttrs::input_perms), the copy removed, and a single
+// node reading such a leaf fuses too. For GPU kernels: on PoCL the strided
+// read, an index computation per element, was slower than the copy
+// (ConvNeXt-T 95 -> 109 ms on the project's 2-core Xeon, 2026-11-26).
+[[nodiscard]] absl::StatusOr<Graph> FuseElementwise(const Graph& graph,
+                                                    bool read_transposes = false);
 
 }  // namespace recq::internal
 

@@ -2,6 +2,7 @@
 // of element-wise ops. The op has no ONNX form; FuseElementwise makes it.
 #include "engine/ops/fused_elementwise.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -51,12 +52,49 @@ InputRead ReadOf(const Shape& in, const Shape& out) {
   return r;
 }
 
+// Permuted returns `shape` transposed by `perm` (as it is where empty).
+Shape Permuted(const Shape& shape, const std::vector<int64_t>& perm) {
+  if (perm.empty()) return shape;
+  Shape t(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) t[i] = shape[size_t(perm[i])];
+  return t;
+}
+
+// ReadOfInput: input k's read, through its Transpose if it has one (a
+// general strided read).
+InputRead ReadOfInput(const FusedElementwiseAttrs& a, size_t k, const Shape& in, const Shape& out) {
+  if (PermOfInput(a, k).empty()) return ReadOf(in, out);
+  InputRead r;
+  r.mode = 3;
+  return r;
+}
+
+// TransposedStrides: the element strides over the output's dimensions
+// (BroadcastStrides' layout) of `in` read through `perm`.
+cl_int8 TransposedStrides(const Shape& in, const std::vector<int64_t>& perm, const Shape& out) {
+  Shape own(in.size());
+  int64_t stride = 1;
+  for (size_t i = in.size(); i-- > 0;) {
+    own[i] = stride;
+    stride *= in[i];
+  }
+  cl_int8 v;
+  for (int i = 0; i < 8; ++i) v.s[i] = 0;
+  for (size_t k = 0; k < perm.size(); ++k) {
+    const size_t i = perm.size() - 1 - k;  // dimension of the transposed view, from the back
+    const int64_t dim = in[size_t(perm[i])];
+    v.s[7 - k] = static_cast<cl_int>(dim == 1 && out[out.size() - 1 - k] != 1 ? 0 : own[perm[i]]);
+  }
+  return v;
+}
+
 // Whether every input can be read four elements at a time (float4).
 bool Vec4Fits(const Node& node, const LoweringContext& ctx) {
+  const auto& a = AttrsOr<FusedElementwiseAttrs>(node);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   if (Product(out, 0, out.size()) % 4 != 0) return false;
-  for (ValueId id : node.inputs) {
-    const InputRead r = ReadOf(ShapeOf(ctx, id), out);
+  for (size_t k = 0; k < node.inputs.size(); ++k) {
+    const InputRead r = ReadOfInput(a, k, ShapeOf(ctx, node.inputs[k]), out);
     if (r.mode == 3 || (r.mode == 2 && r.inner % 4 != 0)) return false;
   }
   return true;
@@ -71,12 +109,29 @@ absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
     return Bad(kFusedElementwise, absl::StrCat("output of rank ", a->out_shape.size(),
                                                "; broadcasting goes to rank 8"));
   }
-  for (const TensorDesc* d : in) {
-    RECQ_ASSIGN_OR_RETURN(Shape s, Broadcast(kFusedElementwise, d->shape, a->out_shape));
+  if (a->input_perms.size() > in.size()) {
+    return Bad(kFusedElementwise, absl::StrCat(a->input_perms.size(), " input permutations for ",
+                                               in.size(), " inputs"));
+  }
+  for (size_t k = 0; k < in.size(); ++k) {
+    const std::vector<int64_t>& perm = PermOfInput(*a, k);
+    if (!perm.empty()) {
+      std::vector<int64_t> sorted = perm;
+      std::sort(sorted.begin(), sorted.end());
+      for (size_t i = 0; i < sorted.size(); ++i) {
+        if (sorted.size() != in[k]->shape.size() || sorted[i] != static_cast<int64_t>(i)) {
+          return Bad(kFusedElementwise,
+                     absl::StrCat("input ", k, "'s permutation ", S(perm),
+                                  " is not one of its rank, ", in[k]->shape.size()));
+        }
+      }
+    }
+    const Shape shape = Permuted(in[k]->shape, perm);
+    RECQ_ASSIGN_OR_RETURN(Shape s, Broadcast(kFusedElementwise, shape, a->out_shape));
     if (s != a->out_shape) {
       return Bad(kFusedElementwise,
-                 absl::StrCat("input of shape ", S(d->shape),
-                              " does not broadcast to the output's ", S(a->out_shape)));
+                 absl::StrCat("input of shape ", S(shape), " does not broadcast to the output's ",
+                              S(a->out_shape)));
     }
   }
   TensorDesc out = *in[0];
@@ -95,7 +150,7 @@ absl::Status Lower(LoweringContext& ctx, const Node& node, int64_t vec) {
                                       absl::StrCat("-DRECQ_FUSED_VEC=", vec)};
   std::vector<InputRead> reads;
   for (size_t k = 0; k < node.inputs.size(); ++k) {
-    reads.push_back(ReadOf(ShapeOf(ctx, node.inputs[k]), out));
+    reads.push_back(ReadOfInput(a, k, ShapeOf(ctx, node.inputs[k]), out));
     options.push_back(absl::StrCat("-DRECQ_IN", k, "=", reads.back().mode));
   }
   Dispatch& d = ctx.Emit(MakeDispatch(ctx, "fused_elementwise.cl", "fused_elementwise",
@@ -104,7 +159,10 @@ absl::Status Lower(LoweringContext& ctx, const Node& node, int64_t vec) {
   for (size_t k = 0; k < node.inputs.size(); ++k) {
     d.args.push_back(ctx.Arg(node.inputs[k]));
     AddInts(d, {reads[k].mid, reads[k].inner});
-    d.args.push_back(DispatchArg::Scalar(BroadcastStrides(ShapeOf(ctx, node.inputs[k]), out)));
+    const std::vector<int64_t>& perm = PermOfInput(a, k);
+    const Shape& in = ShapeOf(ctx, node.inputs[k]);
+    d.args.push_back(DispatchArg::Scalar(perm.empty() ? BroadcastStrides(in, out)
+                                                      : TransposedStrides(in, perm, out)));
   }
   return absl::OkStatus();
 }
@@ -123,7 +181,11 @@ RECQ_REGISTER_OPS(FusedElementwise) {
                    [](LoweringContext& ctx, const Node& node) { return Lower(ctx, node, 1); }}};
   def.tuning_attrs = [](const Node& node) {
     const auto& a = AttrsOr<FusedElementwiseAttrs>(node);
-    return absl::StrCat("body=", a.body, " out=", a.result);
+    std::string key = absl::StrCat("body=", a.body, " out=", a.result);
+    for (size_t k = 0; k < a.input_perms.size(); ++k) {
+      if (!a.input_perms[k].empty()) absl::StrAppend(&key, " perm", k, "=", S(a.input_perms[k]));
+    }
+    return key;
   };
   return table.Add(std::move(def));
 }

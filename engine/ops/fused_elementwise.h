@@ -2,7 +2,8 @@
 // FuseElementwise (engine/fusion/elementwise_fusion.h) merged into one node,
 // run as one generated kernel (fused_elementwise.cl).
 //
-// Each input is broadcast (numpy) to the output's shape. The body is a
+// Each input, transposed where input_perms says, is broadcast (numpy) to
+// the output's shape. The body is a
 // sequence of RECQ_LET(tK,expr) statements over the inputs a0 .. a(n-1) and
 // earlier variables, the output the variable `result`; both are OpenCL C
 // without white space (elementwise_expr.h), passed to the kernel as build
@@ -36,7 +37,19 @@ struct FusedElementwiseAttrs {
   // inputs, id n + j the output of step j; the last step's is the output.
   // What the CPU reference replays, independently of `body`.
   std::vector<Node> steps;
+  // Per input, a Transpose the kernel reads it through (the permutation,
+  // output dimension i reading the input's perm[i]); empty: read as it is.
+  // FuseElementwise takes a Transpose whose only reader is the fused node
+  // so, instead of a copy (ConvNeXt's channels-last blocks back to NCHW).
+  // Absent entries past the end are empty.
+  std::vector<std::vector<int64_t>> input_perms;
 };
+
+// PermOfInput returns input k's permutation (empty where none).
+inline const std::vector<int64_t>& PermOfInput(const FusedElementwiseAttrs& a, size_t k) {
+  static const std::vector<int64_t> kNone;
+  return k < a.input_perms.size() ? a.input_perms[k] : kNone;
+}
 
 }  // namespace recq::internal
 

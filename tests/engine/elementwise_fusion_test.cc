@@ -60,14 +60,16 @@ std::vector<std::string> InputNames(const Graph& g, const Node& n) {
 }
 
 // The fused graph's engine against the reference of the unfused one.
-// With `dispatches` > 0, the engine (CPU kernels) has that many.
+// With `dispatches` > 0, the engine (CPU kernels unless `target` says)
+// has that many.
 void ExpectEngineMatches(const Graph& unfused, const std::vector<int64_t>& x_shape, uint64_t seed,
-                         size_t dispatches = 0) {
+                         size_t dispatches = 0,
+                         EngineOptions::KernelTarget target = EngineOptions::KernelTarget::kCpu) {
   auto in = reference::RandomTensor(x_shape, seed);
   const std::vector<float> expected = testing::ReferenceOutput(unfused, "x", in, "y");
   EngineOptions options;
   options.tuning = EngineOptions::Tuning::kOff;
-  options.kernel_target = EngineOptions::KernelTarget::kCpu;
+  options.kernel_target = target;
   RECQ_ASSERT_OK_AND_ASSIGN(Engine engine,
                             Engine::Compile(testing::SharedContext(), unfused, options));
   const std::vector<std::string> labels = engine.DispatchLabels();
@@ -240,6 +242,55 @@ TEST(ElementwiseFusionTest, SameChainSameProgramAndEngineFilesReload) {
   for (const Engine* e : {&second, &loaded}) {
     auto cmp = reference::Compare(testing::RunRecorded(*e, "x", in, "y"), expected, 1e-5f, 1e-5f);
     EXPECT_TRUE(cmp.ok()) << cmp.ToString();
+  }
+}
+
+// y = Transpose(x, {0, 2, 3, 1}) * c + d (a channels-last block's layer
+// scale and residual): the fused node reads x through the permutation.
+TEST(ElementwiseFusionTest, ReadsATransposeInsteadOfCopying) {
+  const uint64_t seed = Seed();
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {1, 8, 5, 6});
+  TensorRef t = b.AddNode(OpType::kTranspose, {x}, TransposeAttrs{{0, 2, 3, 1}});
+  TensorRef m = Op(b, "Mul", {t, Const(b, "c", {8}, seed)});
+  b.Output(Op(b, "Add", {m, Const(b, "d", {5, 6, 8}, seed + 1)}), "y");
+  const Graph g = *std::move(b).Build();
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, FuseElementwise(g, true));
+  ASSERT_EQ(fused.nodes().size(), 1u);
+  const Node& n = fused.nodes()[0];
+  EXPECT_EQ(InputNames(fused, n), (std::vector<std::string>{"x", "c", "d"}));
+  EXPECT_EQ(AttrsOf(n).input_perms, (std::vector<std::vector<int64_t>>{{0, 2, 3, 1}, {}, {}}));
+  // GPU kernels read the Transpose in place; CPU kernels keep the copy.
+  ExpectEngineMatches(g, {1, 8, 5, 6}, seed + 2, 1, EngineOptions::KernelTarget::kGpu);
+  ExpectEngineMatches(g, {1, 8, 5, 6}, seed + 3, 2, EngineOptions::KernelTarget::kCpu);
+}
+
+// One op alone fuses where it reads a Transpose (reversed dimensions here);
+// a Transpose whose result is also a graph output stays.
+TEST(ElementwiseFusionTest, OneOpReadsATransposeOnlyItReads) {
+  const uint64_t seed = Seed();
+  {
+    GraphBuilder b;
+    TensorRef x = b.Input("x", {2, 3, 4});
+    TensorRef t = b.AddNode(OpType::kTranspose, {x}, TransposeAttrs{});
+    b.Output(Op(b, "Sigmoid", {t}, ActivationAttrs{}), "y");
+    const Graph g = *std::move(b).Build();
+    RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, FuseElementwise(g, true));
+    ASSERT_EQ(fused.nodes().size(), 1u);
+    EXPECT_EQ(AttrsOf(fused.nodes()[0]).input_perms,
+              (std::vector<std::vector<int64_t>>{{2, 1, 0}}));
+    ExpectEngineMatches(g, {2, 3, 4}, seed, 1, EngineOptions::KernelTarget::kGpu);
+  }
+  {
+    GraphBuilder b;
+    TensorRef x = b.Input("x", {2, 3, 4});
+    TensorRef t = b.AddNode(OpType::kTranspose, {x}, TransposeAttrs{{1, 2, 0}});
+    b.Output(Op(b, "Sigmoid", {t}, ActivationAttrs{}), "y");
+    b.Output(t, "t");
+    const Graph g = *std::move(b).Build();
+    RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, FuseElementwise(g, true));
+    EXPECT_EQ(fused.nodes().size(), 2u);
+    EXPECT_TRUE(Fused(fused).empty());
   }
 }
 
