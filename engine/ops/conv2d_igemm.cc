@@ -108,6 +108,16 @@ DispatchArg PackWeights(LoweringContext& ctx, ValueId w, const IgemmShape& s) {
   return ctx.ReplaceConstant(w, std::move(packed));
 }
 
+// AddFixedActivation adds the build option that fixes the activation the kernel
+// applies where it finishes the output itself (K not split; common.cl's
+// RECQ_ACT_FIXED), so that its unrolled stores carry no switch.
+void AddFixedActivation(std::vector<std::string>& options, const LoweringContext& ctx,
+                        const Node& node, const IgemmShape& s) {
+  if (s.sk > 1) return;
+  options.push_back(
+      absl::StrCat("-DRECQ_ACT_FIXED=", static_cast<int>(ctx.OutputOf(node).activation.kind)));
+}
+
 // EmitIgemm emits conv2d_igemm_gpu's dispatch (built as `kernel`, over
 // `global` in groups of `local`) for `node` in the tiles of `s`, and with K
 // split the reduction after it.
@@ -163,13 +173,17 @@ absl::Status Lower(const IgemmTile& tile, LoweringContext& ctx, const Node& node
   const IgemmShape s = ShapeFor(tile.tm, tile.tn, node, ctx);
   const size_t lx = size_t(tile.tn / tile.rn);
   const size_t ly = size_t(tile.tm / tile.rm);
-  const int32_t kernel =
-      ctx.Kernel("conv2d_igemm.cl", "conv2d_igemm_gpu",
-                 {absl::StrCat("-DRECQ_IG_TM=", tile.tm), absl::StrCat("-DRECQ_IG_TN=", tile.tn),
-                  absl::StrCat("-DRECQ_IG_TK=", kIgemmTk), absl::StrCat("-DRECQ_IG_RM=", tile.rm),
-                  absl::StrCat("-DRECQ_IG_RN=", tile.rn), absl::StrCat("-DRECQ_IG_KH=", w[2]),
-                  absl::StrCat("-DRECQ_IG_KW=", w[3]), absl::StrCat("-DRECQ_IG_SK=", s.sk),
-                  absl::StrCat("-DRECQ_IG_KC=", s.channels_inner ? 1 : 0)});
+  std::vector<std::string> options = {absl::StrCat("-DRECQ_IG_TM=", tile.tm),
+                                      absl::StrCat("-DRECQ_IG_TN=", tile.tn),
+                                      absl::StrCat("-DRECQ_IG_TK=", kIgemmTk),
+                                      absl::StrCat("-DRECQ_IG_RM=", tile.rm),
+                                      absl::StrCat("-DRECQ_IG_RN=", tile.rn),
+                                      absl::StrCat("-DRECQ_IG_KH=", w[2]),
+                                      absl::StrCat("-DRECQ_IG_KW=", w[3]),
+                                      absl::StrCat("-DRECQ_IG_SK=", s.sk),
+                                      absl::StrCat("-DRECQ_IG_KC=", s.channels_inner ? 1 : 0)};
+  AddFixedActivation(options, ctx, node, s);
+  const int32_t kernel = ctx.Kernel("conv2d_igemm.cl", "conv2d_igemm_gpu", options);
   return EmitIgemm(
       ctx, node, tile.name, kernel,
       {CeilDiv(s.columns, tile.tn) * lx, size_t(s.groups * (s.ocgp / tile.tm)) * ly, size_t(s.sk)},
@@ -271,6 +285,7 @@ absl::Status LowerMmaIgemm(LoweringContext& ctx, const Node& node) {
                                       absl::StrCat("-DRECQ_IG_SK=", s.sk),
                                       absl::StrCat("-DRECQ_IG_KC=", s.channels_inner ? 1 : 0)};
   if (ctx.device().MatrixInstructionsInPtx()) options.push_back("-DRECQ_MM_PTX=1");
+  AddFixedActivation(options, ctx, node, s);
   const int32_t kernel = ctx.Kernel("conv2d_igemm.cl", "conv2d_igemm_gpu", options);
   return EmitIgemm(ctx, node, absl::StrCat("conv2d_igemm_mma_", tile.tm, "x", tile.tn), kernel,
                    {CeilDiv(s.columns, tile.tn) * kMmaIgemmItems,

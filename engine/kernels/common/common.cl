@@ -40,7 +40,15 @@ RECQ_DEFINE_ACT_ERFC(float8, 8)
 RECQ_DEFINE_ACT_ERFC(float16, 16)
 #undef RECQ_DEFINE_ACT_ERFC
 
+// RECQ_ACT_FIXED (a build option): the activation every recq_activate of
+// the program applies, known when the lowering built it, so that the
+// switch folds away: a product's epilogue unrolls it once per accumulator,
+// and on an H100 ConvNeXt-T's 3136x384x96 products with exact GELU ran at
+// 4-6 TFLOP/s with the switch, 14 without an epilogue.
 inline float recq_activate(float v, int act, float a, float b) {
+#ifdef RECQ_ACT_FIXED
+  act = RECQ_ACT_FIXED;
+#endif
   switch (act) {
     case RECQ_ACT_RELU: return fmax(v, 0.0f);
     case RECQ_ACT_CLIP: return fmin(fmax(v, a), b);
