@@ -99,7 +99,7 @@ absl::Status LowerPointwiseGpu(LoweringContext& ctx, const Node& node) {
   d.label = "conv2d_pointwise_gpu";
   d.kernel = ctx.Kernel("conv2d_gpu.cl", "conv2d_pointwise_gpu",
                         {absl::StrCat("-DRECQ_PW_OCB=", s.ocb), absl::StrCat("-DRECQ_PW_KS=", s.ks),
-                         absl::StrCat("-DRECQ_PW_LX=", s.lx)});
+                         absl::StrCat("-DRECQ_PW_LX=", s.lx), FixedActivationOption(act)});
   const size_t items = size_t(out[0]) * CeilDiv(out[1], s.ocb) * size_t(hw);
   d.work_dim = 2;
   d.global = {RoundUp(items, s.lx), size_t(s.ks), 1};
@@ -125,6 +125,7 @@ absl::Status LowerFlatGpu(LoweringContext& ctx, const Node& node, const char* ke
   const size_t outputs = static_cast<size_t>(Product(out, 0, 4));
   Dispatch d;
   d.label = kernel;
+  options.push_back(FixedActivationOption(act));
   d.kernel = ctx.Kernel("conv2d_gpu.cl", kernel, std::move(options));
   const size_t local = GpuGroup(ctx.device(), size_t(wg));
   d.work_dim = 1;

@@ -99,6 +99,10 @@ void AddActivation(Dispatch& d, const Activation& act) {
   d.args.push_back(DispatchArg::Scalar(act.beta));
 }
 
+std::string FixedActivationOption(const Activation& act) {
+  return absl::StrCat("-DRECQ_ACT_FIXED=", static_cast<int>(act.kind));
+}
+
 void AddFusedActivation(LoweringContext& ctx, Dispatch& d, const Node& node) {
   AddActivation(d, node.fused);
   ctx.MarkActivationApplied();

@@ -82,6 +82,11 @@ void AddInts(Dispatch& d, std::initializer_list<int64_t> values);
 // AddActivation appends the (code, alpha, beta) arguments of the kernels'
 // fused activation epilogue (RECQ_ACT_* in kernels/common/common.cl).
 void AddActivation(Dispatch& d, const Activation& act);
+
+// FixedActivationOption: the build option that fixes the activation a
+// kernel's recq_activate calls apply (common.cl's RECQ_ACT_FIXED), for
+// kernels that apply `act` in unrolled loops.
+std::string FixedActivationOption(const Activation& act);
 // AddFusedActivation appends the node's own fused activation and tells the
 // context the kernel applies it.
 void AddFusedActivation(LoweringContext& ctx, Dispatch& d, const Node& node);

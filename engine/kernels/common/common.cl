@@ -45,10 +45,13 @@ RECQ_DEFINE_ACT_ERFC(float16, 16)
 // switch folds away: a product's epilogue unrolls it once per accumulator,
 // and on an H100 ConvNeXt-T's 3136x384x96 products with exact GELU ran at
 // 4-6 TFLOP/s with the switch, 14 without an epilogue.
-inline float recq_activate(float v, int act, float a, float b) {
 #ifdef RECQ_ACT_FIXED
-  act = RECQ_ACT_FIXED;
+#define RECQ_ACT_FIX(act) act = RECQ_ACT_FIXED
+#else
+#define RECQ_ACT_FIX(act) (void)0
 #endif
+inline float recq_activate(float v, int act, float a, float b) {
+  RECQ_ACT_FIX(act);
   switch (act) {
     case RECQ_ACT_RELU: return fmax(v, 0.0f);
     case RECQ_ACT_CLIP: return fmin(fmax(v, a), b);
@@ -96,6 +99,7 @@ inline float recq_max16(float16 v) {
 // recq_activate applied to every lane of a float8 / float16 (same codes).
 #define RECQ_DEFINE_VECTOR_ACTIVATE(T, N)                                             \
   inline T recq_activate##N(T v, int act, float a, float b) {                         \
+    RECQ_ACT_FIX(act);                                                                \
     switch (act) {                                                                    \
       case RECQ_ACT_RELU: return fmax(v, (T)(0.0f));                                  \
       case RECQ_ACT_CLIP: return fmin(fmax(v, (T)(a)), (T)(b));                       \
