@@ -240,10 +240,15 @@ void AddEpilogueArgs(Dispatch& d, const ProductEpilogue& e) {
   AddActivation(d, e.act);
 }
 
-// AddFixedActivation builds a product kernel that applies the epilogue's
-// activation itself (one slice of K, Gemm's epilogue) for that activation
-// only (common.cl's RECQ_ACT_FIXED).
-void AddFixedActivation(std::vector<std::string>& options, const ProductEpilogue& e, int64_t sk) {
+// AddProductOptions appends the build options every tiled product kernel
+// takes after its tile's: the epilogue, float4 loads, the slices of K, and,
+// where the kernel applies the epilogue's activation itself (one slice,
+// Gemm's epilogue), that activation (common.cl's RECQ_ACT_FIXED).
+void AddProductOptions(std::vector<std::string>& options, const ProductEpilogue& e, bool vec,
+                       int64_t sk) {
+  options.push_back(absl::StrCat("-DRECQ_ML_EPILOGUE=", e.mode));
+  options.push_back(absl::StrCat("-DRECQ_ML_VEC=", vec ? 1 : 0));
+  options.push_back(absl::StrCat("-DRECQ_ML_SK=", sk));
   if (sk == 1 && e.mode == 1) {
     options.push_back(absl::StrCat("-DRECQ_ACT_FIXED=", static_cast<int>(e.act.kind)));
   }
@@ -383,17 +388,12 @@ void EmitLocal(const LocalTile& tile, const LocalParams& p, LoweringContext& ctx
   t.sk = SplitKOf(tile.tm, tile.tn, s, ctx.device());
   const bool vec = s.k % 4 == 0 && s.n % 4 == 0;
   const size_t lx = size_t(tile.tn / tile.rn), ly = size_t(tile.tm / tile.rm);
-  std::vector<std::string> options = {absl::StrCat("-DRECQ_ML_TM=", tile.tm),
-                                      absl::StrCat("-DRECQ_ML_TN=", tile.tn),
-                                      absl::StrCat("-DRECQ_ML_TK=", p.tk),
-                                      absl::StrCat("-DRECQ_ML_RM=", tile.rm),
-                                      absl::StrCat("-DRECQ_ML_RN=", tile.rn),
-                                      absl::StrCat("-DRECQ_ML_CONTIG=", p.layout),
-                                      absl::StrCat("-DRECQ_ML_DB=", p.db),
-                                      absl::StrCat("-DRECQ_ML_EPILOGUE=", epilogue.mode),
-                                      absl::StrCat("-DRECQ_ML_VEC=", vec ? 1 : 0),
-                                      absl::StrCat("-DRECQ_ML_SK=", t.sk)};
-  AddFixedActivation(options, epilogue, t.sk);
+  std::vector<std::string> options = {
+      absl::StrCat("-DRECQ_ML_TM=", tile.tm), absl::StrCat("-DRECQ_ML_TN=", tile.tn),
+      absl::StrCat("-DRECQ_ML_TK=", p.tk),    absl::StrCat("-DRECQ_ML_RM=", tile.rm),
+      absl::StrCat("-DRECQ_ML_RN=", tile.rn), absl::StrCat("-DRECQ_ML_CONTIG=", p.layout),
+      absl::StrCat("-DRECQ_ML_DB=", p.db)};
+  AddProductOptions(options, epilogue, vec, t.sk);
   t.kernel = ctx.Kernel("matmul_local.cl", "matmul_local", options);
   t.global = {CeilDiv(s.n, tile.tn) * lx, CeilDiv(s.m, tile.tm) * ly, size_t(batch * t.sk)};
   t.local = {lx, ly, 1};
@@ -546,17 +546,12 @@ void EmitMma(const MmaParams& p, LoweringContext& ctx, std::string label, const 
   t.label = absl::StrCat(label, "_", tile.tm, "x", tile.tn);
   t.sk = SplitKOf(tile.tm, tile.tn, s, ctx.device());
   const bool vec = s.k % 4 == 0 && s.n % 4 == 0;
-  std::vector<std::string> options = {absl::StrCat("-DRECQ_MM_TM=", tile.tm),
-                                      absl::StrCat("-DRECQ_MM_TN=", tile.tn),
-                                      absl::StrCat("-DRECQ_MM_WM=", tile.wm),
-                                      absl::StrCat("-DRECQ_MM_WN=", tile.wn),
-                                      absl::StrCat("-DRECQ_MM_TK=", p.tk),
-                                      absl::StrCat("-DRECQ_MM_DB=", p.db),
-                                      absl::StrCat("-DRECQ_ML_EPILOGUE=", epilogue.mode),
-                                      absl::StrCat("-DRECQ_ML_VEC=", vec ? 1 : 0),
-                                      absl::StrCat("-DRECQ_ML_SK=", t.sk)};
+  std::vector<std::string> options = {
+      absl::StrCat("-DRECQ_MM_TM=", tile.tm), absl::StrCat("-DRECQ_MM_TN=", tile.tn),
+      absl::StrCat("-DRECQ_MM_WM=", tile.wm), absl::StrCat("-DRECQ_MM_WN=", tile.wn),
+      absl::StrCat("-DRECQ_MM_TK=", p.tk),    absl::StrCat("-DRECQ_MM_DB=", p.db)};
+  AddProductOptions(options, epilogue, vec, t.sk);
   if (ctx.device().MatrixInstructionsInPtx()) options.push_back("-DRECQ_MM_PTX=1");
-  AddFixedActivation(options, epilogue, t.sk);
   t.kernel = ctx.Kernel("matmul_mma.cl", "matmul_mma", options);
   t.global = {CeilDiv(s.n, tile.tn) * size_t(tile.Items()), CeilDiv(s.m, tile.tm),
               size_t(batch * t.sk)};
