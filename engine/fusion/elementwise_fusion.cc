@@ -11,6 +11,7 @@
 #include "engine/fusion/elementwise_expr.h"
 #include "engine/graph_edit.h"
 #include "engine/ops/fused_elementwise.h"
+#include "engine/ops/op_util.h"
 #include "recq/op_registry.h"
 
 namespace recq::internal {
@@ -200,13 +201,9 @@ class Fuser {
       const int t = TransposeOf(leaves[k]);
       if (t < 0) continue;
       const Node& transpose = g_.nodes[t];
-      std::vector<int64_t> perm = transpose.attrs.get_if<TransposeAttrs>()->perm;
-      if (perm.empty()) {  // reversed dimensions
-        const size_t rank = g_.values[transpose.inputs[0]].desc.shape.size();
-        for (size_t i = rank; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-      }
       inputs[k] = transpose.inputs[0];
-      perms[k] = std::move(perm);
+      perms[k] = TransposePerm(*transpose.attrs.get_if<TransposeAttrs>(),
+                               g_.values[transpose.inputs[0]].desc.shape.size());
       g_.removed[t] = true;
       permuted = true;
     }

@@ -113,9 +113,7 @@ DispatchArg PackWeights(LoweringContext& ctx, ValueId w, const IgemmShape& s) {
 // RECQ_ACT_FIXED), so that its unrolled stores carry no switch.
 void AddFixedActivation(std::vector<std::string>& options, const LoweringContext& ctx,
                         const Node& node, const IgemmShape& s) {
-  if (s.sk > 1) return;
-  options.push_back(
-      absl::StrCat("-DRECQ_ACT_FIXED=", static_cast<int>(ctx.OutputOf(node).activation.kind)));
+  if (s.sk == 1) options.push_back(FixedActivationOption(ctx.OutputOf(node).activation));
 }
 
 // EmitIgemm emits conv2d_igemm_gpu's dispatch (built as `kernel`, over

@@ -72,20 +72,7 @@ InputRead ReadOfInput(const FusedElementwiseAttrs& a, size_t k, const Shape& in,
 // TransposedStrides: the element strides over the output's dimensions
 // (BroadcastStrides' layout) of `in` read through `perm`.
 cl_int8 TransposedStrides(const Shape& in, const std::vector<int64_t>& perm, const Shape& out) {
-  Shape own(in.size());
-  int64_t stride = 1;
-  for (size_t i = in.size(); i-- > 0;) {
-    own[i] = stride;
-    stride *= in[i];
-  }
-  cl_int8 v;
-  for (int i = 0; i < 8; ++i) v.s[i] = 0;
-  for (size_t k = 0; k < perm.size(); ++k) {
-    const size_t i = perm.size() - 1 - k;  // dimension of the transposed view, from the back
-    const int64_t dim = in[size_t(perm[i])];
-    v.s[7 - k] = static_cast<cl_int>(dim == 1 && out[out.size() - 1 - k] != 1 ? 0 : own[perm[i]]);
-  }
-  return v;
+  return BroadcastStrides(Permuted(in, perm), Permuted(RowMajor(in), perm), out);
 }
 
 // Whether every input can be read four elements at a time (float4).

@@ -249,9 +249,7 @@ void AddProductOptions(std::vector<std::string>& options, const ProductEpilogue&
   options.push_back(absl::StrCat("-DRECQ_ML_EPILOGUE=", e.mode));
   options.push_back(absl::StrCat("-DRECQ_ML_VEC=", vec ? 1 : 0));
   options.push_back(absl::StrCat("-DRECQ_ML_SK=", sk));
-  if (sk == 1 && e.mode == 1) {
-    options.push_back(absl::StrCat("-DRECQ_ACT_FIXED=", static_cast<int>(e.act.kind)));
-  }
+  if (sk == 1 && e.mode == 1) options.push_back(FixedActivationOption(e.act));
 }
 
 // AddEpilogue: a MatMul's (of N columns) with the Add after it absorbed (a

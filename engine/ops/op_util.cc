@@ -115,17 +115,38 @@ cl_int8 Pad8(const Shape& s, int64_t fill) {
   return v;
 }
 
+Shape RowMajor(const Shape& s) {
+  Shape strides(s.size());
+  int64_t stride = 1;
+  for (size_t i = s.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= s[i];
+  }
+  return strides;
+}
+
 cl_int8 BroadcastStrides(const Shape& in, const Shape& out) {
+  return BroadcastStrides(in, RowMajor(in), out);
+}
+
+cl_int8 BroadcastStrides(const Shape& in, const Shape& strides, const Shape& out) {
   cl_int8 v;
   for (int i = 0; i < 8; ++i) v.s[i] = 0;
-  int64_t stride = 1;
   for (size_t k = 0; k < in.size(); ++k) {
     size_t i = in.size() - 1 - k;  // dimension of `in`, from the back
     size_t slot = 7 - k;
-    v.s[slot] = static_cast<cl_int>(in[i] == 1 && out[out.size() - 1 - k] != 1 ? 0 : stride);
-    stride *= in[i];
+    v.s[slot] = static_cast<cl_int>(in[i] == 1 && out[out.size() - 1 - k] != 1 ? 0 : strides[i]);
   }
   return v;
+}
+
+std::vector<int64_t> TransposePerm(const TransposeAttrs& a, size_t rank) {
+  std::vector<int64_t> perm = a.perm;
+  if (perm.empty()) {
+    perm.resize(rank);
+    for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+  }
+  return perm;
 }
 
 void SetRange(Dispatch& d, std::array<size_t, 3> global, std::array<size_t, 3> local) {

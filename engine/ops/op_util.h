@@ -87,15 +87,23 @@ void AddActivation(Dispatch& d, const Activation& act);
 // kernel's recq_activate calls apply (common.cl's RECQ_ACT_FIXED), for
 // kernels that apply `act` in unrolled loops.
 std::string FixedActivationOption(const Activation& act);
+
 // AddFusedActivation appends the node's own fused activation and tells the
 // context the kernel applies it.
 void AddFusedActivation(LoweringContext& ctx, Dispatch& d, const Node& node);
 
 // Pad8 pads a shape to rank 8 in front with `fill`.
 cl_int8 Pad8(const Shape& s, int64_t fill);
+// RowMajor returns the element strides of a contiguous tensor of shape `s`.
+Shape RowMajor(const Shape& s);
 // BroadcastStrides returns the element strides of `in` broadcast to `out`
-// (0 on broadcast dimensions), padded to rank 8.
+// (0 on broadcast dimensions), padded to rank 8; with `strides`, of a view
+// of shape `in` whose dimensions step by those (else `in` is contiguous).
 cl_int8 BroadcastStrides(const Shape& in, const Shape& out);
+cl_int8 BroadcastStrides(const Shape& in, const Shape& strides, const Shape& out);
+// TransposePerm returns a Transpose's permutation of rank `rank` (an empty
+// perm reverses the dimensions).
+std::vector<int64_t> TransposePerm(const TransposeAttrs& a, size_t rank);
 
 // SetRange sets `d`'s global size to `global` rounded up to multiples of
 // `local`, in 3 dimensions.

@@ -173,16 +173,6 @@ absl::StatusOr<TensorDesc> InferExpand(const OpAttrs& attrs, InferInputs in) {
   return out;
 }
 
-Shape RowMajor(const Shape& s) {
-  Shape strides(s.size());
-  int64_t stride = 1;
-  for (size_t i = s.size(); i-- > 0;) {
-    strides[i] = stride;
-    stride *= s[i];
-  }
-  return strides;
-}
-
 absl::Status LowerSlice(LoweringContext& ctx, const Node& node) {
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   RECQ_ASSIGN_OR_RETURN(SliceBox box, ResolveSlice(x, AttrsOr<SliceAttrs>(node)));

@@ -1,7 +1,6 @@
 // Transpose (TransposeAttrs): y.shape[i] = x.shape[perm[i]], rank <= 8; an
 // empty perm reverses the dimensions.
 #include <algorithm>
-#include <numeric>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -15,20 +14,11 @@ namespace {
 
 constexpr OpType kOp = OpType::kTranspose;
 
-std::vector<int64_t> PermOf(const TransposeAttrs& a, size_t rank) {
-  std::vector<int64_t> perm = a.perm;
-  if (perm.empty()) {
-    perm.resize(rank);
-    std::iota(perm.rbegin(), perm.rend(), 0);
-  }
-  return perm;
-}
-
 absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
   RECQ_RETURN_IF_ERROR(CheckInputCount(kOp, in, 1, 1));
   RECQ_ASSIGN_OR_RETURN(const TransposeAttrs* a, AttrsOf<TransposeAttrs>(kOp, attrs));
   const Shape& x = in[0]->shape;
-  const std::vector<int64_t> perm = PermOf(*a, x.size());
+  const std::vector<int64_t> perm = TransposePerm(*a, x.size());
   std::vector<int64_t> sorted = perm;
   std::sort(sorted.begin(), sorted.end());
   for (size_t i = 0; i < sorted.size(); ++i) {
@@ -53,7 +43,7 @@ absl::Status Import(OnnxNodeContext& n) {
     const TensorDesc* inputs[] = {&in};
     absl::StatusOr<TensorDesc> out = Infer(OpAttrs(attrs), inputs);
     if (!out.ok()) return n.Invalid(out.status().message());
-    const std::vector<int64_t> p = PermOf(attrs, data.dims.size());
+    const std::vector<int64_t> p = TransposePerm(attrs, data.dims.size());
     const size_t rank = data.dims.size();
     std::vector<int64_t> strides(rank, 1);
     for (size_t i = rank; i-- > 1;) strides[i - 1] = strides[i] * data.dims[i];
@@ -86,13 +76,8 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   if (x.size() > 8) return Unsupported(node, "rank above 8");
-  const std::vector<int64_t> perm = PermOf(AttrsOr<TransposeAttrs>(node), x.size());
-  Shape in_strides(x.size());
-  int64_t stride = 1;
-  for (size_t i = x.size(); i-- > 0;) {
-    in_strides[i] = stride;
-    stride *= x[i];
-  }
+  const std::vector<int64_t> perm = TransposePerm(AttrsOr<TransposeAttrs>(node), x.size());
+  const Shape in_strides = RowMajor(x);
   Shape permuted(x.size());
   for (size_t i = 0; i < x.size(); ++i) permuted[i] = in_strides[perm[i]];
   return EmitStridedCopy(ctx, node, 0, out, permuted, out);

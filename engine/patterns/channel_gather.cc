@@ -17,6 +17,7 @@
 
 #include "engine/graph_edit.h"
 #include "engine/ops/layout_attrs.h"
+#include "engine/ops/op_util.h"
 #include "engine/passes.h"
 #include "engine/patterns/pattern_table.h"
 #include "recq/op_registry.h"
@@ -25,27 +26,16 @@
 namespace recq::internal {
 namespace {
 
-using Shape = std::vector<int64_t>;
-
 // The largest source the chain is replayed on (its flat indices are held
 // at compile time).
 constexpr int64_t kMaxElements = int64_t{1} << 22;
 
-int64_t Count(const Shape& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<int64_t>());
-}
-
-// Permuted returns `a` (row-major, of shape `shape`) transposed by `perm`
-// (empty: the dimensions reversed), and sets `shape` to the result's.
+// Permuted returns `a` (row-major, of shape `shape`) transposed by `perm`,
+// and sets `shape` to the result's.
 std::vector<int64_t> Permuted(const std::vector<int64_t>& a, Shape& shape,
-                              std::vector<int64_t> perm) {
+                              const std::vector<int64_t>& perm) {
   const size_t rank = shape.size();
-  if (perm.empty()) {
-    perm.resize(rank);
-    for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
-  }
-  std::vector<int64_t> in_strides(rank, 1);
-  for (size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * shape[d];
+  const Shape in_strides = RowMajor(shape);
   Shape out_shape(rank);
   std::vector<int64_t> strides(rank);  // the input stride of each output axis
   for (size_t i = 0; i < rank; ++i) {
@@ -95,7 +85,7 @@ std::vector<int64_t> SliceIndices(const SliceAttrs& a, const Shape& in, int64_t*
 std::vector<int64_t> GatheredIndices(const Editable& g, const std::vector<int>& chain,
                                      const Shape& source, const SliceAttrs& slice, const Shape& out,
                                      int64_t* axis) {
-  std::vector<int64_t> a(static_cast<size_t>(Count(source)));
+  std::vector<int64_t> a(static_cast<size_t>(Product(source, 0, source.size())));
   std::iota(a.begin(), a.end(), int64_t{0});
   Shape shape = source;
   for (int n : chain) {
@@ -103,7 +93,7 @@ std::vector<int64_t> GatheredIndices(const Editable& g, const std::vector<int>& 
     if (node.op == OpType::kTranspose) {
       const auto* t = node.attrs.get_if<TransposeAttrs>();
       if (t == nullptr) return {};
-      a = Permuted(a, shape, t->perm);
+      a = Permuted(a, shape, TransposePerm(*t, shape.size()));
     } else {
       shape = g.values[node.outputs[0]].desc.shape;  // a view: the data as it was
     }
@@ -111,8 +101,8 @@ std::vector<int64_t> GatheredIndices(const Editable& g, const std::vector<int>& 
   const std::vector<int64_t> kept = SliceIndices(slice, shape, axis);
   if (kept.empty() || out.size() != shape.size() || source.size() != shape.size()) return {};
   // The Slice on the replayed indices: [outer, kept, inner] of `shape`.
-  const int64_t outer = Count(Shape(shape.begin(), shape.begin() + *axis));
-  const int64_t inner = Count(Shape(shape.begin() + *axis + 1, shape.end()));
+  const int64_t outer = Product(shape, 0, size_t(*axis));
+  const int64_t inner = Product(shape, size_t(*axis) + 1, shape.size());
   const int64_t dim = shape[*axis];
   for (size_t d = 0; d < source.size(); ++d) {
     if (int64_t(d) != *axis && source[d] != shape[d]) return {};
@@ -168,7 +158,7 @@ absl::StatusOr<Graph> GatherShuffledSlices(const Graph& graph) {
     std::reverse(chain.begin(), chain.end());
     const Shape& source = g.values[v].desc.shape;
     const Shape& out = g.values[node.outputs[0]].desc.shape;
-    if (source.empty() || Count(source) > kMaxElements) continue;
+    if (source.empty() || Product(source, 0, source.size()) > kMaxElements) continue;
     int64_t axis = 0;
     std::vector<int64_t> gathered = GatheredIndices(g, chain, source, *slice, out, &axis);
     if (gathered.empty()) continue;

@@ -5,10 +5,10 @@
 // Runs after the attention pattern (file-name order), which matches the
 // exporters' Transposes as they were written.
 #include <cstdint>
-#include <numeric>
 #include <vector>
 
 #include "engine/graph_edit.h"
+#include "engine/ops/op_util.h"
 #include "engine/patterns/pattern_table.h"
 #include "recq/status_macros.h"
 
@@ -17,11 +17,7 @@ namespace {
 
 // KeepsMemoryOrder: the dimensions of `x` larger than 1 come out of `perm`
 // in their original order.
-bool KeepsMemoryOrder(const std::vector<int64_t>& x, std::vector<int64_t> perm) {
-  if (perm.empty()) {
-    perm.resize(x.size());
-    std::iota(perm.rbegin(), perm.rend(), 0);
-  }
+bool KeepsMemoryOrder(const Shape& x, const std::vector<int64_t>& perm) {
   if (perm.size() != x.size()) return false;
   int64_t last = -1;
   for (int64_t p : perm) {
@@ -43,8 +39,8 @@ absl::StatusOr<Graph> UnitTransposesToReshapes(const Graph& graph) {
       continue;
     }
     const auto* t = node.attrs.get_if<TransposeAttrs>();
-    const std::vector<int64_t>& x = g.values[node.inputs[0]].desc.shape;
-    if (t == nullptr || !KeepsMemoryOrder(x, t->perm)) continue;
+    const Shape& x = g.values[node.inputs[0]].desc.shape;
+    if (t == nullptr || !KeepsMemoryOrder(x, TransposePerm(*t, x.size()))) continue;
     node.op = OpType::kReshape;
     node.attrs = ReshapeAttrs{g.values[node.outputs[0]].desc.shape};
     changed = true;
