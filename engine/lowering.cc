@@ -134,8 +134,24 @@ class Lowerer final : public LoweringContext {
       o.y = add.outputs[0];
       o.residual = add.inputs[0] == node.outputs[0] ? add.inputs[1] : add.inputs[0];
       o.activation = add.fused;
+      if (residual_after_of_[index] >= 0) {
+        const Node& add2 = graph_.nodes()[residual_after_of_[index]];
+        o.y = add2.outputs[0];
+        o.activation = add2.fused;
+      }
     }
     return o;
+  }
+
+  ValueId ResidualAfterBias(const Node& node) const override {
+    const int index = static_cast<int>(&node - graph_.nodes().data());
+    if (index < 0 || index >= static_cast<int>(residual_after_of_.size()) ||
+        residual_after_of_[index] < 0) {
+      return kNoValue;
+    }
+    const Node& add = graph_.nodes()[residual_add_of_[index]];
+    const Node& add2 = graph_.nodes()[residual_after_of_[index]];
+    return add2.inputs[0] == add.outputs[0] ? add2.inputs[1] : add2.inputs[0];
   }
 
   void MarkActivationApplied() override { activation_applied_ = true; }
@@ -311,10 +327,12 @@ class Lowerer final : public LoweringContext {
   // dimension (a Linear layer's MatMul + bias; IsLastDimBias): the
   // variant then adds the other operand and applies the Add's activation,
   // and the Add and the node's own output disappear. One dispatch and one
-  // tensor pass fewer.
+  // tensor pass fewer. A variant that absorbs_bias_then_residual also takes
+  // a residual Add right after the bias Add (PairResidualAfterBias).
   absl::Status PairResidualAdds() {
     const auto& nodes = graph_.nodes();
     residual_add_of_.assign(nodes.size(), -1);
+    residual_after_of_.assign(nodes.size(), -1);
     fused_into_previous_.assign(nodes.size(), false);
     fused_away_.assign(graph_.values().size(), false);
     std::vector<int> uses(graph_.values().size(), 0);
@@ -327,6 +345,7 @@ class Lowerer final : public LoweringContext {
     for (size_t n = 0; n + 1 < nodes.size(); ++n) {
       const Node& node = nodes[n];
       const Node& add = nodes[n + 1];
+      if (fused_into_previous_[n]) continue;
       if (!defs_[n + 1]->is_residual_add || alias_node_[n + 1]) continue;
       if (node.fused.kind != ActivationKind::kNone || alias_node_[n]) continue;
       const ValueId v = node.outputs[0];
@@ -344,8 +363,31 @@ class Lowerer final : public LoweringContext {
       residual_add_of_[n] = static_cast<int>(n + 1);
       fused_into_previous_[n + 1] = true;
       fused_away_[v] = true;
+      if (bias && variant->absorbs_bias_then_residual) PairResidualAfterBias(n, uses);
     }
     return absl::OkStatus();
+  }
+
+  // PairResidualAfterBias pairs node n, already paired with its bias Add
+  // (n + 1), with a residual Add of the output's shape right after that
+  // (n + 2) when the bias Add has no activation and only that Add reads it.
+  void PairResidualAfterBias(size_t n, const std::vector<int>& uses) {
+    const auto& nodes = graph_.nodes();
+    if (n + 2 >= nodes.size() || !defs_[n + 2]->is_residual_add || alias_node_[n + 2]) return;
+    const Node& add = nodes[n + 1];
+    const Node& add2 = nodes[n + 2];
+    const ValueId v = add.outputs[0];
+    if (add.fused.kind != ActivationKind::kNone) return;
+    if (uses[v] != 1 || pin_[Find(v)].kind != Storage::Kind::kNone) return;
+    if (add2.inputs.size() != 2 || (add2.inputs[0] == v) == (add2.inputs[1] == v)) return;
+    const Shape& shape = graph_.value(v).desc.shape;
+    const ValueId r = add2.inputs[0] == v ? add2.inputs[1] : add2.inputs[0];
+    if (graph_.value(r).desc.shape != shape || graph_.value(add2.outputs[0]).desc.shape != shape) {
+      return;
+    }
+    residual_after_of_[n] = static_cast<int>(n + 2);
+    fused_into_previous_[n + 2] = true;
+    fused_away_[v] = true;
   }
 
   absl::Status PlaceTensors() {
@@ -372,9 +414,10 @@ class Lowerer final : public LoweringContext {
         if (id != kNoValue && !fused_away_[id]) touch(id, static_cast<int>(n));
       }
       if (residual_add_of_[n] >= 0) {
-        // The node writes the Add's output: it is live from the node on, so
-        // it never shares memory with the node's inputs.
-        touch(nodes[residual_add_of_[n]].outputs[0], static_cast<int>(n));
+        // The node writes the (last) Add's output: it is live from the node
+        // on, so it never shares memory with the node's inputs.
+        const int last = residual_after_of_[n] >= 0 ? residual_after_of_[n] : residual_add_of_[n];
+        touch(nodes[last].outputs[0], static_cast<int>(n));
       } else if (!fused_away_[nodes[n].outputs[0]]) {
         touch(nodes[n].outputs[0], static_cast<int>(n));
       }
@@ -449,6 +492,7 @@ class Lowerer final : public LoweringContext {
   // per node, whether the node before absorbed it; per value, whether it is
   // an output that no longer exists.
   std::vector<int> residual_add_of_;
+  std::vector<int> residual_after_of_;  // per node: the residual Add after its bias Add, -1 none
   std::vector<bool> fused_into_previous_;
   std::vector<bool> fused_away_;
   std::vector<std::pair<ValueId, Storage>> pinned_outputs_;

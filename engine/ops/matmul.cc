@@ -225,6 +225,9 @@ bool LocalFits(const LocalTile& tile, const Node& node, const LoweringContext& c
 struct ProductEpilogue {
   int mode = 0;  // RECQ_ML_EPILOGUE
   DispatchArg c = DispatchArg::Null();
+  // A residual of the output's shape added after C (RECQ_ML_RES): a second
+  // Add after a Linear layer's bias, or the Add after a Gemm.
+  DispatchArg r = DispatchArg::Null();
   float alpha = 1.0f, beta = 0.0f;
   int64_t c_sm = 0, c_sn = 0;
   Activation act;
@@ -249,16 +252,21 @@ void AddProductOptions(std::vector<std::string>& options, const ProductEpilogue&
   options.push_back(absl::StrCat("-DRECQ_ML_EPILOGUE=", e.mode));
   options.push_back(absl::StrCat("-DRECQ_ML_VEC=", vec ? 1 : 0));
   options.push_back(absl::StrCat("-DRECQ_ML_SK=", sk));
+  if (e.r.kind != DispatchArg::Kind::kNull) options.push_back("-DRECQ_ML_RES=1");
   if (sk == 1 && e.mode == 1) options.push_back(FixedActivationOption(e.act));
 }
 
 // AddEpilogue: a MatMul's (of N columns) with the Add after it absorbed (a
-// Linear layer's bias [N] or a residual of the output's shape) and that
-// Add's activation, from LoweringContext::OutputOf.
+// Linear layer's bias [N] or a residual of the output's shape), the
+// residual Add after a bias where the pass paired it too
+// (LoweringContext::ResidualAfterBias; only variants that
+// absorbs_bias_then_residual), and the last Add's activation, from
+// LoweringContext::OutputOf.
 ProductEpilogue AddEpilogue(LoweringContext& ctx, const Node& node, ValueId residual,
                             const Activation& act, int64_t n) {
   ProductEpilogue e;
   if (residual == kNoValue && act.kind == ActivationKind::kNone) return e;
+  e.r = ctx.Arg(ctx.ResidualAfterBias(node));
   e.mode = act.kind != ActivationKind::kNone ? 1 : 2;
   e.c = ctx.Arg(residual);
   e.beta = 1.0f;
@@ -272,18 +280,22 @@ ProductEpilogue AddEpilogue(LoweringContext& ctx, const Node& node, ValueId resi
   return e;
 }
 
-// GemmEpilogue: Gemm's C, alpha, beta and fused activation.
+// GemmEpilogue: Gemm's C, alpha, beta and fused activation; for the tiled
+// variants (which absorb a residual Add) the residual after them and that
+// Add's activation, from LoweringContext::OutputOf.
 ProductEpilogue GemmEpilogue(LoweringContext& ctx, const Node& node) {
   const auto& a = AttrsOr<GemmAttrs>(node);
   const GemmShape g = GemmShapeOf(ctx, node);
+  const LoweringContext::Output out = ctx.OutputOf(node);
   ProductEpilogue e;
   e.mode = 1;
   e.c = ctx.Arg(COf(node));
+  e.r = ctx.Arg(out.residual);
   e.alpha = a.alpha;
   e.beta = a.beta;
   e.c_sm = g.c_sm;
   e.c_sn = g.c_sn;
-  e.act = node.fused;
+  e.act = out.activation;
   ctx.MarkActivationApplied();
   return e;
 }
@@ -351,7 +363,11 @@ void EmitTiled(TiledProduct p, LoweringContext& ctx, const MatMulShape& s, Dispa
   d.global = p.global;
   d.local = p.local;
   const DispatchArg part = sk > 1 ? ctx.Scratch() : DispatchArg::Null();
-  d.args = {a, b, sk > 1 ? DispatchArg::Null() : epilogue.c, sk > 1 ? DispatchArg::Null() : y,
+  d.args = {a,
+            b,
+            sk > 1 ? DispatchArg::Null() : epilogue.c,
+            sk > 1 ? DispatchArg::Null() : epilogue.r,
+            sk > 1 ? DispatchArg::Null() : y,
             part};
   AddInts(d, {s.m, s.n, s.k});
   d.flops = 2.0 * double(s.m) * double(s.n) * double(s.k) * double(batch);
@@ -368,10 +384,11 @@ void EmitTiled(TiledProduct p, LoweringContext& ctx, const MatMulShape& s, Dispa
   r.label = "matmul_local_reduce";
   r.kernel = ctx.Kernel("matmul_local.cl", "matmul_local_reduce");
   SetRange(r, {size_t(total), 1, 1}, {GpuGroup(ctx.device(), 256), 1, 1});
-  r.args = {part, epilogue.c, y};
+  r.args = {part, epilogue.c, epilogue.r, y};
   AddInts(r, {total, s.n, sk, epilogue.mode != 0 ? 1 : 0});
   AddEpilogueArgs(r, epilogue);
-  r.bytes = partial_bytes + double(total) * sizeof(float);
+  r.bytes = partial_bytes +
+            double(total) * sizeof(float) * (epilogue.r.kind != DispatchArg::Kind::kNull ? 2 : 1);
   ctx.Emit(std::move(r));
 }
 
@@ -423,7 +440,7 @@ absl::Status LowerGemmLocal(const LocalTile& tile, LoweringContext& ctx, const N
   const GemmShape g = GemmShapeOf(ctx, node);
   RECQ_ASSIGN_OR_RETURN(const LocalParams p, LocalParamsOf(tile, ctx, node));
   EmitLocal(tile, p, ctx, absl::StrCat("gemm_local_", tile.tm, "x", tile.tn), GemmAsProduct(g),
-            ctx.Arg(node.inputs[0]), GemmB(ctx, node, g), ctx.Arg(node.outputs[0]),
+            ctx.Arg(node.inputs[0]), GemmB(ctx, node, g), ctx.Arg(ctx.OutputOf(node).y),
             GemmEpilogue(ctx, node));
   return absl::OkStatus();
 }
@@ -585,7 +602,7 @@ absl::Status LowerGemmMma(LoweringContext& ctx, const Node& node) {
   const MatMulShape s = GemmAsProduct(g);
   RECQ_ASSIGN_OR_RETURN(const MmaParams p, MmaParamsOf(s, ctx, node));
   EmitMma(p, ctx, "gemm_mma", s, ctx.Arg(node.inputs[0]), GemmB(ctx, node, g),
-          ctx.Arg(node.outputs[0]), GemmEpilogue(ctx, node));
+          ctx.Arg(ctx.OutputOf(node).y), GemmEpilogue(ctx, node));
   return absl::OkStatus();
 }
 
@@ -889,6 +906,7 @@ std::vector<KernelVariant> GemmLocalGpuVariants() {
     v.scratch_bytes = [&tile](const Node& n, const LoweringContext& ctx) {
       return SplitKScratch(tile.tm, tile.tn, GemmAsProduct(GemmShapeOf(ctx, n)), ctx.device());
     };
+    v.absorbs_residual_add = true;
     variants.push_back(std::move(v));
   }
   return variants;
@@ -900,6 +918,7 @@ KernelVariant MatMulMmaGpuVariant() {
   KernelVariant v{"matmul_mma", MmaFits, LowerMma};
   v.absorbs_residual_add = true;
   v.absorbs_bias_add = true;
+  v.absorbs_bias_then_residual = true;
   v.param_space = [](const Node& n, const LoweringContext& ctx) {
     return MmaSpace(ShapeOfMatMul(ctx, n), ctx.device());
   };
@@ -911,6 +930,7 @@ KernelVariant MatMulMmaGpuVariant() {
 
 KernelVariant GemmMmaGpuVariant() {
   KernelVariant v{"gemm_mma", GemmMmaFits, LowerGemmMma};
+  v.absorbs_residual_add = true;
   v.param_space = [](const Node& n, const LoweringContext& ctx) {
     return MmaSpace(GemmAsProduct(GemmShapeOf(ctx, n)), ctx.device());
   };
@@ -952,6 +972,7 @@ std::vector<KernelVariant> MatMulLocalGpuVariants() {
     };
     v.absorbs_residual_add = true;
     v.absorbs_bias_add = true;
+    v.absorbs_bias_then_residual = true;
     v.scratch_bytes = [&tile](const Node& n, const LoweringContext& ctx) {
       return SplitKScratch(tile.tm, tile.tn, ShapeOfMatMul(ctx, n), ctx.device());
     };

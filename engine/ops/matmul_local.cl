@@ -5,9 +5,11 @@
 // reads; RECQ_ML_CONTIG) or strided by TM/RM and TN/RN.
 // `dims` is the batch shape padded to rank 8, `sa`/`sb` the batch strides of
 // A and B in elements (0 where broadcast), as for `matmul` (gemm.cl).
-// Epilogue (Gemm's): Y = act(alpha * A*B + beta * C[m * c_sm + n * c_sn]),
-// C optional (NULL), C offset by batch * M * c_sm for each batch; MatMul
-// passes alpha 1 and, with a bias or residual Add absorbed, that operand.
+// Epilogue (Gemm's): Y = act(alpha * A*B + beta * C[m * c_sm + n * c_sn]
+// (+ res)), C optional (NULL), C offset by batch * M * c_sm for each batch;
+// MatMul passes alpha 1 and, with a bias or residual Add absorbed, that
+// operand. RECQ_ML_RES=1: res, of Y's shape, is added before the activation
+// (a residual Add after a bias Add or a Gemm).
 // Build options: -DRECQ_ML_TM, _TN, _TK, _RM, _RN, _CONTIG, _VEC, _SK, _DB.
 // The work-group has (TN/RN) x (TM/RM) items; TK*TM and TK*TN are multiples
 // of four times it. RECQ_ML_CONTIG: an item's RM rows (RN columns) are
@@ -45,6 +47,9 @@
 #ifndef RECQ_ML_EPILOGUE
 #define RECQ_ML_EPILOGUE 0
 #endif
+#ifndef RECQ_ML_RES
+#define RECQ_ML_RES 0
+#endif
 #ifndef RECQ_ML_CONTIG
 #define RECQ_ML_CONTIG 1
 #endif
@@ -64,7 +69,8 @@
 
 __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void matmul_local(
     __global const RECQ_T* restrict a, __global const RECQ_T* restrict b,
-    __global const RECQ_T* restrict c, __global RECQ_T* restrict y, __global float* restrict part,
+    __global const RECQ_T* restrict c, __global const RECQ_T* restrict res,
+    __global RECQ_T* restrict y, __global float* restrict part,
     int M, int N, int K, int8 dims, int8 sa, int8 sb, float alpha, float beta, int c_sm, int c_sn,
     int act, float act_a, float act_b) {
   // A's tile is written along K by consecutive items: its rows are padded
@@ -253,6 +259,7 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
   __global RECQ_T* yb = y + (size_t)batch * M * N;
   // C of this batch: a full-shape residual moves with it, a bias does not.
   const __global RECQ_T* cb = c + (size_t)batch * M * c_sm;
+  const __global RECQ_T* resb = res + (size_t)batch * M * N;
 #endif
 #pragma unroll
   for (int i = 0; i < RECQ_ML_RM; ++i) {
@@ -265,9 +272,16 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
 #if RECQ_ML_EPILOGUE == 1 && RECQ_ML_SK == 1
       float v = alpha * acc[i][j];
       if (c) v += beta * RECQ_LOAD(cb, m * c_sm + n * c_sn);
+#if RECQ_ML_RES
+      v += RECQ_LOAD(resb, (size_t)m * N + n);
+#endif
       RECQ_STORE(yb, (size_t)m * N + n, recq_activate(v, act, act_a, act_b));
 #elif RECQ_ML_EPILOGUE == 2 && RECQ_ML_SK == 1
-      RECQ_STORE(yb, (size_t)m * N + n, acc[i][j] + RECQ_LOAD(cb, m * c_sm + n * c_sn));
+      float v = acc[i][j] + RECQ_LOAD(cb, m * c_sm + n * c_sn);
+#if RECQ_ML_RES
+      v += RECQ_LOAD(resb, (size_t)m * N + n);
+#endif
+      RECQ_STORE(yb, (size_t)m * N + n, v);
 #elif RECQ_ML_SK > 1
       pb[(size_t)m * N + n] = acc[i][j];
 #else
@@ -279,10 +293,11 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
 
 // Finishes a split-K matmul_local: y[i] = the sum of the SK slices' partial
 // sums (part [SK][total]), with Gemm's epilogue when `epilogue` is set: y =
-// act(alpha * sum + beta * C[m * c_sm + n * c_sn]) (C optional), over
-// `total` = batch * M * N elements of rows of N.
+// act(alpha * sum + beta * C[m * c_sm + n * c_sn] + res[i]) (C and res
+// optional), over `total` = batch * M * N elements of rows of N.
 __kernel void matmul_local_reduce(__global const float* restrict part,
-                                  __global const RECQ_T* restrict c, __global RECQ_T* restrict y,
+                                  __global const RECQ_T* restrict c,
+                                  __global const RECQ_T* restrict res, __global RECQ_T* restrict y,
                                   int total, int N, int SK, int epilogue, float alpha, float beta,
                                   int c_sm, int c_sn, int act, float act_a, float act_b) {
   const int i = get_global_id(0);
@@ -292,6 +307,7 @@ __kernel void matmul_local_reduce(__global const float* restrict part,
   if (epilogue) {
     v *= alpha;
     if (c) v += beta * RECQ_LOAD(c, (i / N) * c_sm + (i % N) * c_sn);
+    if (res) v += RECQ_LOAD(res, i);
     v = recq_activate(v, act, act_a, act_b);
   }
   RECQ_STORE(y, i, v);

@@ -19,7 +19,7 @@
 // tiles in plain OpenCL C, with the same split: everything but the
 // fragments' exchange between lanes is the same code.
 //
-// Arguments, epilogue (RECQ_ML_EPILOGUE), split K (RECQ_ML_SK, partial
+// Arguments, epilogue (RECQ_ML_EPILOGUE, RECQ_ML_RES), split K (RECQ_ML_SK, partial
 // sums to part[SK][batch][M][N] for matmul_local_reduce) and float4 tile
 // loads (RECQ_ML_VEC) are matmul_local.cl's. Build options: -DRECQ_MM_TM,
 // _TN, _TK (16 or 32), _WM (a multiple of 16), _WN (of 8), _DB, _PTX.
@@ -46,6 +46,9 @@
 #ifndef RECQ_ML_EPILOGUE
 #define RECQ_ML_EPILOGUE 0
 #endif
+#ifndef RECQ_ML_RES
+#define RECQ_ML_RES 0
+#endif
 #ifndef RECQ_ML_VEC
 #define RECQ_ML_VEC 0
 #endif
@@ -70,7 +73,8 @@
 
 __kernel __attribute__((reqd_work_group_size(RECQ_MM_ITEMS, 1, 1))) void matmul_mma(
     __global const RECQ_T* restrict a, __global const RECQ_T* restrict b,
-    __global const RECQ_T* restrict c, __global RECQ_T* restrict y, __global float* restrict part,
+    __global const RECQ_T* restrict c, __global const RECQ_T* restrict res,
+    __global RECQ_T* restrict y, __global float* restrict part,
     int M, int N, int K, int8 dims, int8 sa, int8 sb, float alpha, float beta, int c_sm, int c_sn,
     int act, float act_a, float act_b) {
   __local float as[RECQ_MM_DB + 1][RECQ_MM_TM][RECQ_MM_APAD] __attribute__((aligned(16)));
@@ -274,6 +278,7 @@ __kernel __attribute__((reqd_work_group_size(RECQ_MM_ITEMS, 1, 1))) void matmul_
 #else
   __global RECQ_T* yb = y + (size_t)batch * M * N;
   const __global RECQ_T* cb = c + (size_t)batch * M * c_sm;
+  const __global RECQ_T* resb = res + (size_t)batch * M * N;
 #endif
   // Unrolled where the accumulators are registers (the emulation's are
   // not, and its compiles stay small).
@@ -287,9 +292,16 @@ __kernel __attribute__((reqd_work_group_size(RECQ_MM_ITEMS, 1, 1))) void matmul_
 #if RECQ_ML_EPILOGUE == 1 && RECQ_ML_SK == 1
         float e = alpha * v;
         if (c) e += beta * RECQ_LOAD(cb, m * c_sm + n * c_sn);
+#if RECQ_ML_RES
+        e += RECQ_LOAD(resb, (size_t)m * N + n);
+#endif
         RECQ_STORE(yb, (size_t)m * N + n, recq_activate(e, act, act_a, act_b));
 #elif RECQ_ML_EPILOGUE == 2 && RECQ_ML_SK == 1
-        RECQ_STORE(yb, (size_t)m * N + n, v + RECQ_LOAD(cb, m * c_sm + n * c_sn));
+        float e = v + RECQ_LOAD(cb, m * c_sm + n * c_sn);
+#if RECQ_ML_RES
+        e += RECQ_LOAD(resb, (size_t)m * N + n);
+#endif
+        RECQ_STORE(yb, (size_t)m * N + n, e);
 #elif RECQ_ML_SK > 1
         pb[(size_t)m * N + n] = v;
 #else

@@ -221,6 +221,11 @@ struct KernelVariant {
   // broadcast along the last dimension ([N], or [1, ..., 1, N]; a Linear
   // layer's MatMul + Add), which OutputOf returns as the residual.
   bool absorbs_bias_add = false;
+  // With absorbs_bias_add: after the bias Add, a second Add of a residual of
+  // the output's shape right after it (a Linear layer's MatMul + bias + the
+  // block's residual), read through LoweringContext::ResidualAfterBias; the
+  // variant applies that Add's activation (OutputOf's).
+  bool absorbs_bias_then_residual = false;
 };
 
 // KernelChoice: a variant (an index into the op's variants) and its
@@ -288,6 +293,13 @@ class LoweringContext {
     Activation activation;
   };
   virtual Output OutputOf(const Node& node) const = 0;
+  // ResidualAfterBias: for a node whose variant absorbs_bias_then_residual
+  // and that the pass paired with both Adds, the second Add's other operand
+  // (added after the bias, OutputOf's residual); kNoValue otherwise.
+  virtual ValueId ResidualAfterBias(const Node& node) const {
+    (void)node;
+    return kNoValue;
+  }
 
   // MarkActivationApplied says the node's kernel applied OutputOf(node).
   // activation itself; otherwise the framework applies the node's fused

@@ -106,10 +106,14 @@ struct AddCase {
   std::string name;
   std::vector<int64_t> a, w, addend;  // addend empty: no Add
   bool relu = false;
+  // Not empty: a second Add after the first, of this input (a residual of
+  // the output's shape after a bias; the tiled variants absorb both).
+  std::vector<int64_t> residual_after = {};
 };
 
 // LinearGraph: y = MatMul(a, constant w), plus the addend (a constant bias,
-// or an input when it has a's rank: a residual), then a ReLU if asked.
+// or an input when it has a's rank: a residual), plus the residual after
+// it, then a ReLU if asked.
 absl::StatusOr<OpGraph> LinearGraph(const AddCase& c) {
   OpGraphBuilder b;
   TensorRef x = b.Input("a", c.a);
@@ -118,6 +122,9 @@ absl::StatusOr<OpGraph> LinearGraph(const AddCase& c) {
     const bool residual = c.addend.size() == c.a.size();
     TensorRef addend = residual ? b.Input("r", c.addend) : b.Constant("bias", c.addend);
     y = b.graph().AddNode(OpType::kAdd, {y, addend});
+  }
+  if (!c.residual_after.empty()) {
+    y = b.graph().AddNode(OpType::kAdd, {b.Input("r2", c.residual_after), y});
   }
   if (c.relu) y = b.graph().AddNode(OpType::kRelu, {y});
   return std::move(b).Build(y);
@@ -177,7 +184,14 @@ INSTANTIATE_TEST_SUITE_P(
             AddCase{"bias_one_slice", {1, 100, 24}, {24, 52}, {52}, false},
             AddCase{"bias_relu_one_slice", {1, 100, 24}, {24, 52}, {52}, true},
             AddCase{"residual_split_k", {1, 100, 256}, {256, 52}, {1, 100, 52}, false},
-            AddCase{"residual_one_slice", {1, 100, 24}, {24, 52}, {1, 100, 52}, false})),
+            AddCase{"residual_one_slice", {1, 100, 24}, {24, 52}, {1, 100, 52}, false},
+            AddCase{"bias_residual_split_k", {1, 100, 256}, {256, 52}, {52}, false, {1, 100, 52}},
+            AddCase{"bias_residual_relu_one_slice_batched",
+                    {2, 50, 24},
+                    {24, 52},
+                    {52},
+                    true,
+                    {2, 50, 52}})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
 INSTANTIATE_TEST_SUITE_P(
@@ -189,7 +203,65 @@ INSTANTIATE_TEST_SUITE_P(
             AddCase{"bias3d_relu", {1, 100, 256}, {256, 52}, {1, 1, 52}, true},
             AddCase{"bias_relu_one_slice", {1, 100, 24}, {24, 52}, {52}, true},
             AddCase{"residual_split_k", {1, 100, 256}, {256, 52}, {1, 100, 52}, false},
-            AddCase{"residual_one_slice", {1, 100, 24}, {24, 52}, {1, 100, 52}, false})),
+            AddCase{"residual_one_slice", {1, 100, 24}, {24, 52}, {1, 100, 52}, false},
+            AddCase{"bias_residual_split_k", {1, 100, 256}, {256, 52}, {52}, false, {1, 100, 52}},
+            AddCase{"bias_residual_relu_one_slice_batched",
+                    {2, 50, 24},
+                    {24, 52},
+                    {52},
+                    true,
+                    {2, 50, 52}})),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
+
+// A Gemm (a Linear layer on rows: B transposed, a bias C) and the residual
+// Add after it, with the Add's ReLU or without, K split or not: the tiled
+// Gemm variants add the residual in their epilogue (or reduction), so the
+// GPU family runs no Add.
+struct GemmResidualCase {
+  std::string name;
+  int64_t m, k, n;
+  bool relu = false;
+};
+
+class GemmResidualTest
+    : public ::testing::TestWithParam<std::tuple<std::string, GemmResidualCase>> {};
+
+TEST_P(GemmResidualTest, AbsorbsTheAddAndMatchesReference) {
+  const auto& [variant, c] = GetParam();
+  auto build = [&, c = c]() -> absl::StatusOr<OpGraph> {
+    OpGraphBuilder b;
+    TensorRef a = b.Input("a", {c.m, c.k});
+    GemmAttrs attrs;
+    attrs.trans_b = true;
+    TensorRef y = b.graph().Gemm(a, b.Constant("w", {c.n, c.k}), b.Constant("bias", {c.n}), attrs);
+    y = b.graph().AddNode(OpType::kAdd, {y, b.Input("r", {c.m, c.n})});
+    if (c.relu) y = b.graph().AddNode(OpType::kRelu, {y});
+    return std::move(b).Build(y);
+  };
+  const bool mma = variant == "gemm_mma";
+  const absl::StatusOr<std::vector<std::string>> labels =
+      DispatchLabelsOf(*build(), EngineOptions::KernelTarget::kGpu,
+                       ForceVariant(OpType::kGemm, variant, std::make_shared<int>(0)), mma);
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  ASSERT_FALSE(labels->empty());
+  for (const std::string& label : *labels) {
+    EXPECT_TRUE(label.find(variant) != std::string::npos ||
+                label.find("matmul_local_reduce") != std::string::npos)
+        << c.name << ": " << label;
+  }
+  CheckOptions options;
+  options.emulate_matrix_units = mma;
+  auto forced = std::make_shared<int>(0);
+  options.choose_variant = ForceVariant(OpType::kGemm, variant, forced);
+  RECQ_EXPECT_MATCHES_REFERENCE(build(), options);
+  EXPECT_GT(*forced, 0) << variant << " does not fit " << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Tiles, GemmResidualTest,
+    ::testing::Combine(::testing::Values("gemm_local_64x64", "gemm_mma"),
+                       ::testing::Values(GemmResidualCase{"split_k", 100, 256, 52, false},
+                                         GemmResidualCase{"one_slice_relu", 100, 24, 52, true})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
 // The GPU family's matrix-vector product (matmul_gemv.cl): one row and a
