@@ -132,7 +132,7 @@ class Lowerer final : public LoweringContext {
         residual_add_of_[index] >= 0) {
       const Node& add = graph_.nodes()[residual_add_of_[index]];
       o.y = add.outputs[0];
-      o.residual = add.inputs[0] == node.outputs[0] ? add.inputs[1] : add.inputs[0];
+      o.residual = add.inputs[0] == read_by_add_[index] ? add.inputs[1] : add.inputs[0];
       o.activation = add.fused;
       if (residual_after_of_[index] >= 0) {
         const Node& add2 = graph_.nodes()[residual_after_of_[index]];
@@ -322,7 +322,8 @@ class Lowerer final : public LoweringContext {
 
   // PairResidualAdds finds each node without a fused activation whose kernel
   // variant absorbs a residual Add and whose only use is such an Add of
-  // equal shapes right after it (MobileNet V2's projection + residual), or,
+  // equal shapes right after it, or after views of it read once
+  // (MobileNet V2's projection + residual; ViT's Gemm, Reshape, Add), or,
   // for a variant that also absorbs_bias_add, an Add of a bias along the last
   // dimension (a Linear layer's MatMul + bias; IsLastDimBias): the
   // variant then adds the other operand and applies the Add's activation,
@@ -333,6 +334,7 @@ class Lowerer final : public LoweringContext {
     const auto& nodes = graph_.nodes();
     residual_add_of_.assign(nodes.size(), -1);
     residual_after_of_.assign(nodes.size(), -1);
+    read_by_add_.assign(nodes.size(), kNoValue);
     fused_into_previous_.assign(nodes.size(), false);
     fused_away_.assign(graph_.values().size(), false);
     std::vector<int> uses(graph_.values().size(), 0);
@@ -344,25 +346,36 @@ class Lowerer final : public LoweringContext {
     for (ValueId id : graph_.outputs()) ++uses[id];
     for (size_t n = 0; n + 1 < nodes.size(); ++n) {
       const Node& node = nodes[n];
-      const Node& add = nodes[n + 1];
       if (fused_into_previous_[n]) continue;
-      if (!defs_[n + 1]->is_residual_add || alias_node_[n + 1]) continue;
       if (node.fused.kind != ActivationKind::kNone || alias_node_[n]) continue;
       const ValueId v = node.outputs[0];
       if (uses[v] != 1 || pin_[Find(v)].kind != Storage::Kind::kNone) continue;
-      if (add.inputs.size() != 2 || (add.inputs[0] == v) == (add.inputs[1] == v)) continue;
-      const auto& shape = graph_.value(v).desc.shape;
+      // Views read once between the node and the Add (ViT's attention
+      // output: Gemm, Reshape, Add) keep the elements' order.
+      size_t k = n + 1;
+      ValueId read = v;
+      while (k + 1 < nodes.size() && alias_node_[k] && nodes[k].inputs[0] == read &&
+             uses[nodes[k].outputs[0]] == 1) {
+        read = nodes[k].outputs[0];
+        ++k;
+      }
+      const Node& add = nodes[k];
+      if (!defs_[k]->is_residual_add || alias_node_[k]) continue;
+      if (add.inputs.size() != 2 || (add.inputs[0] == read) == (add.inputs[1] == read)) continue;
+      const auto& shape = graph_.value(read).desc.shape;
       const Shape& other =
-          graph_.value(add.inputs[0] == v ? add.inputs[1] : add.inputs[0]).desc.shape;
+          graph_.value(add.inputs[0] == read ? add.inputs[1] : add.inputs[0]).desc.shape;
       if (graph_.value(add.outputs[0]).desc.shape != shape) continue;
       const bool bias = other != shape;
-      if (bias && !IsLastDimBias(other, shape)) continue;
+      // A bias is indexed by the node's own last dimension: no views.
+      if (bias && (k != n + 1 || !IsLastDimBias(other, shape))) continue;
       // Only now ask for the variant: fit tests may read shapes, never storage.
       RECQ_ASSIGN_OR_RETURN(const KernelVariant* variant, VariantOf(static_cast<int>(n)));
       if (!variant->absorbs_residual_add || (bias && !variant->absorbs_bias_add)) continue;
-      residual_add_of_[n] = static_cast<int>(n + 1);
-      fused_into_previous_[n + 1] = true;
-      fused_away_[v] = true;
+      residual_add_of_[n] = static_cast<int>(k);
+      read_by_add_[n] = read;
+      fused_into_previous_[k] = true;
+      for (size_t view = n; view < k; ++view) fused_away_[nodes[view].outputs[0]] = true;
       if (bias && variant->absorbs_bias_then_residual) PairResidualAfterBias(n, uses);
     }
     return absl::OkStatus();
@@ -493,6 +506,7 @@ class Lowerer final : public LoweringContext {
   // an output that no longer exists.
   std::vector<int> residual_add_of_;
   std::vector<int> residual_after_of_;  // per node: the residual Add after its bias Add, -1 none
+  std::vector<ValueId> read_by_add_;    // per paired node: the value its Add reads (a view of it)
   std::vector<bool> fused_into_previous_;
   std::vector<bool> fused_away_;
   std::vector<std::pair<ValueId, Storage>> pinned_outputs_;

@@ -271,7 +271,11 @@ ProductEpilogue AddEpilogue(LoweringContext& ctx, const Node& node, ValueId resi
   e.c = ctx.Arg(residual);
   e.beta = 1.0f;
   if (residual != kNoValue) {
-    const bool full = ShapeOf(ctx, residual) == ShapeOf(ctx, node.outputs[0]);
+    // A residual of the output's elements (of its shape, or a view's where
+    // views sit between the node and the Add), else a bias along N.
+    const Shape& r = ShapeOf(ctx, residual);
+    const Shape& out = ShapeOf(ctx, node.outputs[0]);
+    const bool full = Product(r, 0, r.size()) == Product(out, 0, out.size());
     e.c_sm = full ? n : 0;
     e.c_sn = 1;
   }

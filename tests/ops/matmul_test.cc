@@ -109,6 +109,9 @@ struct AddCase {
   // Not empty: a second Add after the first, of this input (a residual of
   // the output's shape after a bias; the tiled variants absorb both).
   std::vector<int64_t> residual_after = {};
+  // The product is reshaped to the addend's shape (rows flattened) before
+  // the Add, whose addend is then a residual input.
+  bool through_view = false;
 };
 
 // LinearGraph: y = MatMul(a, constant w), plus the addend (a constant bias,
@@ -118,8 +121,9 @@ absl::StatusOr<OpGraph> LinearGraph(const AddCase& c) {
   OpGraphBuilder b;
   TensorRef x = b.Input("a", c.a);
   TensorRef y = b.graph().AddNode(OpType::kMatMul, {x, b.Constant("w", c.w)});
+  if (c.through_view) y = b.graph().Reshape(y, c.addend);
   if (!c.addend.empty()) {
-    const bool residual = c.addend.size() == c.a.size();
+    const bool residual = c.through_view || c.addend.size() == c.a.size();
     TensorRef addend = residual ? b.Input("r", c.addend) : b.Constant("bias", c.addend);
     y = b.graph().AddNode(OpType::kAdd, {y, addend});
   }
@@ -191,7 +195,8 @@ INSTANTIATE_TEST_SUITE_P(
                     {24, 52},
                     {52},
                     true,
-                    {2, 50, 52}})),
+                    {2, 50, 52}},
+            AddCase{"residual_through_view", {2, 50, 24}, {24, 52}, {100, 52}, false, {}, true})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
 INSTANTIATE_TEST_SUITE_P(
@@ -221,6 +226,9 @@ struct GemmResidualCase {
   std::string name;
   int64_t m, k, n;
   bool relu = false;
+  // The Gemm's output goes through a Reshape to [1, M, N] before the Add
+  // (ViT's attention output), which the variant reads through.
+  bool through_view = false;
 };
 
 class GemmResidualTest
@@ -234,7 +242,12 @@ TEST_P(GemmResidualTest, AbsorbsTheAddAndMatchesReference) {
     GemmAttrs attrs;
     attrs.trans_b = true;
     TensorRef y = b.graph().Gemm(a, b.Constant("w", {c.n, c.k}), b.Constant("bias", {c.n}), attrs);
-    y = b.graph().AddNode(OpType::kAdd, {y, b.Input("r", {c.m, c.n})});
+    std::vector<int64_t> shape = {c.m, c.n};
+    if (c.through_view) {
+      shape = {1, c.m, c.n};
+      y = b.graph().Reshape(y, shape);
+    }
+    y = b.graph().AddNode(OpType::kAdd, {y, b.Input("r", shape)});
     if (c.relu) y = b.graph().AddNode(OpType::kRelu, {y});
     return std::move(b).Build(y);
   };
@@ -261,7 +274,9 @@ INSTANTIATE_TEST_SUITE_P(
     Tiles, GemmResidualTest,
     ::testing::Combine(::testing::Values("gemm_local_64x64", "gemm_mma"),
                        ::testing::Values(GemmResidualCase{"split_k", 100, 256, 52, false},
-                                         GemmResidualCase{"one_slice_relu", 100, 24, 52, true})),
+                                         GemmResidualCase{"one_slice_relu", 100, 24, 52, true},
+                                         GemmResidualCase{"through_view", 100, 24, 52, false,
+                                                          true})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
 // The GPU family's matrix-vector product (matmul_gemv.cl): one row and a
