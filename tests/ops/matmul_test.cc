@@ -178,6 +178,16 @@ TEST_P(MatMulAddTest, MatchesReference) {
   EXPECT_GT(*forced, 0) << variant << " does not fit " << c.name;
 }
 
+// A Linear layer's bias and the block's residual after it (both Adds
+// absorbed), K split or not; and a residual read through a view of the
+// product (rows flattened).
+const AddCase kBiasResidualSplitK{
+    "bias_residual_split_k", {1, 100, 256}, {256, 52}, {52}, false, {1, 100, 52}};
+const AddCase kBiasResidualReluBatched{
+    "bias_residual_relu_one_slice_batched", {2, 50, 24}, {24, 52}, {52}, true, {2, 50, 52}};
+const AddCase kResidualThroughView{
+    "residual_through_view", {2, 50, 24}, {24, 52}, {100, 52}, false, {}, true};
+
 INSTANTIATE_TEST_SUITE_P(
     LocalVariants, MatMulAddTest,
     ::testing::Combine(
@@ -189,14 +199,7 @@ INSTANTIATE_TEST_SUITE_P(
             AddCase{"bias_relu_one_slice", {1, 100, 24}, {24, 52}, {52}, true},
             AddCase{"residual_split_k", {1, 100, 256}, {256, 52}, {1, 100, 52}, false},
             AddCase{"residual_one_slice", {1, 100, 24}, {24, 52}, {1, 100, 52}, false},
-            AddCase{"bias_residual_split_k", {1, 100, 256}, {256, 52}, {52}, false, {1, 100, 52}},
-            AddCase{"bias_residual_relu_one_slice_batched",
-                    {2, 50, 24},
-                    {24, 52},
-                    {52},
-                    true,
-                    {2, 50, 52}},
-            AddCase{"residual_through_view", {2, 50, 24}, {24, 52}, {100, 52}, false, {}, true})),
+            kBiasResidualSplitK, kBiasResidualReluBatched, kResidualThroughView)),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
 INSTANTIATE_TEST_SUITE_P(
@@ -209,13 +212,7 @@ INSTANTIATE_TEST_SUITE_P(
             AddCase{"bias_relu_one_slice", {1, 100, 24}, {24, 52}, {52}, true},
             AddCase{"residual_split_k", {1, 100, 256}, {256, 52}, {1, 100, 52}, false},
             AddCase{"residual_one_slice", {1, 100, 24}, {24, 52}, {1, 100, 52}, false},
-            AddCase{"bias_residual_split_k", {1, 100, 256}, {256, 52}, {52}, false, {1, 100, 52}},
-            AddCase{"bias_residual_relu_one_slice_batched",
-                    {2, 50, 24},
-                    {24, 52},
-                    {52},
-                    true,
-                    {2, 50, 52}})),
+            kBiasResidualSplitK, kBiasResidualReluBatched, kResidualThroughView)),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
 // A Gemm (a Linear layer on rows: B transposed, a bias C) and the residual
