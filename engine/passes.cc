@@ -8,8 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "engine/fusion/elementwise_fusion.h"
 #include "engine/graph_edit.h"
+#include "engine/ops/op_util.h"
 #include "engine/patterns/pattern_table.h"
 #include "recq/engine.h"
+#include "recq/math_op_attrs.h"
 #include "recq/op_registry.h"
 #include "recq/status_macros.h"
 
@@ -63,6 +65,36 @@ absl::StatusOr<Graph> FoldBatchNorm(const Graph& graph) {
     // The folded op now writes the affine op's output.
     g.nodes[p].outputs[0] = g.nodes[i].outputs[0];
     g.removed[i] = true;
+  }
+  return g.Build();
+}
+
+absl::StatusOr<Graph> ReadChannelsFirstInLayerNorm(const Graph& graph) {
+  Editable g(graph);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& norm = g.nodes[i];
+    if (g.removed[i] || norm.op != OpType("LayerNormalization")) continue;
+    const NormalizationAttrs& a = AttrsOr<NormalizationAttrs>(norm);
+    if (a.channels_first_input) continue;
+    const ValueId t = norm.inputs[0];
+    const int p = g.Producer(t);
+    if (p < 0 || g.Uses(t) != 1 || g.IsOutput(t)) continue;
+    const Node& transpose = g.nodes[p];
+    if (transpose.op != OpType::kTranspose || transpose.fused.kind != ActivationKind::kNone) {
+      continue;
+    }
+    const size_t rank = g.values[t].desc.shape.size();
+    if (rank < 3 || (a.axis != -1 && a.axis != static_cast<int64_t>(rank) - 1)) continue;
+    // Channels last: output dimension i reads input dimension perm[i].
+    std::vector<int64_t> channels_last = {0};
+    for (size_t d = 2; d < rank; ++d) channels_last.push_back(static_cast<int64_t>(d));
+    channels_last.push_back(1);
+    if (TransposePerm(AttrsOr<TransposeAttrs>(transpose), rank) != channels_last) continue;
+    NormalizationAttrs folded = a;
+    folded.channels_first_input = true;
+    norm.attrs = folded;
+    norm.inputs[0] = transpose.inputs[0];
+    g.removed[p] = true;
   }
   return g.Build();
 }
@@ -175,6 +207,9 @@ absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context, bool 
   RECQ_ASSIGN_OR_RETURN(g, RunPatternPasses(g));
   RECQ_ASSIGN_OR_RETURN(g, FoldBatchNorm(g));
   RECQ_ASSIGN_OR_RETURN(g, FuseActivations(g));
+  if (fuse_elementwise && read_transposes) {
+    RECQ_ASSIGN_OR_RETURN(g, ReadChannelsFirstInLayerNorm(g));
+  }
   if (fuse_elementwise) {
     RECQ_ASSIGN_OR_RETURN(g, FuseElementwise(g, read_transposes));
   }

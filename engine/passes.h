@@ -22,13 +22,20 @@ namespace recq::internal {
 // context's device (through an unoptimized engine of that one node) and
 // replaces its output with a constant.
 [[nodiscard]] absl::StatusOr<Graph> FoldConstants(const Graph& graph, const Context& context);
+// ReadChannelsFirstInLayerNorm folds a Transpose from [N, C, spatial...] to
+// channels-last that only a LayerNormalization over the last axis reads
+// into that LayerNorm (NormalizationAttrs::channels_first_input), for GPU
+// kernels, which read the rows strided instead of a copy (ConvNeXt's
+// blocks).
+[[nodiscard]] absl::StatusOr<Graph> ReadChannelsFirstInLayerNorm(const Graph& graph);
 // EliminateDeadNodes drops nodes no graph output depends on.
 [[nodiscard]] absl::StatusOr<Graph> EliminateDeadNodes(const Graph& graph);
 
 // Optimize runs RemoveIdentities, EliminateDeadNodes, FoldConstants, the
 // pattern passes, FoldBatchNorm, FuseActivations and, with
 // `fuse_elementwise`, FuseElementwise (engine/fusion/elementwise_fusion.h;
-// reading Transposes in place with `read_transposes`), in that order.
+// reading Transposes in place with `read_transposes`, which also runs
+// ReadChannelsFirstInLayerNorm first), in that order.
 [[nodiscard]] absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context,
                                              bool fuse_elementwise = true,
                                              bool read_transposes = false);

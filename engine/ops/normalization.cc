@@ -26,16 +26,38 @@ struct Rows {
   int64_t rows = 1, d = 1;
   int64_t pm_mod = 1, pm_a = 0, pm_div = 1;
   int64_t params = 1;  // the elements scale and bias must have
+  // With channels_first_input: the spatial elements of an image, the
+  // stride of a row's elements (0: rows are contiguous).
+  int64_t spatial = 0;
 };
 
-absl::StatusOr<Rows> RowsOf(OpType op, const NormalizationAttrs& a, const Shape& x) {
+// ChannelsLast: [N, C, spatial...] as [N, spatial..., C].
+Shape ChannelsLast(const Shape& x) {
+  Shape y = {x[0]};
+  y.insert(y.end(), x.begin() + 2, x.end());
+  y.push_back(x[1]);
+  return y;
+}
+
+absl::StatusOr<Rows> RowsOf(OpType op, const NormalizationAttrs& a, const Shape& input) {
+  if (a.channels_first_input && (op != kLayerNorm || input.size() < 3)) {
+    return Bad(op, absl::StrCat("channels_first_input needs a LayerNormalization of rank 3 or "
+                                "more; got rank ",
+                                input.size()));
+  }
+  const Shape x = a.channels_first_input ? ChannelsLast(input) : input;
   const int64_t rank = static_cast<int64_t>(x.size());
   Rows r;
   if (op == kLayerNorm) {
     RECQ_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(op, a.axis, rank, false));
+    if (a.channels_first_input && axis != rank - 1) {
+      return Bad(op,
+                 absl::StrCat("channels_first_input normalises the last axis; got axis ", a.axis));
+    }
     r.rows = Product(x, 0, axis);
     r.d = Product(x, axis, rank);
     r.params = r.d;
+    if (a.channels_first_input) r.spatial = Product(input, 2, input.size());
     return r;
   }
   if (rank < 2) return Bad(op, absl::StrCat("input must have rank >= 2, got ", S(x)));
@@ -72,8 +94,8 @@ absl::StatusOr<Rows> RowsOf(OpType op, const NormalizationAttrs& a, const Shape&
 absl::StatusOr<TensorDesc> Infer(OpType op, const OpAttrs& attrs, InferInputs in) {
   RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, op == kLayerNorm ? 2 : 3, 3));
   RECQ_ASSIGN_OR_RETURN(const NormalizationAttrs* a, AttrsOf<NormalizationAttrs>(op, attrs));
-  const Shape& x = in[0]->shape;
-  RECQ_ASSIGN_OR_RETURN(Rows r, RowsOf(op, *a, x));
+  RECQ_ASSIGN_OR_RETURN(Rows r, RowsOf(op, *a, in[0]->shape));
+  const Shape x = a->channels_first_input ? ChannelsLast(in[0]->shape) : in[0]->shape;
   for (size_t i = 1; i < in.size(); ++i) {
     if (in[i] == nullptr) continue;
     const char* what = i == 1 ? "scale" : "bias";
@@ -94,7 +116,9 @@ absl::StatusOr<TensorDesc> Infer(OpType op, const OpAttrs& attrs, InferInputs in
       return Bad(op, absl::StrCat(what, " has shape ", S(p), "; expected [", r.params, "]"));
     }
   }
-  return *in[0];
+  TensorDesc out = *in[0];
+  out.shape = x;
+  return out;
 }
 
 absl::Status CheckStash(OnnxNodeContext& n) {
@@ -175,19 +199,28 @@ absl::Status ImportGroupNorm(OnnxNodeContext& n) {
   return n.Emit(kGroupNorm, {x, scale, bias}, a);
 }
 
+// The node reads its rows strided from a channels-first input, which only
+// norm_rows does.
+bool ChannelsFirst(const Node& node) {
+  return AttrsOr<NormalizationAttrs>(node).channels_first_input;
+}
+
 absl::Status Lower(LoweringContext& ctx, const Node& node, bool rows) {
   const NormalizationAttrs& a = AttrsOr<NormalizationAttrs>(node);
   RECQ_ASSIGN_OR_RETURN(Rows r, RowsOf(node.op, a, ShapeOf(ctx, node.inputs[0])));
   const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
   const size_t local = rows ? GroupForRow(ctx.device(), r.d, 32, 256) : 1;
+  std::vector<std::string> options = {absl::StrCat("-DRECQ_NORM_LOCAL=", local)};
+  if (r.spatial > 0) options.push_back("-DRECQ_NORM_STRIDED=1");
   Dispatch& d =
       ctx.Emit(rows ? MakeDispatch(ctx, "normalization.cl", "norm_rows", {size_t(r.rows) * local},
-                                   {absl::StrCat("-DRECQ_NORM_LOCAL=", local)})
+                                   std::move(options))
                     : MakeDispatch(ctx, "normalization.cl", "norm_plain", {size_t(r.rows)}));
   if (rows) d.local = {local, 1, 1};
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]),
             ctx.Arg(has_bias ? node.inputs[2] : node.inputs[1]), ctx.Arg(node.outputs[0])};
   AddInts(d, {r.d, has_bias ? 1 : 0, r.pm_mod, r.pm_a, r.pm_div});
+  if (rows) AddInts(d, {r.spatial});
   d.args.push_back(DispatchArg::Scalar(a.epsilon));
   return absl::OkStatus();
 }
@@ -238,10 +271,11 @@ RECQ_REGISTER_OPS(Normalization) {
          [](LoweringContext& ctx, const Node& node) { return Lower(ctx, node, true); }},
         {"norm_rows_vec",
          [](const Node& node, const LoweringContext& ctx) {
-           return ctx.device().CpuKernels() && node.op == kLayerNorm;
+           return ctx.device().CpuKernels() && node.op == kLayerNorm && !ChannelsFirst(node);
          },
          LowerRowsVec},
-        {"norm_plain", nullptr,
+        {"norm_plain",
+         [](const Node& node, const LoweringContext&) { return !ChannelsFirst(node); },
          [](LoweringContext& ctx, const Node& node) { return Lower(ctx, node, false); }}};
     RECQ_RETURN_IF_ERROR(table.Add(std::move(def)));
   }

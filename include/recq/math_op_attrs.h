@@ -28,6 +28,11 @@ struct NormalizationAttrs {
   // GroupNormalization opset 18: scale and bias have one entry per group
   // (opset 21 and later: per channel).
   bool per_group_affine = false;
+  // LayerNormalization over the last axis of a channels-last view: the
+  // input is [N, C, spatial...] and the rows normalised are those of its
+  // transpose [N, spatial..., C], which is the output's shape (a Transpose
+  // before the LayerNorm folded into its reads; GPU kernels only).
+  bool channels_first_input = false;
 };
 
 // Gelu (ONNX opset 20).

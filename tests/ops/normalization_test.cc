@@ -66,6 +66,64 @@ INSTANTIATE_TEST_SUITE_P(
                       NormCase{"group_each", kGroup, {2, 4, 9}, {4}, Group(4, false)}),
     [](const ::testing::TestParamInfo<NormCase>& info) { return info.param.name; });
 
+// ConvNeXt's LayerNorm over channels: a Transpose from NCHW to channels
+// last, then a LayerNorm over the last axis. With GPU kernels the
+// LayerNorm reads the rows strided from the NCHW input (no copy: one
+// norm_rows dispatch); CPU kernels keep the copy. Both match the reference,
+// fp32 and fp16 storage, at batch 2 and with rows of 24 and of 96
+// channels; a Transpose that something else reads too stays.
+struct ChannelsLastNormCase {
+  std::string name;
+  std::vector<int64_t> x;  // NCHW
+  bool transpose_read_twice = false;
+};
+
+class ChannelsLastLayerNormTest : public ::testing::TestWithParam<ChannelsLastNormCase> {};
+
+TEST_P(ChannelsLastLayerNormTest, ReadsTheTransposeInPlaceAndMatchesReference) {
+  const ChannelsLastNormCase& c = GetParam();
+  auto build = [&c]() -> absl::StatusOr<OpGraph> {
+    OpGraphBuilder b;
+    TensorRef x = b.Input("x", c.x, 2.0f, 6.0f);
+    TransposeAttrs perm;
+    perm.perm = {0, 2, 3, 1};
+    TensorRef t = b.graph().AddNode(OpType::kTranspose, {x}, perm);
+    const std::vector<int64_t> channels = {c.x[1]};
+    TensorRef y = b.graph().AddNode(
+        kLayer, {t, b.Constant("scale", channels, 0.5f, 2.0f), b.Constant("bias", channels)},
+        Layer(-1));
+    if (c.transpose_read_twice) y = b.graph().AddNode(OpType::kAdd, {y, t});
+    return std::move(b).Build(y);
+  };
+  const absl::StatusOr<Context>& context = SharedContext();
+  ASSERT_TRUE(context.ok()) << context.status();
+  EngineOptions options;
+  options.kernel_target = EngineOptions::KernelTarget::kGpu;
+  options.tuning = EngineOptions::Tuning::kOff;
+  absl::StatusOr<OpGraph> op = build();
+  ASSERT_TRUE(op.ok()) << op.status();
+  absl::StatusOr<Engine> engine = Engine::Compile(*context, op->graph, options);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  const std::vector<std::string> labels = engine->DispatchLabels();
+  if (c.transpose_read_twice) {
+    EXPECT_GT(labels.size(), 2u);
+  } else {
+    ASSERT_EQ(labels.size(), 1u);
+    EXPECT_NE(labels[0].find("norm_rows"), std::string::npos) << labels[0];
+  }
+  CheckOptions check;
+  check.atol = 5e-5f;
+  check.rtol = 5e-5f;
+  RECQ_EXPECT_MATCHES_REFERENCE(build(), check);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, ChannelsLastLayerNormTest,
+    ::testing::Values(ChannelsLastNormCase{"c24_batch2", {2, 24, 5, 7}},
+                      ChannelsLastNormCase{"c96", {1, 96, 6, 6}},
+                      ChannelsLastNormCase{"transpose_read_twice", {1, 24, 3, 5}, true}),
+    [](const ::testing::TestParamInfo<ChannelsLastNormCase>& info) { return info.param.name; });
+
 TEST(NormalizationInferenceTest, RejectsBadParameters) {
   struct Bad {
     OpType op;

@@ -50,6 +50,26 @@ absl::StatusOr<HostTensor> LayerNorm(const HostTensor& x, const HostTensor& scal
                                      const HostTensor* bias, const NormalizationAttrs& a) {
   const char* op = "LayerNormalization";
   if (absl::Status s = CheckWellFormed(x, op, "X"); !s.ok()) return s;
+  if (a.channels_first_input) {
+    // The rows of x's channels-last transpose.
+    if (x.shape.size() < 3) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": channels_first_input needs rank >= 3"));
+    }
+    const int64_t n = x.shape[0], c = x.shape[1];
+    const int64_t s = Product(x.shape, 2, x.shape.size());
+    HostTensor t{{n}, std::vector<float>(x.data.size())};
+    t.shape.insert(t.shape.end(), x.shape.begin() + 2, x.shape.end());
+    t.shape.push_back(c);
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t k = 0; k < c; ++k) {
+        for (int64_t p = 0; p < s; ++p) t.data[(i * s + p) * c + k] = x.data[(i * c + k) * s + p];
+      }
+    }
+    NormalizationAttrs rows = a;
+    rows.channels_first_input = false;
+    rows.axis = -1;
+    return LayerNorm(t, scale, bias, rows);
+  }
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   absl::StatusOr<int64_t> axis = NormalizeAxis(a.axis, rank, false, op);
   if (!axis.ok()) return axis.status();
