@@ -69,32 +69,62 @@ absl::StatusOr<Graph> FoldBatchNorm(const Graph& graph) {
   return g.Build();
 }
 
-absl::StatusOr<Graph> ReadChannelsFirstInLayerNorm(const Graph& graph) {
+namespace {
+
+// ChannelsLastPerm: the Transpose perm from [N, C, spatial...] to
+// [N, spatial..., C] at `rank` (output dimension i reads input perm[i]);
+// ChannelsFirstPerm: its inverse.
+std::vector<int64_t> ChannelsLastPerm(size_t rank) {
+  std::vector<int64_t> perm = {0};
+  for (size_t d = 2; d < rank; ++d) perm.push_back(static_cast<int64_t>(d));
+  perm.push_back(1);
+  return perm;
+}
+
+std::vector<int64_t> ChannelsFirstPerm(size_t rank) {
+  std::vector<int64_t> perm = {0, static_cast<int64_t>(rank) - 1};
+  for (size_t d = 1; d + 1 < rank; ++d) perm.push_back(static_cast<int64_t>(d));
+  return perm;
+}
+
+// IsTranspose: `node` is a Transpose by `perm` without a fused activation.
+bool IsTranspose(const Node& node, const std::vector<int64_t>& perm) {
+  return node.op == OpType::kTranspose && node.fused.kind == ActivationKind::kNone &&
+         TransposePerm(AttrsOr<TransposeAttrs>(node), perm.size()) == perm;
+}
+
+}  // namespace
+
+absl::StatusOr<Graph> LayerNormOnChannelsFirst(const Graph& graph) {
   Editable g(graph);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    Node& norm = g.nodes[i];
-    if (g.removed[i] || norm.op != OpType("LayerNormalization")) continue;
-    const NormalizationAttrs& a = AttrsOr<NormalizationAttrs>(norm);
-    if (a.channels_first_input) continue;
-    const ValueId t = norm.inputs[0];
-    const int p = g.Producer(t);
-    if (p < 0 || g.Uses(t) != 1 || g.IsOutput(t)) continue;
-    const Node& transpose = g.nodes[p];
-    if (transpose.op != OpType::kTranspose || transpose.fused.kind != ActivationKind::kNone) {
-      continue;
-    }
-    const size_t rank = g.values[t].desc.shape.size();
+    if (g.removed[i] || g.nodes[i].op != OpType("LayerNormalization")) continue;
+    NormalizationAttrs a = AttrsOr<NormalizationAttrs>(g.nodes[i]);
+    if (a.channels_first_input || a.channels_first_output) continue;
+    const ValueId in = g.nodes[i].inputs[0];
+    const size_t rank = g.values[in].desc.shape.size();
     if (rank < 3 || (a.axis != -1 && a.axis != static_cast<int64_t>(rank) - 1)) continue;
-    // Channels last: output dimension i reads input dimension perm[i].
-    std::vector<int64_t> channels_last = {0};
-    for (size_t d = 2; d < rank; ++d) channels_last.push_back(static_cast<int64_t>(d));
-    channels_last.push_back(1);
-    if (TransposePerm(AttrsOr<TransposeAttrs>(transpose), rank) != channels_last) continue;
-    NormalizationAttrs folded = a;
-    folded.channels_first_input = true;
-    norm.attrs = folded;
-    norm.inputs[0] = transpose.inputs[0];
-    g.removed[p] = true;
+    // The Transpose before, read by the LayerNorm alone.
+    const int p = g.Producer(in);
+    if (p >= 0 && g.Uses(in) == 1 && !g.IsOutput(in) &&
+        IsTranspose(g.nodes[p], ChannelsLastPerm(rank))) {
+      a.channels_first_input = true;
+      g.nodes[i].inputs[0] = g.nodes[p].inputs[0];
+      g.removed[p] = true;
+    }
+    // The Transpose after, the LayerNorm's only reader.
+    const ValueId out = g.nodes[i].outputs[0];
+    if (g.nodes[i].fused.kind == ActivationKind::kNone && g.Uses(out) == 1 && !g.IsOutput(out)) {
+      for (size_t k = 0; k < g.nodes.size(); ++k) {
+        if (g.removed[k] || g.nodes[k].inputs.empty() || g.nodes[k].inputs[0] != out) continue;
+        if (!IsTranspose(g.nodes[k], ChannelsFirstPerm(rank))) break;
+        a.channels_first_output = true;
+        g.nodes[i].outputs[0] = g.nodes[k].outputs[0];
+        g.removed[k] = true;
+        break;
+      }
+    }
+    g.nodes[i].attrs = a;
   }
   return g.Build();
 }
@@ -208,7 +238,7 @@ absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context, bool 
   RECQ_ASSIGN_OR_RETURN(g, FoldBatchNorm(g));
   RECQ_ASSIGN_OR_RETURN(g, FuseActivations(g));
   if (fuse_elementwise && read_transposes) {
-    RECQ_ASSIGN_OR_RETURN(g, ReadChannelsFirstInLayerNorm(g));
+    RECQ_ASSIGN_OR_RETURN(g, LayerNormOnChannelsFirst(g));
   }
   if (fuse_elementwise) {
     RECQ_ASSIGN_OR_RETURN(g, FuseElementwise(g, read_transposes));

@@ -22,12 +22,13 @@ namespace recq::internal {
 // context's device (through an unoptimized engine of that one node) and
 // replaces its output with a constant.
 [[nodiscard]] absl::StatusOr<Graph> FoldConstants(const Graph& graph, const Context& context);
-// ReadChannelsFirstInLayerNorm folds a Transpose from [N, C, spatial...] to
-// channels-last that only a LayerNormalization over the last axis reads
-// into that LayerNorm (NormalizationAttrs::channels_first_input), for GPU
-// kernels, which read the rows strided instead of a copy (ConvNeXt's
-// blocks).
-[[nodiscard]] absl::StatusOr<Graph> ReadChannelsFirstInLayerNorm(const Graph& graph);
+// LayerNormOnChannelsFirst folds into a LayerNormalization over the last
+// axis a Transpose from [N, C, spatial...] to channels last that only it
+// reads (NormalizationAttrs::channels_first_input), and a Transpose back to
+// channels first that is its only reader (channels_first_output), for GPU
+// kernels, which read and write the rows strided instead of copies
+// (ConvNeXt's blocks and its channels-first LayerNorms).
+[[nodiscard]] absl::StatusOr<Graph> LayerNormOnChannelsFirst(const Graph& graph);
 // EliminateDeadNodes drops nodes no graph output depends on.
 [[nodiscard]] absl::StatusOr<Graph> EliminateDeadNodes(const Graph& graph);
 
@@ -35,7 +36,7 @@ namespace recq::internal {
 // pattern passes, FoldBatchNorm, FuseActivations and, with
 // `fuse_elementwise`, FuseElementwise (engine/fusion/elementwise_fusion.h;
 // reading Transposes in place with `read_transposes`, which also runs
-// ReadChannelsFirstInLayerNorm first), in that order.
+// LayerNormOnChannelsFirst first), in that order.
 [[nodiscard]] absl::StatusOr<Graph> Optimize(const Graph& graph, const Context& context,
                                              bool fuse_elementwise = true,
                                              bool read_transposes = false);

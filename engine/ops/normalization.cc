@@ -26,8 +26,9 @@ struct Rows {
   int64_t rows = 1, d = 1;
   int64_t pm_mod = 1, pm_a = 0, pm_div = 1;
   int64_t params = 1;  // the elements scale and bias must have
-  // With channels_first_input: the spatial elements of an image, the
-  // stride of a row's elements (0: rows are contiguous).
+  // With channels_first_input or _output: the spatial elements of an
+  // image, the stride of a row's elements in the channels-first tensor (0:
+  // rows are contiguous on both sides).
   int64_t spatial = 0;
 };
 
@@ -39,10 +40,18 @@ Shape ChannelsLast(const Shape& x) {
   return y;
 }
 
+// ChannelsFirst: [N, spatial..., C] as [N, C, spatial...].
+Shape ChannelsFirst(const Shape& x) {
+  Shape y = {x[0], x.back()};
+  y.insert(y.end(), x.begin() + 1, x.end() - 1);
+  return y;
+}
+
 absl::StatusOr<Rows> RowsOf(OpType op, const NormalizationAttrs& a, const Shape& input) {
-  if (a.channels_first_input && (op != kLayerNorm || input.size() < 3)) {
-    return Bad(op, absl::StrCat("channels_first_input needs a LayerNormalization of rank 3 or "
-                                "more; got rank ",
+  if ((a.channels_first_input || a.channels_first_output) &&
+      (op != kLayerNorm || input.size() < 3)) {
+    return Bad(op, absl::StrCat("channels-first reads or writes need a LayerNormalization of "
+                                "rank 3 or more; got rank ",
                                 input.size()));
   }
   const Shape x = a.channels_first_input ? ChannelsLast(input) : input;
@@ -50,14 +59,15 @@ absl::StatusOr<Rows> RowsOf(OpType op, const NormalizationAttrs& a, const Shape&
   Rows r;
   if (op == kLayerNorm) {
     RECQ_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(op, a.axis, rank, false));
-    if (a.channels_first_input && axis != rank - 1) {
-      return Bad(op,
-                 absl::StrCat("channels_first_input normalises the last axis; got axis ", a.axis));
+    if ((a.channels_first_input || a.channels_first_output) && axis != rank - 1) {
+      return Bad(op, absl::StrCat("channels-first reads or writes normalise the last axis; got "
+                                  "axis ",
+                                  a.axis));
     }
     r.rows = Product(x, 0, axis);
     r.d = Product(x, axis, rank);
     r.params = r.d;
-    if (a.channels_first_input) r.spatial = Product(input, 2, input.size());
+    if (a.channels_first_input || a.channels_first_output) r.spatial = Product(x, 1, rank - 1);
     return r;
   }
   if (rank < 2) return Bad(op, absl::StrCat("input must have rank >= 2, got ", S(x)));
@@ -117,7 +127,7 @@ absl::StatusOr<TensorDesc> Infer(OpType op, const OpAttrs& attrs, InferInputs in
     }
   }
   TensorDesc out = *in[0];
-  out.shape = x;
+  out.shape = a->channels_first_output ? ChannelsFirst(x) : x;
   return out;
 }
 
@@ -199,10 +209,11 @@ absl::Status ImportGroupNorm(OnnxNodeContext& n) {
   return n.Emit(kGroupNorm, {x, scale, bias}, a);
 }
 
-// The node reads its rows strided from a channels-first input, which only
-// norm_rows does.
-bool ChannelsFirst(const Node& node) {
-  return AttrsOr<NormalizationAttrs>(node).channels_first_input;
+// The node reads or writes its rows strided in a channels-first tensor,
+// which only norm_rows does.
+bool StridedRows(const Node& node) {
+  const NormalizationAttrs& a = AttrsOr<NormalizationAttrs>(node);
+  return a.channels_first_input || a.channels_first_output;
 }
 
 absl::Status Lower(LoweringContext& ctx, const Node& node, bool rows) {
@@ -211,7 +222,8 @@ absl::Status Lower(LoweringContext& ctx, const Node& node, bool rows) {
   const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
   const size_t local = rows ? GroupForRow(ctx.device(), r.d, 32, 256) : 1;
   std::vector<std::string> options = {absl::StrCat("-DRECQ_NORM_LOCAL=", local)};
-  if (r.spatial > 0) options.push_back("-DRECQ_NORM_STRIDED=1");
+  if (a.channels_first_input) options.push_back("-DRECQ_NORM_STRIDED_IN=1");
+  if (a.channels_first_output) options.push_back("-DRECQ_NORM_STRIDED_OUT=1");
   Dispatch& d =
       ctx.Emit(rows ? MakeDispatch(ctx, "normalization.cl", "norm_rows", {size_t(r.rows) * local},
                                    std::move(options))
@@ -271,11 +283,10 @@ RECQ_REGISTER_OPS(Normalization) {
          [](LoweringContext& ctx, const Node& node) { return Lower(ctx, node, true); }},
         {"norm_rows_vec",
          [](const Node& node, const LoweringContext& ctx) {
-           return ctx.device().CpuKernels() && node.op == kLayerNorm && !ChannelsFirst(node);
+           return ctx.device().CpuKernels() && node.op == kLayerNorm && !StridedRows(node);
          },
          LowerRowsVec},
-        {"norm_plain",
-         [](const Node& node, const LoweringContext&) { return !ChannelsFirst(node); },
+        {"norm_plain", [](const Node& node, const LoweringContext&) { return !StridedRows(node); },
          [](LoweringContext& ctx, const Node& node) { return Lower(ctx, node, false); }}};
     RECQ_RETURN_IF_ERROR(table.Add(std::move(def)));
   }

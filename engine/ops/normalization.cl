@@ -52,12 +52,17 @@ inline float recq_norm_group_sum(__local float* red, int lid, float v) {
 
 // One work-group of RECQ_NORM_LOCAL (a power of two) work-items per row, the
 // sums reduced in local memory. Global size: (rows * RECQ_NORM_LOCAL); local
-// (RECQ_NORM_LOCAL). RECQ_NORM_STRIDED (a LayerNorm reading a channels-first
-// input, NormalizationAttrs::channels_first_input): row r is position
-// r % spatial of image r / spatial of x [N][D][spatial], its elements
-// `spatial` apart; y is written as rows. Otherwise `spatial` is unused.
-#ifndef RECQ_NORM_STRIDED
-#define RECQ_NORM_STRIDED 0
+// (RECQ_NORM_LOCAL). RECQ_NORM_STRIDED_IN (a LayerNorm reading a
+// channels-first input, NormalizationAttrs::channels_first_input): row r is
+// position r % spatial of image r / spatial of x [N][D][spatial], its
+// elements `spatial` apart. RECQ_NORM_STRIDED_OUT (channels_first_output):
+// y is written so, as [N][D][spatial]. Otherwise rows are contiguous and
+// `spatial` is unused.
+#ifndef RECQ_NORM_STRIDED_IN
+#define RECQ_NORM_STRIDED_IN 0
+#endif
+#ifndef RECQ_NORM_STRIDED_OUT
+#define RECQ_NORM_STRIDED_OUT 0
 #endif
 __kernel void norm_rows(__global const RECQ_T* restrict x, __global const RECQ_T* restrict scale,
                         __global const RECQ_T* restrict bias, __global RECQ_T* restrict y, int D,
@@ -66,12 +71,19 @@ __kernel void norm_rows(__global const RECQ_T* restrict x, __global const RECQ_T
   __local float red[RECQ_NORM_LOCAL];
   const int lid = get_local_id(0);
   const int r = get_group_id(0);
-#if RECQ_NORM_STRIDED
+#if RECQ_NORM_STRIDED_IN
   __global const RECQ_T* p = x + (size_t)(r / spatial) * D * spatial + r % spatial;
 #define RECQ_NORM_AT(j) ((size_t)(j) * spatial)
 #else
   __global const RECQ_T* p = x + (size_t)r * D;
 #define RECQ_NORM_AT(j) (j)
+#endif
+#if RECQ_NORM_STRIDED_OUT
+  __global RECQ_T* q = y + (size_t)(r / spatial) * D * spatial + r % spatial;
+#define RECQ_NORM_OUT_AT(j) ((size_t)(j) * spatial)
+#else
+  __global RECQ_T* q = y + (size_t)r * D;
+#define RECQ_NORM_OUT_AT(j) (j)
 #endif
   float sum = 0.0f;
   for (int j = lid; j < D; j += RECQ_NORM_LOCAL) sum += RECQ_LOAD(p, RECQ_NORM_AT(j));
@@ -82,9 +94,8 @@ __kernel void norm_rows(__global const RECQ_T* restrict x, __global const RECQ_T
     sq += d * d;
   }
   const float inv = rsqrt(recq_norm_group_sum(red, lid, sq) / (float)D + epsilon);
-  __global RECQ_T* q = y + (size_t)r * D;
   for (int j = lid; j < D; j += RECQ_NORM_LOCAL) {
-    RECQ_STORE(q, j, recq_norm_affine((RECQ_LOAD(p, RECQ_NORM_AT(j)) - mean) * inv, scale, bias, has_bias, r, j, pm_mod, pm_a, pm_div));
+    RECQ_STORE(q, RECQ_NORM_OUT_AT(j), recq_norm_affine((RECQ_LOAD(p, RECQ_NORM_AT(j)) - mean) * inv, scale, bias, has_bias, r, j, pm_mod, pm_a, pm_div));
   }
 }
 

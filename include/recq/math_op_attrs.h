@@ -33,6 +33,11 @@ struct NormalizationAttrs {
   // transpose [N, spatial..., C], which is the output's shape (a Transpose
   // before the LayerNorm folded into its reads; GPU kernels only).
   bool channels_first_input = false;
+  // LayerNormalization over the last axis whose output is written channels
+  // first: the rows [N, spatial..., C] are stored as [N, C, spatial...], the
+  // output's shape (a Transpose after the LayerNorm folded into its writes;
+  // GPU kernels only).
+  bool channels_first_output = false;
 };
 
 // Gelu (ONNX opset 20).

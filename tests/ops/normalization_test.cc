@@ -67,15 +67,21 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<NormCase>& info) { return info.param.name; });
 
 // ConvNeXt's LayerNorm over channels: a Transpose from NCHW to channels
-// last, then a LayerNorm over the last axis. With GPU kernels the
-// LayerNorm reads the rows strided from the NCHW input (no copy: one
-// norm_rows dispatch); CPU kernels keep the copy. Both match the reference,
-// fp32 and fp16 storage, at batch 2 and with rows of 24 and of 96
-// channels; a Transpose that something else reads too stays.
+// last, then a LayerNorm over the last axis, and in its channels-first
+// LayerNorms a Transpose back. With GPU kernels the LayerNorm reads (and
+// writes) the rows strided in the NCHW tensors (no copy: one norm_rows
+// dispatch); CPU kernels keep the copies. Both match the reference, fp32
+// and fp16 storage, at batch 2 and with rows of 24 and of 96 channels, also
+// with a channels-last input only written back; a Transpose that something
+// else reads too stays.
 struct ChannelsLastNormCase {
   std::string name;
   std::vector<int64_t> x;  // NCHW
   bool transpose_read_twice = false;
+  bool transpose_back = false;
+  // The input is x's channels-last form [N, H, W, C], given as it is: no
+  // Transpose before the LayerNorm (only the one back, if any).
+  bool input_channels_last = false;
 };
 
 class ChannelsLastLayerNormTest : public ::testing::TestWithParam<ChannelsLastNormCase> {};
@@ -84,15 +90,21 @@ TEST_P(ChannelsLastLayerNormTest, ReadsTheTransposeInPlaceAndMatchesReference) {
   const ChannelsLastNormCase& c = GetParam();
   auto build = [&c]() -> absl::StatusOr<OpGraph> {
     OpGraphBuilder b;
-    TensorRef x = b.Input("x", c.x, 2.0f, 6.0f);
     TransposeAttrs perm;
     perm.perm = {0, 2, 3, 1};
-    TensorRef t = b.graph().AddNode(OpType::kTranspose, {x}, perm);
+    TensorRef t = c.input_channels_last ? b.Input("x", {c.x[0], c.x[2], c.x[3], c.x[1]}, 2.0f, 6.0f)
+                                        : b.graph().AddNode(OpType::kTranspose,
+                                                            {b.Input("x", c.x, 2.0f, 6.0f)}, perm);
     const std::vector<int64_t> channels = {c.x[1]};
     TensorRef y = b.graph().AddNode(
         kLayer, {t, b.Constant("scale", channels, 0.5f, 2.0f), b.Constant("bias", channels)},
         Layer(-1));
     if (c.transpose_read_twice) y = b.graph().AddNode(OpType::kAdd, {y, t});
+    if (c.transpose_back) {
+      TransposeAttrs back;
+      back.perm = {0, 3, 1, 2};
+      y = b.graph().AddNode(OpType::kTranspose, {y}, back);
+    }
     return std::move(b).Build(y);
   };
   const absl::StatusOr<Context>& context = SharedContext();
@@ -121,7 +133,11 @@ INSTANTIATE_TEST_SUITE_P(
     All, ChannelsLastLayerNormTest,
     ::testing::Values(ChannelsLastNormCase{"c24_batch2", {2, 24, 5, 7}},
                       ChannelsLastNormCase{"c96", {1, 96, 6, 6}},
-                      ChannelsLastNormCase{"transpose_read_twice", {1, 24, 3, 5}, true}),
+                      ChannelsLastNormCase{"transpose_read_twice", {1, 24, 3, 5}, true},
+                      ChannelsLastNormCase{"channels_first_batch2", {2, 24, 5, 7}, false, true},
+                      ChannelsLastNormCase{"channels_first_c96", {1, 96, 4, 9}, false, true},
+                      ChannelsLastNormCase{
+                          "written_channels_first", {2, 24, 5, 7}, false, true, true}),
     [](const ::testing::TestParamInfo<ChannelsLastNormCase>& info) { return info.param.name; });
 
 TEST(NormalizationInferenceTest, RejectsBadParameters) {

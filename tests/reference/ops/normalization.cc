@@ -46,29 +46,52 @@ absl::Status CheckParams(const HostTensor& t, int64_t n, const char* op, const c
   return absl::OkStatus();
 }
 
+// ChannelsLast: x [N, C, spatial...] as [N, spatial..., C]; ChannelsFirst
+// the inverse.
+HostTensor ChannelsLast(const HostTensor& x) {
+  const int64_t n = x.shape[0], c = x.shape[1];
+  const int64_t s = Product(x.shape, 2, x.shape.size());
+  HostTensor t{{n}, std::vector<float>(x.data.size())};
+  t.shape.insert(t.shape.end(), x.shape.begin() + 2, x.shape.end());
+  t.shape.push_back(c);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t k = 0; k < c; ++k) {
+      for (int64_t p = 0; p < s; ++p) t.data[(i * s + p) * c + k] = x.data[(i * c + k) * s + p];
+    }
+  }
+  return t;
+}
+
+HostTensor ChannelsFirst(const HostTensor& x) {
+  const int64_t n = x.shape[0], c = x.shape.back();
+  const int64_t s = Product(x.shape, 1, x.shape.size() - 1);
+  HostTensor t{{n, c}, std::vector<float>(x.data.size())};
+  t.shape.insert(t.shape.end(), x.shape.begin() + 1, x.shape.end() - 1);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t k = 0; k < c; ++k) {
+      for (int64_t p = 0; p < s; ++p) t.data[(i * c + k) * s + p] = x.data[(i * s + p) * c + k];
+    }
+  }
+  return t;
+}
+
 absl::StatusOr<HostTensor> LayerNorm(const HostTensor& x, const HostTensor& scale,
                                      const HostTensor* bias, const NormalizationAttrs& a) {
   const char* op = "LayerNormalization";
   if (absl::Status s = CheckWellFormed(x, op, "X"); !s.ok()) return s;
-  if (a.channels_first_input) {
-    // The rows of x's channels-last transpose.
+  if (a.channels_first_input || a.channels_first_output) {
+    // The rows of the channels-last tensor (x's transpose, or x), written
+    // channels first again where asked.
     if (x.shape.size() < 3) {
-      return absl::InvalidArgumentError(absl::StrCat(op, ": channels_first_input needs rank >= 3"));
-    }
-    const int64_t n = x.shape[0], c = x.shape[1];
-    const int64_t s = Product(x.shape, 2, x.shape.size());
-    HostTensor t{{n}, std::vector<float>(x.data.size())};
-    t.shape.insert(t.shape.end(), x.shape.begin() + 2, x.shape.end());
-    t.shape.push_back(c);
-    for (int64_t i = 0; i < n; ++i) {
-      for (int64_t k = 0; k < c; ++k) {
-        for (int64_t p = 0; p < s; ++p) t.data[(i * s + p) * c + k] = x.data[(i * c + k) * s + p];
-      }
+      return absl::InvalidArgumentError(absl::StrCat(op, ": channels-first rows need rank >= 3"));
     }
     NormalizationAttrs rows = a;
-    rows.channels_first_input = false;
+    rows.channels_first_input = rows.channels_first_output = false;
     rows.axis = -1;
-    return LayerNorm(t, scale, bias, rows);
+    absl::StatusOr<HostTensor> y =
+        LayerNorm(a.channels_first_input ? ChannelsLast(x) : x, scale, bias, rows);
+    if (!y.ok() || !a.channels_first_output) return y;
+    return ChannelsFirst(*y);
   }
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   absl::StatusOr<int64_t> axis = NormalizeAxis(a.axis, rank, false, op);
