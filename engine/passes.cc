@@ -71,22 +71,6 @@ absl::StatusOr<Graph> FoldBatchNorm(const Graph& graph) {
 
 namespace {
 
-// ChannelsLastPerm: the Transpose perm from [N, C, spatial...] to
-// [N, spatial..., C] at `rank` (output dimension i reads input perm[i]);
-// ChannelsFirstPerm: its inverse.
-std::vector<int64_t> ChannelsLastPerm(size_t rank) {
-  std::vector<int64_t> perm = {0};
-  for (size_t d = 2; d < rank; ++d) perm.push_back(static_cast<int64_t>(d));
-  perm.push_back(1);
-  return perm;
-}
-
-std::vector<int64_t> ChannelsFirstPerm(size_t rank) {
-  std::vector<int64_t> perm = {0, static_cast<int64_t>(rank) - 1};
-  for (size_t d = 1; d + 1 < rank; ++d) perm.push_back(static_cast<int64_t>(d));
-  return perm;
-}
-
 // IsTranspose: `node` is a Transpose by `perm` without a fused activation.
 bool IsTranspose(const Node& node, const std::vector<int64_t>& perm) {
   return node.op == OpType::kTranspose && node.fused.kind == ActivationKind::kNone &&

@@ -52,14 +52,6 @@ InputRead ReadOf(const Shape& in, const Shape& out) {
   return r;
 }
 
-// Permuted returns `shape` transposed by `perm` (as it is where empty).
-Shape Permuted(const Shape& shape, const std::vector<int64_t>& perm) {
-  if (perm.empty()) return shape;
-  Shape t(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) t[i] = shape[size_t(perm[i])];
-  return t;
-}
-
 // ReadOfInput: input k's read, through its Transpose if it has one (a
 // general strided read).
 InputRead ReadOfInput(const FusedElementwiseAttrs& a, size_t k, const Shape& in, const Shape& out) {

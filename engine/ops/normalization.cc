@@ -32,21 +32,6 @@ struct Rows {
   int64_t spatial = 0;
 };
 
-// ChannelsLast: [N, C, spatial...] as [N, spatial..., C].
-Shape ChannelsLast(const Shape& x) {
-  Shape y = {x[0]};
-  y.insert(y.end(), x.begin() + 2, x.end());
-  y.push_back(x[1]);
-  return y;
-}
-
-// ChannelsFirst: [N, spatial..., C] as [N, C, spatial...].
-Shape ChannelsFirst(const Shape& x) {
-  Shape y = {x[0], x.back()};
-  y.insert(y.end(), x.begin() + 1, x.end() - 1);
-  return y;
-}
-
 absl::StatusOr<Rows> RowsOf(OpType op, const NormalizationAttrs& a, const Shape& input) {
   if ((a.channels_first_input || a.channels_first_output) &&
       (op != kLayerNorm || input.size() < 3)) {
@@ -54,7 +39,7 @@ absl::StatusOr<Rows> RowsOf(OpType op, const NormalizationAttrs& a, const Shape&
                                 "rank 3 or more; got rank ",
                                 input.size()));
   }
-  const Shape x = a.channels_first_input ? ChannelsLast(input) : input;
+  const Shape x = a.channels_first_input ? Permuted(input, ChannelsLastPerm(input.size())) : input;
   const int64_t rank = static_cast<int64_t>(x.size());
   Rows r;
   if (op == kLayerNorm) {
@@ -105,7 +90,8 @@ absl::StatusOr<TensorDesc> Infer(OpType op, const OpAttrs& attrs, InferInputs in
   RECQ_RETURN_IF_ERROR(CheckInputCount(op, in, op == kLayerNorm ? 2 : 3, 3));
   RECQ_ASSIGN_OR_RETURN(const NormalizationAttrs* a, AttrsOf<NormalizationAttrs>(op, attrs));
   RECQ_ASSIGN_OR_RETURN(Rows r, RowsOf(op, *a, in[0]->shape));
-  const Shape x = a->channels_first_input ? ChannelsLast(in[0]->shape) : in[0]->shape;
+  const Shape& input = in[0]->shape;
+  const Shape x = a->channels_first_input ? Permuted(input, ChannelsLastPerm(input.size())) : input;
   for (size_t i = 1; i < in.size(); ++i) {
     if (in[i] == nullptr) continue;
     const char* what = i == 1 ? "scale" : "bias";
@@ -127,7 +113,7 @@ absl::StatusOr<TensorDesc> Infer(OpType op, const OpAttrs& attrs, InferInputs in
     }
   }
   TensorDesc out = *in[0];
-  out.shape = a->channels_first_output ? ChannelsFirst(x) : x;
+  out.shape = a->channels_first_output ? Permuted(x, ChannelsFirstPerm(x.size())) : x;
   return out;
 }
 

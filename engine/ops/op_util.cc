@@ -149,6 +149,26 @@ std::vector<int64_t> TransposePerm(const TransposeAttrs& a, size_t rank) {
   return perm;
 }
 
+Shape Permuted(const Shape& shape, const std::vector<int64_t>& perm) {
+  if (perm.empty()) return shape;
+  Shape t(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) t[i] = shape[size_t(perm[i])];
+  return t;
+}
+
+std::vector<int64_t> ChannelsLastPerm(size_t rank) {
+  std::vector<int64_t> perm = {0};
+  for (size_t d = 2; d < rank; ++d) perm.push_back(static_cast<int64_t>(d));
+  perm.push_back(1);
+  return perm;
+}
+
+std::vector<int64_t> ChannelsFirstPerm(size_t rank) {
+  std::vector<int64_t> perm = {0, static_cast<int64_t>(rank) - 1};
+  for (size_t d = 1; d + 1 < rank; ++d) perm.push_back(static_cast<int64_t>(d));
+  return perm;
+}
+
 void SetRange(Dispatch& d, std::array<size_t, 3> global, std::array<size_t, 3> local) {
   d.work_dim = 3;
   for (int i = 0; i < 3; ++i) {

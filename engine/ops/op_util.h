@@ -104,6 +104,13 @@ cl_int8 BroadcastStrides(const Shape& in, const Shape& strides, const Shape& out
 // TransposePerm returns a Transpose's permutation of rank `rank` (an empty
 // perm reverses the dimensions).
 std::vector<int64_t> TransposePerm(const TransposeAttrs& a, size_t rank);
+// Permuted returns `shape` transposed by `perm` (dimension i of the result
+// is shape[perm[i]]; `shape` as it is where `perm` is empty).
+Shape Permuted(const Shape& shape, const std::vector<int64_t>& perm);
+// ChannelsLastPerm: the permutation from [N, C, spatial...] to
+// [N, spatial..., C] at `rank`; ChannelsFirstPerm: its inverse.
+std::vector<int64_t> ChannelsLastPerm(size_t rank);
+std::vector<int64_t> ChannelsFirstPerm(size_t rank);
 
 // SetRange sets `d`'s global size to `global` rounded up to multiples of
 // `local`, in 3 dimensions.
