@@ -132,7 +132,7 @@ class Lowerer final : public LoweringContext {
         residual_add_of_[index] >= 0) {
       const Node& add = graph_.nodes()[residual_add_of_[index]];
       o.y = add.outputs[0];
-      o.residual = add.inputs[0] == read_by_add_[index] ? add.inputs[1] : add.inputs[0];
+      o.residual = OtherOperand(add, read_by_add_[index]);
       o.activation = add.fused;
       if (residual_after_of_[index] >= 0) {
         const Node& add2 = graph_.nodes()[residual_after_of_[index]];
@@ -151,7 +151,7 @@ class Lowerer final : public LoweringContext {
     }
     const Node& add = graph_.nodes()[residual_add_of_[index]];
     const Node& add2 = graph_.nodes()[residual_after_of_[index]];
-    return add2.inputs[0] == add.outputs[0] ? add2.inputs[1] : add2.inputs[0];
+    return OtherOperand(add2, add.outputs[0]);
   }
 
   void MarkActivationApplied() override { activation_applied_ = true; }
@@ -320,6 +320,15 @@ class Lowerer final : public LoweringContext {
     return true;
   }
 
+  // ReadsOnce: `add` has two inputs, exactly one of them `v`.
+  static bool ReadsOnce(const Node& add, ValueId v) {
+    return add.inputs.size() == 2 && (add.inputs[0] == v) != (add.inputs[1] == v);
+  }
+  // OtherOperand: the input of a two-input `add` that is not `v`.
+  static ValueId OtherOperand(const Node& add, ValueId v) {
+    return add.inputs[0] == v ? add.inputs[1] : add.inputs[0];
+  }
+
   // PairResidualAdds finds each node without a fused activation whose kernel
   // variant absorbs a residual Add and whose only use is such an Add of
   // equal shapes right after it, or after views of it read once
@@ -361,10 +370,9 @@ class Lowerer final : public LoweringContext {
       }
       const Node& add = nodes[k];
       if (!defs_[k]->is_residual_add || alias_node_[k]) continue;
-      if (add.inputs.size() != 2 || (add.inputs[0] == read) == (add.inputs[1] == read)) continue;
+      if (!ReadsOnce(add, read)) continue;
       const auto& shape = graph_.value(read).desc.shape;
-      const Shape& other =
-          graph_.value(add.inputs[0] == read ? add.inputs[1] : add.inputs[0]).desc.shape;
+      const Shape& other = graph_.value(OtherOperand(add, read)).desc.shape;
       if (graph_.value(add.outputs[0]).desc.shape != shape) continue;
       const bool bias = other != shape;
       // A bias is indexed by the node's own last dimension: no views.
@@ -392,9 +400,9 @@ class Lowerer final : public LoweringContext {
     const ValueId v = add.outputs[0];
     if (add.fused.kind != ActivationKind::kNone) return;
     if (uses[v] != 1 || pin_[Find(v)].kind != Storage::Kind::kNone) return;
-    if (add2.inputs.size() != 2 || (add2.inputs[0] == v) == (add2.inputs[1] == v)) return;
+    if (!ReadsOnce(add2, v)) return;
     const Shape& shape = graph_.value(v).desc.shape;
-    const ValueId r = add2.inputs[0] == v ? add2.inputs[1] : add2.inputs[0];
+    const ValueId r = OtherOperand(add2, v);
     if (graph_.value(r).desc.shape != shape || graph_.value(add2.outputs[0]).desc.shape != shape) {
       return;
     }
