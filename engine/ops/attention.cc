@@ -1,6 +1,7 @@
 // The fused attention op (engine/ops/attention.h) and its kernels
-// (attention.cl): a FlashAttention-style GPU variant (query tiles per
-// work-group, K and V streamed through local memory) and a CPU variant
+// (attention.cl): FlashAttention-style GPU variants (query tiles per
+// work-group, K and V streamed through local memory; on the fp32 units or
+// on matrix units) and a CPU variant
 // (vector work-items of a few query rows each). Both run one pass over the
 // keys with an online softmax and write the output once.
 #include "engine/ops/attention.h"
@@ -232,6 +233,104 @@ absl::Status LowerGpu(LoweringContext& ctx, const Node& node) {
   return absl::OkStatus();
 }
 
+// --- GPU, matrix units ---
+
+// attention_mma's local memory: the 16 rows of Q, a tile per warp (K's,
+// then V's), and where the matrix units are emulated the probabilities and
+// the lanes' exchange.
+size_t MmaLocalBytes(const AttentionAttrs& a, const DeviceFacts& device, int64_t warps,
+                     int64_t bk) {
+  size_t floats = size_t(16 * (a.dk + 4) + warps * bk * (std::max(a.dk, a.dv) + 4));
+  if (!device.MatrixInstructionsInPtx()) floats += size_t(warps * (16 * (bk + 1) + 32));
+  return sizeof(float) * floats;
+}
+
+bool MmaParamsFit(const AttentionAttrs& a, const DeviceFacts& device, int64_t warps, int64_t bk) {
+  const size_t items = size_t(32 * warps);
+  if (device.max_work_group_size != 0 && items > device.max_work_group_size) return false;
+  return MmaLocalBytes(a, device, warps, bk) <= LocalMemBytes(device);
+}
+
+// Keys in tiles of 16 (32 past 256 keys, where a tile's fixed costs weigh
+// more), split over as many warps as there are tiles, up to 8: a warp's
+// work on a tile is a long chain of dependent steps, so more warps on
+// fewer keys each finish sooner. On an H100 (recq run --profile,
+// RECQ_TUNING=off, 2026-11-26) ViT-B/16's twelve attention dispatches took
+// 0.24 ms on 8 warps of 16-key tiles, 0.25 on 4 of 32 and 0.48 on one warp
+// of 64 (attention_gpu: 0.45); Swin-T's 0.15 ms on 4 warps of 16 keys,
+// 0.17 on 2 of 32 and 0.19 on one of 64 (attention_gpu: 0.20).
+KernelParams MmaHeuristic(const AttentionAttrs& a, const DeviceFacts& device) {
+  int64_t bk = a.lk <= 256 ? 16 : 32;
+  const int64_t tiles = CeilDiv(a.lk, bk);
+  int64_t warps = 1;
+  while (warps < 8 && 2 * warps <= tiles) warps *= 2;
+  while (bk > 16 && !MmaParamsFit(a, device, warps, bk)) bk /= 2;
+  while (warps > 1 && !MmaParamsFit(a, device, warps, bk)) warps /= 2;
+  return {{"warps", warps}, {"key_tile", bk}};
+}
+
+// Q, K and V read four columns at a time: contiguous columns, and every
+// offset and stride of the views a multiple of 4 (the head widths too).
+bool MmaVec4(const AttentionAttrs& a) {
+  for (const AttentionView* v : {&a.q, &a.k, &a.v}) {
+    if (v->sc != 1) return false;
+    for (int64_t x : {v->offset, v->sb_lo, v->sb_hi, v->sh, v->sr}) {
+      if (x % 4 != 0) return false;
+    }
+  }
+  return a.dk % 4 == 0 && a.dv % 4 == 0;
+}
+
+// 16 query rows or more (a warp's rows), head widths in whole mma tiles
+// of 8 and at most 128 (the accumulators are registers).
+bool MmaFits(const Node& node, const LoweringContext& ctx) {
+  const DeviceFacts& device = ctx.device();
+  if (!device.GpuKernels() || !device.MatrixUnits()) return false;
+  const auto& a = AttrsOr<AttentionAttrs>(node);
+  if (a.lq < 16 || a.dk % 8 != 0 || a.dv % 8 != 0 || a.dk > 128 || a.dv > 128) return false;
+  const KernelParams h = MmaHeuristic(a, device);
+  return MmaParamsFit(a, device, h.at("warps"), h.at("key_tile"));
+}
+
+absl::Status LowerMma(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<AttentionAttrs>(node);
+  const KernelParams h = MmaHeuristic(a, ctx.device());
+  RECQ_ASSIGN_OR_RETURN(int64_t warps, Param(ctx, node, "warps", h.at("warps"), {1, 2, 4, 8}));
+  RECQ_ASSIGN_OR_RETURN(int64_t bk, Param(ctx, node, "key_tile", h.at("key_tile"), {16, 32, 64}));
+  if (!MmaParamsFit(a, ctx.device(), warps, bk)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "node '", node.name, "': attention_mma with warps=", warps, ", key_tile=", bk, " needs ",
+        32 * warps, " items and ", MmaLocalBytes(a, ctx.device(), warps, bk),
+        " bytes of local memory; the device allows ", ctx.device().max_work_group_size,
+        " items and ", LocalMemBytes(ctx.device()), " bytes"));
+  }
+  std::vector<std::string> options = CommonOptions(node, a);
+  options.push_back("-DRECQ_AT_MMA=1");
+  options.push_back(absl::StrCat("-DRECQ_AT_WARPS=", warps));
+  options.push_back(absl::StrCat("-DRECQ_AT_BK=", bk));
+  options.push_back(absl::StrCat("-DRECQ_AT_VEC4=", MmaVec4(a) ? 1 : 0));
+  if (ctx.device().MatrixInstructionsInPtx()) options.push_back("-DRECQ_MM_PTX=1");
+  Dispatch d;
+  d.label = "attention_mma";
+  d.kernel = ctx.Kernel("attention.cl", "attention_mma", std::move(options));
+  const size_t items = size_t(32 * warps);
+  SetRange(d, {CeilDiv(a.lq, 16) * items, size_t(a.heads), size_t(a.batch)}, {items, 1, 1});
+  AddArgs(ctx, node, a, d);
+  d.args.push_back(DispatchArg::Null());
+  ctx.Emit(std::move(d));
+  return absl::OkStatus();
+}
+
+std::vector<KernelParams> MmaSpace(const Node& node, const LoweringContext& ctx) {
+  const auto& a = AttrsOr<AttentionAttrs>(node);
+  std::vector<KernelParams> space;
+  for (const KernelParams& p : ParamSpace(MmaHeuristic(a, ctx.device()),
+                                          {{"warps", {1, 2, 4, 8}}, {"key_tile", {16, 32, 64}}})) {
+    if (MmaParamsFit(a, ctx.device(), p.at("warps"), p.at("key_tile"))) space.push_back(p);
+  }
+  return space;
+}
+
 // --- GPU, keys split over work-groups (decode) ---
 
 // SplitsOf returns how many slices of the keys give the device about two
@@ -386,12 +485,14 @@ RECQ_REGISTER_OPS(Attention) {
   def.infer = Infer;
   def.variants = {{"attention_decode", DecodeFits, LowerDecode},
                   {"attention_gpu_split", GpuSplitFits, LowerGpuSplit},
+                  {"attention_mma", MmaFits, LowerMma},
                   {"attention_gpu", GpuFits, LowerGpu},
                   {"attention_cpu", nullptr, LowerCpu}};
   def.variants[0].param_space = DecodeSpace;
   def.variants[1].scratch_bytes = GpuSplitScratch;
-  def.variants[2].param_space = GpuSpace;
-  def.variants[3].param_space = CpuSpace;
+  def.variants[2].param_space = MmaSpace;
+  def.variants[3].param_space = GpuSpace;
+  def.variants[4].param_space = CpuSpace;
   def.tuning_attrs = TuningAttrs;
   return table.Add(std::move(def));
 }

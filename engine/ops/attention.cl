@@ -372,6 +372,327 @@ __kernel void attention_combine(__global const float* restrict part, __global RE
 #endif  // RECQ_AT_GPU
 
 // ---------------------------------------------------------------------------
+// GPU family on matrix units (common.cl's three tf32 products at fp32
+// accuracy), FlashAttention-2 style: a work-group of RECQ_AT_WARPS warps
+// on 16 query rows, the keys split between the warps (tile w, w + WARPS,
+// ... of RECQ_AT_BK keys to warp w), each warp's maxima, sums and output
+// merged at the end as attention_combine merges slices. The rows' Q
+// (scaled) stays in local memory; each warp streams its K tile and then
+// its V tile through one local buffer of its own.
+//
+// A warp computes its 16 x BK scores as BK/8 mma tiles of 16x8 (lane 4g+t
+// holds rows g and g+8 at columns 2t and 2t+1 of each, PTX's accumulator
+// layout), reduces their maxima over the four lanes of a row, and feeds
+// the probabilities to the P.V product straight from those registers:
+// read as an A operand, a lane's columns 2t and 2t+1 are K positions t
+// and t+4, so V's rows are read in the same order (key 2t at position t,
+// 2t+1 at t+4) and no value moves between lanes. Each lane keeps its part
+// of the rows' sums; the four parts are added at the end. O is rescaled
+// by exp(m_old - m_new) per tile in the fp32 units and the tile's P.V
+// added to it from a zeroed partial (common.cl's RECQ_MMA3_UNIT says why).
+// Scores are kept in base 2 (Q's scale and the mask times log2(e)), so
+// that the exponentials are exp2.
+//
+// Without RECQ_MM_PTX (the tests on PoCL) each item computes the same
+// elements from the local tiles in plain OpenCL C, the probabilities pass
+// through local memory, and the four lanes of a row meet there too.
+// RECQ_AT_VEC4: Q, K and V are read 4 columns at a time (contiguous
+// columns, every offset and stride a multiple of 4).
+// Global size (ceil(Lq / 16) * 32 WARPS, H, B); local (32 WARPS, 1, 1).
+#ifdef RECQ_AT_MMA
+
+#define AM_W RECQ_AT_WARPS
+#define AM_BK RECQ_AT_BK
+#define AM_ITEMS (32 * AM_W)
+#define AM_D (RECQ_AT_DK > RECQ_AT_DV ? RECQ_AT_DK : RECQ_AT_DV)
+// Row pitches: a fragment read (8 rows by 4 columns of Q or K, 4 pairs of
+// V's rows by 8 columns) then falls in 32 distinct banks.
+#define AM_QPAD (RECQ_AT_DK + 4)
+#define AM_VPAD (RECQ_AT_DV + 4)
+#define AM_TILE (AM_BK * (AM_D + 4))
+#define AM_NS (AM_BK / 8)
+#define AM_NO (RECQ_AT_DV / 8)
+#ifndef RECQ_AT_VEC4
+#define RECQ_AT_VEC4 0
+#endif
+
+#ifdef RECQ_MM_PTX
+#define AM_UNROLL _Pragma("unroll")
+// x combined over the four lanes of a row (lanes 4g .. 4g+3).
+inline float am_quad_max(float x) {
+  float y;
+  asm volatile("shfl.sync.bfly.b32 %0, %1, 1, 0x1f, 0xffffffff;" : "=f"(y) : "f"(x));
+  x = fmax(x, y);
+  asm volatile("shfl.sync.bfly.b32 %0, %1, 2, 0x1f, 0xffffffff;" : "=f"(y) : "f"(x));
+  return fmax(x, y);
+}
+inline float am_quad_sum(float x) {
+  float y;
+  asm volatile("shfl.sync.bfly.b32 %0, %1, 1, 0x1f, 0xffffffff;" : "=f"(y) : "f"(x));
+  x += y;
+  asm volatile("shfl.sync.bfly.b32 %0, %1, 2, 0x1f, 0xffffffff;" : "=f"(y) : "f"(x));
+  return x + y;
+}
+#define AM_QUAD_MAX(x) am_quad_max(x)
+#define AM_QUAD_SUM(x) am_quad_sum(x)
+#else
+#define AM_UNROLL
+// The same through local memory; every item of the group calls it.
+inline float am_quad_local(__local float* red, float x, int is_max) {
+  const int lid = get_local_id(0), q = lid & ~3;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  red[lid] = x;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return is_max ? fmax(fmax(red[q], red[q + 1]), fmax(red[q + 2], red[q + 3]))
+                : (red[q] + red[q + 1]) + (red[q + 2] + red[q + 3]);
+}
+#define AM_QUAD_MAX(x) am_quad_local(red, (x), 1)
+#define AM_QUAD_SUM(x) am_quad_local(red, (x), 0)
+#endif
+
+// Rows [r0, r0 + rows) of a (b, h) view, `width` columns, into local rows
+// of `pitch` (scaled), rows past `last` read as row `last`; `lid` and
+// `items` split the elements.
+inline void am_stage(__local float* dst, int pitch, __global const RECQ_T* src, int base, int sr,
+                     int sc, int r0, int rows, int last, int width, float scale, int lid,
+                     int items) {
+#if RECQ_AT_VEC4
+  for (int e = lid; e < rows * width / 4; e += items) {
+    const int rr = e / (width / 4), c = (e % (width / 4)) * 4;
+    const float4 x = RECQ_LOAD4(src + base + min(r0 + rr, last) * sr + c, 0);
+    vstore4(x * scale, 0, dst + rr * pitch + c);
+  }
+#else
+  for (int e = lid; e < rows * width; e += items) {
+    const int rr = e / width, c = e % width;
+    dst[rr * pitch + c] = RECQ_LOAD(src, base + min(r0 + rr, last) * sr + c * sc) * scale;
+  }
+#endif
+}
+
+__kernel __attribute__((reqd_work_group_size(AM_ITEMS, 1, 1))) void attention_mma(
+    __global const RECQ_T* restrict q, __global const RECQ_T* restrict k,
+    __global const RECQ_T* restrict v, __global const RECQ_T* restrict mask,
+    __global RECQ_T* restrict o, int8 qv, int8 kv, int8 vv, int8 mv, int8 ov, int Lq, int Lk,
+    float scale, int causal_offset, __global float* restrict part) {
+  __local float ql[16 * AM_QPAD] __attribute__((aligned(16)));
+  __local float tiles[AM_W * AM_TILE] __attribute__((aligned(16)));
+#ifndef RECQ_MM_PTX
+  __local float pl[AM_W * 16 * (AM_BK + 1)];
+  __local float red[AM_ITEMS];
+#endif
+  const int lid = get_local_id(0);
+  const int lane = lid & 31, w = lid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int row0 = get_group_id(0) * 16;
+  const int h = get_global_id(1);
+  const int b = get_global_id(2);
+  const int kb = recq_at_base(kv, b, h), vb = recq_at_base(vv, b, h);
+#if RECQ_AT_MASK
+  const int mb = recq_at_base(mv, b, h);
+#endif
+  __local float* tl = tiles + w * AM_TILE;
+  am_stage(ql, AM_QPAD, q, recq_at_base(qv, b, h), qv.s5, qv.s6, row0, 16, Lq - 1, RECQ_AT_DK,
+           scale * M_LOG2E_F, lid, AM_ITEMS);
+  // This lane's rows: g and g + 8.
+  const int i0 = row0 + g, i1 = i0 + 8;
+  float acc[AM_NO][4];
+  AM_UNROLL for (int c = 0; c < AM_NO; ++c) {
+    AM_UNROLL for (int r = 0; r < 4; ++r) acc[c][r] = 0.0f;
+  }
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+  int jend = Lk;
+#if RECQ_AT_CAUSAL
+  jend = clamp(min(row0 + 16, Lq) - 1 + causal_offset + 1, 0, Lk);
+#endif
+  // Every warp runs as many steps (the barriers); a warp past the keys
+  // skips the work, or in the emulation runs it on keys all masked.
+  const int steps = (jend + AM_BK * AM_W - 1) / (AM_BK * AM_W);
+  for (int step = 0; step < steps; ++step) {
+    const int j0 = (step * AM_W + w) * AM_BK;
+#ifdef RECQ_MM_PTX
+    const bool active = j0 < jend;
+#else
+    const bool active = true;
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (active) {
+      am_stage(tl, AM_QPAD, k, kb, kv.s5, kv.s6, j0, AM_BK, Lk - 1, RECQ_AT_DK, 1.0f, lane, 32);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // Scores S = Q K^T: s[j] is keys j0 + 8j .. 8j + 7.
+    float s[AM_NS][4];
+    AM_UNROLL for (int j = 0; j < AM_NS; ++j) {
+      AM_UNROLL for (int r = 0; r < 4; ++r) s[j][r] = 0.0f;
+    }
+#ifdef RECQ_MM_PTX
+    if (active) {
+      AM_UNROLL for (int kk = 0; kk < RECQ_AT_DK; kk += 8) {
+        uint ah[4], at[4];
+        const __local float* qr = ql + g * AM_QPAD + kk + t;
+        const float x[4] = {qr[0], qr[8 * AM_QPAD], qr[4], qr[8 * AM_QPAD + 4]};
+        AM_UNROLL for (int e = 0; e < 4; ++e) RECQ_TF32_SPLIT(x[e], ah[e], at[e]);
+        AM_UNROLL for (int j = 0; j < AM_NS; ++j) {
+          uint bh[2], bt[2];
+          const __local float* kr = tl + (j * 8 + g) * AM_QPAD + kk + t;
+          const float y[2] = {kr[0], kr[4]};
+          AM_UNROLL for (int e = 0; e < 2; ++e) RECQ_TF32_SPLIT(y[e], bh[e], bt[e]);
+          RECQ_MMA3_UNIT(s[j], ah, at, bh, bt);
+        }
+      }
+    }
+#else
+    for (int j = 0; j < AM_NS; ++j) {
+      for (int r = 0; r < 4; ++r) {
+        const int row = g + 8 * (r >> 1), key = j * 8 + 2 * t + (r & 1);
+        for (int c = 0; c < RECQ_AT_DK; ++c) {
+          s[j][r] += recq_tf32x3_product(ql[row * AM_QPAD + c], tl[key * AM_QPAD + c]);
+        }
+      }
+    }
+#endif
+    // Masks, and the tile's maxima of rows g (r 0, 1) and g + 8 (r 2, 3).
+    float mx0 = -INFINITY, mx1 = -INFINITY;
+    AM_UNROLL for (int j = 0; j < AM_NS; ++j) {
+      AM_UNROLL for (int r = 0; r < 4; ++r) {
+        const int i = r < 2 ? i0 : i1, key = j0 + j * 8 + 2 * t + (r & 1);
+        bool seen = key < jend && i < Lq;
+#if RECQ_AT_CAUSAL
+        seen = seen && key <= i + causal_offset;
+#endif
+#if RECQ_AT_MASK
+        if (seen) s[j][r] += RECQ_LOAD(mask, mb + i * mv.s5 + key * mv.s6) * M_LOG2E_F;
+#endif
+        s[j][r] = seen ? s[j][r] : -INFINITY;
+        if (r < 2) {
+          mx0 = fmax(mx0, s[j][r]);
+        } else {
+          mx1 = fmax(mx1, s[j][r]);
+        }
+      }
+    }
+    mx0 = AM_QUAD_MAX(mx0);
+    mx1 = AM_QUAD_MAX(mx1);
+    const float mn0 = fmax(m0, mx0), mn1 = fmax(m1, mx1);
+    const float corr0 = mn0 == -INFINITY ? 1.0f : exp2(m0 - mn0);
+    const float corr1 = mn1 == -INFINITY ? 1.0f : exp2(m1 - mn1);
+    float sum0 = 0.0f, sum1 = 0.0f;
+    AM_UNROLL for (int j = 0; j < AM_NS; ++j) {
+      AM_UNROLL for (int r = 0; r < 4; ++r) {
+        const float mn = r < 2 ? mn0 : mn1;
+        const float p = mn == -INFINITY ? 0.0f : exp2(s[j][r] - mn);
+        s[j][r] = p;
+        if (r < 2) {
+          sum0 += p;
+        } else {
+          sum1 += p;
+        }
+      }
+    }
+    l0 = l0 * corr0 + sum0;
+    l1 = l1 * corr1 + sum1;
+    m0 = mn0;
+    m1 = mn1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (active) {
+      am_stage(tl, AM_VPAD, v, vb, vv.s5, vv.s6, j0, AM_BK, Lk - 1, RECQ_AT_DV, 1.0f, lane, 32);
+    }
+#ifndef RECQ_MM_PTX
+    __local float* pw = pl + w * 16 * (AM_BK + 1);
+    for (int j = 0; j < AM_NS; ++j) {
+      for (int r = 0; r < 4; ++r) pw[(g + 8 * (r >> 1)) * (AM_BK + 1) + j * 8 + 2 * t + (r & 1)] = s[j][r];
+    }
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // O = O * corr + P V.
+    float pv[AM_NO][4];
+    AM_UNROLL for (int c = 0; c < AM_NO; ++c) {
+      AM_UNROLL for (int r = 0; r < 4; ++r) pv[c][r] = 0.0f;
+    }
+#ifdef RECQ_MM_PTX
+    if (active) {
+      AM_UNROLL for (int j = 0; j < AM_NS; ++j) {
+        uint ah[4], at[4];
+        const float x[4] = {s[j][0], s[j][2], s[j][1], s[j][3]};
+        AM_UNROLL for (int e = 0; e < 4; ++e) RECQ_TF32_SPLIT(x[e], ah[e], at[e]);
+        const __local float* vr = tl + (j * 8 + 2 * t) * AM_VPAD + g;
+        AM_UNROLL for (int c = 0; c < AM_NO; ++c) {
+          uint bh[2], bt[2];
+          const float y[2] = {vr[c * 8], vr[AM_VPAD + c * 8]};
+          AM_UNROLL for (int e = 0; e < 2; ++e) RECQ_TF32_SPLIT(y[e], bh[e], bt[e]);
+          RECQ_MMA3_UNIT(pv[c], ah, at, bh, bt);
+        }
+      }
+    }
+#else
+    for (int c = 0; c < AM_NO; ++c) {
+      for (int r = 0; r < 4; ++r) {
+        const int row = g + 8 * (r >> 1), col = c * 8 + 2 * t + (r & 1);
+        for (int jj = 0; jj < AM_BK; ++jj) {
+          pv[c][r] += recq_tf32x3_product(pw[row * (AM_BK + 1) + jj], tl[jj * AM_VPAD + col]);
+        }
+      }
+    }
+#endif
+    AM_UNROLL for (int c = 0; c < AM_NO; ++c) {
+      AM_UNROLL for (int r = 0; r < 4; ++r) {
+        acc[c][r] = acc[c][r] * (r < 2 ? corr0 : corr1) + pv[c][r];
+      }
+    }
+  }
+  l0 = AM_QUAD_SUM(l0);
+  l1 = AM_QUAD_SUM(l1);
+#if AM_W > 1
+  // The warps' maxima, sums and outputs meet in the tiles' memory: per
+  // warp 16 rows of DV outputs, then 16 maxima and 16 sums.
+  barrier(CLK_LOCAL_MEM_FENCE);
+  AM_UNROLL for (int r = 0; r < 4; ++r) {
+    AM_UNROLL for (int c = 0; c < AM_NO; ++c) {
+      tl[(g + 8 * (r >> 1)) * RECQ_AT_DV + c * 8 + 2 * t + (r & 1)] = acc[c][r];
+    }
+  }
+  if (t == 0) {
+    tl[16 * RECQ_AT_DV + g] = m0;
+    tl[16 * RECQ_AT_DV + g + 8] = m1;
+    tl[16 * RECQ_AT_DV + 16 + g] = l0;
+    tl[16 * RECQ_AT_DV + 16 + g + 8] = l1;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int e = lid; e < 16 * RECQ_AT_DV; e += AM_ITEMS) {
+    const int rr = e / RECQ_AT_DV, col = e % RECQ_AT_DV, i = row0 + rr;
+    if (i >= Lq) continue;
+    float mx = -INFINITY;
+    for (int ww = 0; ww < AM_W; ++ww) mx = fmax(mx, tiles[ww * AM_TILE + 16 * RECQ_AT_DV + rr]);
+    float sum = 0.0f, out = 0.0f;
+    if (mx != -INFINITY) {
+      for (int ww = 0; ww < AM_W; ++ww) {
+        const __local float* part_w = tiles + ww * AM_TILE;
+        const float mw = part_w[16 * RECQ_AT_DV + rr];
+        if (mw == -INFINITY) continue;
+        const float f = exp2(mw - mx);
+        sum += part_w[16 * RECQ_AT_DV + 16 + rr] * f;
+        out += part_w[e] * f;
+      }
+    }
+    RECQ_STORE(o, recq_at_base(ov, b, h) + i * ov.s5 + col * ov.s6, sum > 0.0f ? out / sum : 0.0f);
+  }
+#else
+  const float inv0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, inv1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
+  AM_UNROLL for (int r = 0; r < 4; ++r) {
+    const int i = r < 2 ? i0 : i1;
+    if (i >= Lq) continue;
+    const int ob = recq_at_base(ov, b, h) + i * ov.s5;
+    AM_UNROLL for (int c = 0; c < AM_NO; ++c) {
+      const int col = c * 8 + 2 * t + (r & 1);
+      RECQ_STORE(o, ob + col * ov.s6, acc[c][r] * (r < 2 ? inv0 : inv1));
+    }
+  }
+#endif
+}
+
+#endif  // RECQ_AT_MMA
+
+// ---------------------------------------------------------------------------
 // GPU family, one query row (a decoder step against its cache): a
 // work-group of RECQ_AT_WG items per (b, h). Item t scores keys t, t + WG,
 // ... (the scores stay in local memory, RECQ_AT_LK of them at most), the

@@ -3,7 +3,8 @@
 // query row against 1 to 300 keys), Swin windows with a relative-position
 // bias and a window mask, BERT's additive mask derived from an int input,
 // causal masking, and odd head widths; every GPU variant parameter set of
-// its tuning space on the shapes where they differ.
+// its tuning space on the shapes where they differ, the matrix-unit
+// variant emulated on PoCL.
 //
 // Tolerance: |actual - expected| <= 1e-5 + 1e-4 |expected| per element
 // (float32 sums of up to 300 products of magnitude <= 1, the online
@@ -71,12 +72,17 @@ struct GpuParams {
   int64_t rows, key_tile, row_items;
 };
 
-// Runs `graph` with the CPU variant's heuristic and each of `cpu` and with
+struct MmaParams {
+  int64_t warps, key_tile;
+};
+
+// Runs `graph` with the CPU variant's heuristic and each of `cpu`, with
 // the GPU variant (forced on the device through KernelTarget::kGpu) with
-// its heuristic and each of `gpu`.
+// its heuristic and each of `gpu`, and with the matrix-unit variant
+// (emulated) with each of `mma`, the first also with half storage.
 void CheckAllVariants(const absl::StatusOr<OpGraph>& graph,
                       const std::vector<std::pair<int64_t, int64_t>>& cpu,
-                      const std::vector<GpuParams>& gpu) {
+                      const std::vector<GpuParams>& gpu, const std::vector<MmaParams>& mma = {}) {
   ASSERT_TRUE(graph.ok()) << graph.status();
   CheckOptions base = Tolerance();
   RECQ_EXPECT_MATCHES_REFERENCE(graph, base);
@@ -107,6 +113,21 @@ void CheckAllVariants(const absl::StatusOr<OpGraph>& graph,
     RECQ_EXPECT_MATCHES_REFERENCE(graph, o);
     EXPECT_GT(*forced, 0) << "attention_gpu did not fit";
   }
+  for (const MmaParams& p : mma) {
+    SCOPED_TRACE(absl::StrCat("mma warps=", p.warps, " key_tile=", p.key_tile));
+    CheckOptions o = Tolerance();
+    o.kernel_targets = {EngineOptions::KernelTarget::kGpu};
+    o.emulate_matrix_units = true;
+    o.precisions = {EngineOptions::Precision::kFp32};
+    if (&p == &mma.front()) o.precisions.push_back(EngineOptions::Precision::kFp16Storage);
+    o.optimize = {false};
+    o.recorded_runs = 1;
+    auto forced = std::make_shared<int>(0);
+    o.choose_kernel =
+        Force("attention_mma", {{"warps", p.warps}, {"key_tile", p.key_tile}}, forced);
+    RECQ_EXPECT_MATCHES_REFERENCE(graph, o);
+    EXPECT_GT(*forced, 0) << "attention_mma did not fit";
+  }
 }
 
 // ViT-B/16: 12 heads of 64 over 197 tokens, Q, K and V read from one
@@ -123,7 +144,7 @@ TEST(AttentionTest, VitHeadsFromPackedProjection) {
   OpGraphBuilder b;
   TensorRef qkv = b.Input("qkv", {l, 3 * e}, -1.5f, 1.5f);
   CheckAllVariants(std::move(b).Build(b.graph().AddNode(kAttention, {qkv, qkv, qkv}, a)), {{4, 8}},
-                   {{16, 32, 8}, {4, 32, 32}, {4, 32, 64}});
+                   {{16, 32, 8}, {4, 32, 32}, {4, 32, 64}}, {{8, 16}, {1, 64}});
 }
 
 // Decode: one query row against caches of 1 to 300 keys (a partial last
@@ -203,9 +224,10 @@ TEST(AttentionTest, DecodeOneRowPerGroup) {
 TEST(AttentionTest, SwinWindowsWithBias) {
   AttentionAttrs a = DenseAttention(4, 3, 49, 49, 32, 32);
   a.mask = internal::BroadcastMaskView({1, 3, 49, 49}, 4);
-  CheckAllVariants(DenseGraph(a, {1, 3, 49, 49}), {{2, 8}}, {{16, 32, 8}, {8, 16, 16}});
+  CheckAllVariants(DenseGraph(a, {1, 3, 49, 49}), {{2, 8}}, {{16, 32, 8}, {8, 16, 16}},
+                   {{4, 16}, {1, 32}});
   a.mask = internal::DenseAttentionView(2, 3, 49, 49);
-  CheckAllVariants(DenseGraph(a, {2, 3, 49, 49}), {}, {{32, 16, 4}});
+  CheckAllVariants(DenseGraph(a, {2, 3, 49, 49}), {}, {{32, 16, 4}}, {{4, 64}});
 }
 
 // BERT: an int attention mask [2, 33] (1 keep, 0 pad), different per
@@ -226,7 +248,7 @@ TEST(AttentionTest, AdditiveMaskFromIntsPerBatchRow) {
   TensorRef add = gb.AddNode(OpType::kMul, {inv, gb.Constant("big", {}, {-10000.0f})});
   TensorRef mask = gb.Reshape(add, {b, 1, 1, l});
   CheckAllVariants(std::move(g).Build(gb.AddNode(kAttention, {q, k, v, mask}, a)), {{4, 4}},
-                   {{16, 16, 8}});
+                   {{16, 16, 8}}, {{2, 32}, {1, 64}});
 }
 
 // Causal self-attention (PyTorch's is_causal: row i sees keys 0..i), and
@@ -234,9 +256,10 @@ TEST(AttentionTest, AdditiveMaskFromIntsPerBatchRow) {
 TEST(AttentionTest, Causal) {
   AttentionAttrs a = DenseAttention(2, 2, 40, 40, 32, 32);
   a.causal = true;
-  CheckAllVariants(DenseGraph(a), {{4, 8}, {1, 16}}, {{16, 32, 8}, {4, 16, 16}});
+  CheckAllVariants(DenseGraph(a), {{4, 8}, {1, 16}}, {{16, 32, 8}, {4, 16, 16}},
+                   {{1, 32}, {8, 16}});
   a.causal_offset = -3;
-  CheckAllVariants(DenseGraph(a), {{2, 4}}, {{8, 16, 8}});
+  CheckAllVariants(DenseGraph(a), {{2, 4}}, {{8, 16, 8}}, {{2, 16}});
 }
 
 // Head widths that no vector divides (7), Dv != Dk, more keys than
@@ -249,6 +272,20 @@ TEST(AttentionTest, OddWidthsAndStrides) {
   a.o = AttentionView{0, 2, 20 * 2 * 5, 0, 5, 1, 2 * 5};
   a.out_shape = {2, 20, 2, 5};
   CheckAllVariants(DenseGraph(a), {{2, 8}}, {{8, 16, 4}});
+}
+
+// The matrix-unit variant's edges: Dv != Dk (both whole mma tiles), more
+// keys than a tile with a partial last one, a last block of 16 query rows
+// partly filled, keys split over warps with a warp past the keys, a
+// transposed output view, and K read by columns.
+TEST(AttentionTest, MatrixUnitsOddShapes) {
+  AttentionAttrs a = DenseAttention(2, 2, 21, 70, 16, 24);
+  a.o = AttentionView{0, 2, 24 * 2 * 21, 0, 21, 1, 2 * 21};
+  a.out_shape = {2, 24, 2, 21};
+  CheckAllVariants(DenseGraph(a), {}, {}, {{1, 32}, {2, 64}, {4, 16}});
+  // K stored as [B, H, Dk, Lk]: columns not contiguous, read one by one.
+  a.k = AttentionView{0, 2, 2 * 16 * 70, 0, 16 * 70, 1, 70};
+  CheckAllVariants(DenseGraph(a), {}, {}, {{8, 16}});
 }
 
 }  // namespace

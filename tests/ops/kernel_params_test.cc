@@ -282,6 +282,9 @@ std::vector<SpaceCase> Cases() {
       // 9 query rows and 37 keys: partial row groups and key tiles.
       {"attention_cpu_l9x37", "attention_cpu", cpu, AttentionGraph(2, 9, 37, 16)},
       {"attention_decode_l1x37", "attention_decode", gpu, AttentionGraph(2, 1, 37, 16)},
+      // Matrix units (emulated): 21 query rows, 70 keys.
+      {"attention_mma_l21x70_part1", "attention_mma", gpu, AttentionGraph(2, 21, 70, 16), 0, 6},
+      {"attention_mma_l21x70_part2", "attention_mma", gpu, AttentionGraph(2, 21, 70, 16), 6},
       {"attention_gpu_l9x37_part1", "attention_gpu", gpu, AttentionGraph(2, 9, 37, 16), 0, 12},
       {"attention_gpu_l9x37_part2", "attention_gpu", gpu, AttentionGraph(2, 9, 37, 16), 12, 24},
       {"attention_gpu_l9x37_part3", "attention_gpu", gpu, AttentionGraph(2, 9, 37, 16), 24, 36},
