@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "engine/ops/op_util.h"
+#include "recq/math_op_attrs.h"
 #include "recq/status_macros.h"
 
 namespace recq::internal {
@@ -152,6 +153,21 @@ class Lowerer final : public LoweringContext {
     const Node& add = graph_.nodes()[residual_add_of_[index]];
     const Node& add2 = graph_.nodes()[residual_after_of_[index]];
     return OtherOperand(add2, add.outputs[0]);
+  }
+
+  const Node* NormAfter(const Node& node) const override {
+    const int index = static_cast<int>(&node - graph_.nodes().data());
+    if (index < 0 || index >= static_cast<int>(norm_after_.size()) || norm_after_[index] < 0) {
+      return nullptr;
+    }
+    return &graph_.nodes()[norm_after_[index]];
+  }
+
+  void MarkNormApplied() override {
+    const int index = static_cast<int>(current_ - graph_.nodes().data());
+    if (index >= 0 && index < static_cast<int>(norm_after_.size()) && norm_after_[index] >= 0) {
+      norm_applied_[norm_after_[index]] = true;
+    }
   }
 
   void MarkActivationApplied() override { activation_applied_ = true; }
@@ -344,6 +360,8 @@ class Lowerer final : public LoweringContext {
     residual_add_of_.assign(nodes.size(), -1);
     residual_after_of_.assign(nodes.size(), -1);
     read_by_add_.assign(nodes.size(), kNoValue);
+    norm_after_.assign(nodes.size(), -1);
+    norm_applied_.assign(nodes.size(), false);
     fused_into_previous_.assign(nodes.size(), false);
     fused_away_.assign(graph_.values().size(), false);
     std::vector<int> uses(graph_.values().size(), 0);
@@ -386,7 +404,36 @@ class Lowerer final : public LoweringContext {
       for (size_t view = n; view < k; ++view) fused_away_[nodes[view].outputs[0]] = true;
       if (bias && variant->absorbs_bias_then_residual) PairResidualAfterBias(n, uses);
     }
+    for (size_t n = 0; n + 1 < nodes.size(); ++n) {
+      if (alias_node_[n] || fused_into_previous_[n]) continue;
+      const int norm = NormReading(n);
+      if (norm < 0) continue;
+      RECQ_ASSIGN_OR_RETURN(const KernelVariant* variant, VariantOf(static_cast<int>(n)));
+      if (variant->absorbs_layernorm_after) norm_after_[n] = norm;
+    }
     return absl::OkStatus();
+  }
+
+  // NormReading: the LayerNormalization right after node n and the Adds it
+  // absorbs that normalises the last axis of its output (a transformer
+  // block's residual stream: x = x + f(x), then LN(x)), or -1. The output
+  // stays: later nodes read it too.
+  int NormReading(size_t n) const {
+    const auto& nodes = graph_.nodes();
+    size_t last = n;
+    if (residual_add_of_[n] >= 0) {
+      last = static_cast<size_t>(residual_after_of_[n] >= 0 ? residual_after_of_[n]
+                                                            : residual_add_of_[n]);
+    }
+    if (last + 1 >= nodes.size()) return -1;
+    const Node& norm = nodes[last + 1];
+    if (norm.op != OpType("LayerNormalization") || alias_node_[last + 1]) return -1;
+    if (norm.outputs.size() != 1 || norm.inputs[0] != nodes[last].outputs[0]) return -1;
+    const NormalizationAttrs& a = AttrsOr<NormalizationAttrs>(norm);
+    const int64_t rank = static_cast<int64_t>(graph_.value(norm.inputs[0]).desc.shape.size());
+    if (a.channels_first_input || a.channels_first_output || rank < 1) return -1;
+    if (a.axis != -1 && a.axis != rank - 1) return -1;
+    return static_cast<int>(last + 1);
   }
 
   // PairResidualAfterBias pairs node n, already paired with its bias Add
@@ -442,6 +489,8 @@ class Lowerer final : public LoweringContext {
       } else if (!fused_away_[nodes[n].outputs[0]]) {
         touch(nodes[n].outputs[0], static_cast<int>(n));
       }
+      // A LayerNorm the node may compute is written from the node on.
+      if (norm_after_[n] >= 0) touch(nodes[norm_after_[n]].outputs[0], static_cast<int>(n));
       // The variant's scratch lives during its node only.
       if (alias_node_[n] || fused_into_previous_[n]) continue;
       RECQ_ASSIGN_OR_RETURN(const KernelVariant* variant, VariantOf(static_cast<int>(n)));
@@ -474,7 +523,7 @@ class Lowerer final : public LoweringContext {
   absl::Status LowerNode(int n) {
     const Node& node = graph_.nodes()[n];
     RECQ_RETURN_IF_ERROR(CheckFloatTypes(n));
-    if (alias_node_[n] || fused_into_previous_[n]) return absl::OkStatus();
+    if (alias_node_[n] || fused_into_previous_[n] || norm_applied_[n]) return absl::OkStatus();
     RECQ_ASSIGN_OR_RETURN(const KernelVariant* variant, VariantOf(n));
     current_ = &node;
     current_params_ = &params_[n];
@@ -515,6 +564,10 @@ class Lowerer final : public LoweringContext {
   std::vector<int> residual_add_of_;
   std::vector<int> residual_after_of_;  // per node: the residual Add after its bias Add, -1 none
   std::vector<ValueId> read_by_add_;    // per paired node: the value its Add reads (a view of it)
+  // The LayerNorm pairing (NormReading): per node, the LayerNorm after it (-1: none); per node,
+  // whether the node before computed it (MarkNormApplied).
+  std::vector<int> norm_after_;
+  std::vector<bool> norm_applied_;
   std::vector<bool> fused_into_previous_;
   std::vector<bool> fused_away_;
   std::vector<std::pair<ValueId, Storage>> pinned_outputs_;

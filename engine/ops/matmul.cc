@@ -13,6 +13,7 @@
 
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
+#include "recq/math_op_attrs.h"
 #include "recq/status_macros.h"
 
 namespace recq::internal {
@@ -231,6 +232,9 @@ struct ProductEpilogue {
   float alpha = 1.0f, beta = 0.0f;
   int64_t c_sm = 0, c_sn = 0;
   Activation act;
+  // The LayerNorm over the output's rows right after it
+  // (LoweringContext::NormAfter), which the split-K reduction computes.
+  const Node* norm = nullptr;
 };
 
 // AddEpilogueArgs appends the epilogue's scalars in the order every product
@@ -265,6 +269,7 @@ void AddProductOptions(std::vector<std::string>& options, const ProductEpilogue&
 ProductEpilogue AddEpilogue(LoweringContext& ctx, const Node& node, ValueId residual,
                             const Activation& act, int64_t n) {
   ProductEpilogue e;
+  e.norm = ctx.NormAfter(node);
   if (residual == kNoValue && act.kind == ActivationKind::kNone) return e;
   e.r = ctx.Arg(ctx.ResidualAfterBias(node));
   e.mode = act.kind != ActivationKind::kNone ? 1 : 2;
@@ -292,6 +297,7 @@ ProductEpilogue GemmEpilogue(LoweringContext& ctx, const Node& node) {
   const GemmShape g = GemmShapeOf(ctx, node);
   const LoweringContext::Output out = ctx.OutputOf(node);
   ProductEpilogue e;
+  e.norm = ctx.NormAfter(node);
   e.mode = 1;
   e.c = ctx.Arg(COf(node));
   e.r = ctx.Arg(out.residual);
@@ -385,14 +391,39 @@ void EmitTiled(TiledProduct p, LoweringContext& ctx, const MatMulShape& s, Dispa
   ctx.Emit(std::move(d));
   if (sk == 1) return;
   Dispatch r;
-  r.label = "matmul_local_reduce";
-  r.kernel = ctx.Kernel("matmul_local.cl", "matmul_local_reduce");
-  SetRange(r, {size_t(total), 1, 1}, {GpuGroup(ctx.device(), 256), 1, 1});
+  // With the LayerNorm after it, a work-group per row of N finishes the row
+  // and normalises it, each item holding about 3 elements in registers
+  // (up to 16: rows of up to 4096; longer ones leave the LayerNorm to
+  // itself). On an H100 ViT-B/16's rows of 768 took 10 us a row-group
+  // dispatch on 256 items and 14 us on 128.
+  const size_t local = GroupForRow(ctx.device(), CeilDiv(s.n, int64_t(3)), 32, 256);
+  const int64_t per = CeilDiv(s.n, int64_t(local));
+  const Node* norm = per <= 16 ? epilogue.norm : nullptr;
+  if (norm == nullptr) {
+    r.label = "matmul_local_reduce";
+    r.kernel = ctx.Kernel("matmul_local.cl", "matmul_local_reduce");
+    SetRange(r, {size_t(total), 1, 1}, {GpuGroup(ctx.device(), 256), 1, 1});
+  } else {
+    r.label = "matmul_local_reduce_norm";
+    r.kernel = ctx.Kernel(
+        "matmul_local.cl", "matmul_local_reduce_norm",
+        {absl::StrCat("-DRECQ_ML_NORM_LOCAL=", local), absl::StrCat("-DRECQ_ML_NORM_PER=", per)});
+    SetRange(r, {size_t(total / s.n) * local, 1, 1}, {local, 1, 1});
+  }
   r.args = {part, epilogue.c, epilogue.r, y};
   AddInts(r, {total, s.n, sk, epilogue.mode != 0 ? 1 : 0});
   AddEpilogueArgs(r, epilogue);
   r.bytes = partial_bytes +
             double(total) * sizeof(float) * (epilogue.r.kind != DispatchArg::Kind::kNull ? 2 : 1);
+  if (norm != nullptr) {
+    const bool has_bias = norm->inputs.size() > 2 && norm->inputs[2] != kNoValue;
+    r.args.push_back(ctx.Arg(norm->inputs[1]));
+    r.args.push_back(has_bias ? ctx.Arg(norm->inputs[2]) : DispatchArg::Null());
+    r.args.push_back(ctx.Arg(norm->outputs[0]));
+    r.args.push_back(DispatchArg::Scalar(AttrsOr<NormalizationAttrs>(*norm).epsilon));
+    r.bytes += 2.0 * double(total) * sizeof(float);
+    ctx.MarkNormApplied();
+  }
   ctx.Emit(std::move(r));
 }
 
@@ -911,6 +942,7 @@ std::vector<KernelVariant> GemmLocalGpuVariants() {
       return SplitKScratch(tile.tm, tile.tn, GemmAsProduct(GemmShapeOf(ctx, n)), ctx.device());
     };
     v.absorbs_residual_add = true;
+    v.absorbs_layernorm_after = true;
     variants.push_back(std::move(v));
   }
   return variants;
@@ -921,6 +953,7 @@ KernelVariant MatMulTiledVariant() { return {"matmul_tiled", Fits, Lower}; }
 KernelVariant MatMulMmaGpuVariant() {
   KernelVariant v{"matmul_mma", MmaFits, LowerMma};
   v.absorbs_residual_add = true;
+  v.absorbs_layernorm_after = true;
   v.absorbs_bias_add = true;
   v.absorbs_bias_then_residual = true;
   v.param_space = [](const Node& n, const LoweringContext& ctx) {
@@ -935,6 +968,7 @@ KernelVariant MatMulMmaGpuVariant() {
 KernelVariant GemmMmaGpuVariant() {
   KernelVariant v{"gemm_mma", GemmMmaFits, LowerGemmMma};
   v.absorbs_residual_add = true;
+  v.absorbs_layernorm_after = true;
   v.param_space = [](const Node& n, const LoweringContext& ctx) {
     return MmaSpace(GemmAsProduct(GemmShapeOf(ctx, n)), ctx.device());
   };
@@ -975,6 +1009,7 @@ std::vector<KernelVariant> MatMulLocalGpuVariants() {
       return LocalSpace(tile, ctx.device());
     };
     v.absorbs_residual_add = true;
+    v.absorbs_layernorm_after = true;
     v.absorbs_bias_add = true;
     v.absorbs_bias_then_residual = true;
     v.scratch_bytes = [&tile](const Node& n, const LoweringContext& ctx) {

@@ -295,13 +295,10 @@ __kernel __attribute__((reqd_work_group_size(RECQ_ML_LX, RECQ_ML_LY, 1))) void m
 // sums (part [SK][total]), with Gemm's epilogue when `epilogue` is set: y =
 // act(alpha * sum + beta * C[m * c_sm + n * c_sn] + res[i]) (C and res
 // optional), over `total` = batch * M * N elements of rows of N.
-__kernel void matmul_local_reduce(__global const float* restrict part,
-                                  __global const RECQ_T* restrict c,
-                                  __global const RECQ_T* restrict res, __global RECQ_T* restrict y,
-                                  int total, int N, int SK, int epilogue, float alpha, float beta,
-                                  int c_sm, int c_sn, int act, float act_a, float act_b) {
-  const int i = get_global_id(0);
-  if (i >= total) return;
+inline float recq_ml_finish(__global const float* restrict part, __global const RECQ_T* restrict c,
+                            __global const RECQ_T* restrict res, int i, int total, int N, int SK,
+                            int epilogue, float alpha, float beta, int c_sm, int c_sn, int act,
+                            float act_a, float act_b) {
   float v = 0.0f;
   for (int s = 0; s < SK; ++s) v += part[(size_t)s * total + i];
   if (epilogue) {
@@ -310,5 +307,81 @@ __kernel void matmul_local_reduce(__global const float* restrict part,
     if (res) v += RECQ_LOAD(res, i);
     v = recq_activate(v, act, act_a, act_b);
   }
-  RECQ_STORE(y, i, v);
+  return v;
+}
+
+__kernel void matmul_local_reduce(__global const float* restrict part,
+                                  __global const RECQ_T* restrict c,
+                                  __global const RECQ_T* restrict res, __global RECQ_T* restrict y,
+                                  int total, int N, int SK, int epilogue, float alpha, float beta,
+                                  int c_sm, int c_sn, int act, float act_a, float act_b) {
+  const int i = get_global_id(0);
+  if (i >= total) return;
+  RECQ_STORE(y, i, recq_ml_finish(part, c, res, i, total, N, SK, epilogue, alpha, beta, c_sm, c_sn,
+                                  act, act_a, act_b));
+}
+
+#ifndef RECQ_ML_NORM_LOCAL
+#define RECQ_ML_NORM_LOCAL 256
+#endif
+
+inline float recq_ml_group_sum(__local float* red, int lid, float v) {
+  red[lid] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = RECQ_ML_NORM_LOCAL / 2; s > 0; s >>= 1) {
+    if (lid < s) red[lid] += red[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  v = red[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return v;
+}
+
+// matmul_local_reduce and the LayerNormalization over the rows of y that
+// reads y right after (LoweringContext::NormAfter): a work-group of
+// RECQ_ML_NORM_LOCAL items per row finishes the row into y as
+// matmul_local_reduce does, then writes z = (y - mean) * rsqrt(var +
+// epsilon) * scale + bias (bias optional) with normalization.cl's two
+// passes over the values y holds (rounded to y's storage), each item
+// keeping its RECQ_ML_NORM_PER elements in registers.
+// Global size (total / N * RECQ_ML_NORM_LOCAL); local (RECQ_ML_NORM_LOCAL).
+#ifndef RECQ_ML_NORM_PER
+#define RECQ_ML_NORM_PER 1
+#endif
+__kernel void matmul_local_reduce_norm(
+    __global const float* restrict part, __global const RECQ_T* restrict c,
+    __global const RECQ_T* restrict res, __global RECQ_T* restrict y, int total, int N, int SK,
+    int epilogue, float alpha, float beta, int c_sm, int c_sn, int act, float act_a, float act_b,
+    __global const RECQ_T* restrict scale, __global const RECQ_T* restrict bias,
+    __global RECQ_T* restrict z, float epsilon) {
+  __local float red[RECQ_ML_NORM_LOCAL];
+  const int lid = get_local_id(0);
+  const int row = get_group_id(0) * N;
+  float v[RECQ_ML_NORM_PER];
+  float sum = 0.0f;
+#pragma unroll
+  for (int q = 0; q < RECQ_ML_NORM_PER; ++q) {
+    const int j = lid + q * RECQ_ML_NORM_LOCAL;
+    v[q] = 0.0f;
+    if (j >= N) continue;
+    RECQ_STORE(y, row + j, recq_ml_finish(part, c, res, row + j, total, N, SK, epilogue, alpha,
+                                          beta, c_sm, c_sn, act, act_a, act_b));
+    v[q] = RECQ_LOAD(y, row + j);
+    sum += v[q];
+  }
+  const float mean = recq_ml_group_sum(red, lid, sum) / (float)N;
+  float sq = 0.0f;
+#pragma unroll
+  for (int q = 0; q < RECQ_ML_NORM_PER; ++q) {
+    const float d = v[q] - mean;
+    if (lid + q * RECQ_ML_NORM_LOCAL < N) sq += d * d;
+  }
+  const float inv = rsqrt(recq_ml_group_sum(red, lid, sq) / (float)N + epsilon);
+#pragma unroll
+  for (int q = 0; q < RECQ_ML_NORM_PER; ++q) {
+    const int j = lid + q * RECQ_ML_NORM_LOCAL;
+    if (j >= N) continue;
+    const float n = (v[q] - mean) * inv * RECQ_LOAD(scale, j);
+    RECQ_STORE(z, row + j, bias ? n + RECQ_LOAD(bias, j) : n);
+  }
 }

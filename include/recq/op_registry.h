@@ -226,6 +226,10 @@ struct KernelVariant {
   // block's residual), read through LoweringContext::ResidualAfterBias; the
   // variant applies that Add's activation (OutputOf's).
   bool absorbs_bias_then_residual = false;
+  // It may also compute the LayerNormalization over the last axis that
+  // reads its (last absorbed Add's) output right after it
+  // (LoweringContext::NormAfter), calling MarkNormApplied when it did.
+  bool absorbs_layernorm_after = false;
 };
 
 // KernelChoice: a variant (an index into the op's variants) and its
@@ -300,6 +304,17 @@ class LoweringContext {
     (void)node;
     return kNoValue;
   }
+
+  // NormAfter: for a node whose variant absorbs_layernorm_after, the
+  // LayerNormalization over the last axis that reads OutputOf(node).y right
+  // after the node (and the Adds it absorbs), whose output the planner keeps
+  // from the node on; null otherwise. A lowering that computes it calls
+  // MarkNormApplied, and that node emits nothing; otherwise it runs itself.
+  virtual const Node* NormAfter(const Node& node) const {
+    (void)node;
+    return nullptr;
+  }
+  virtual void MarkNormApplied() {}
 
   // MarkActivationApplied says the node's kernel applied OutputOf(node).
   // activation itself; otherwise the framework applies the node's fused

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "ops/op_test_util.h"
+#include "recq/math_op_attrs.h"
 #include "recq/op_registry.h"
 
 namespace recq::optest {
@@ -274,6 +275,84 @@ INSTANTIATE_TEST_SUITE_P(
                                          GemmResidualCase{"one_slice_relu", 100, 24, 52, true},
                                          GemmResidualCase{"through_view", 100, 24, 52, false,
                                                           true})),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
+
+// A transformer block's residual stream: a Linear layer's product, bias
+// and residual Add (MatMul, or Gemm with C), then the LayerNorm over its
+// rows that the next block reads, and x itself read again after it (LN(x)
+// + x). With K split the reduction computes the LayerNorm too
+// (matmul_local_reduce_norm, no norm_rows dispatch); with one slice the
+// LayerNorm runs by itself. With and without the LayerNorm's bias.
+struct NormAfterCase {
+  std::string name;
+  int64_t m, k, n;
+  bool norm_bias = true;
+};
+
+class NormAfterTest : public ::testing::TestWithParam<std::tuple<std::string, NormAfterCase>> {};
+
+TEST_P(NormAfterTest, ReductionNormalisesTheRows) {
+  const auto& [variant, c] = GetParam();
+  const bool gemm = variant.rfind("gemm", 0) == 0;
+  const OpType op = gemm ? OpType::kGemm : OpType::kMatMul;
+  auto build = [&, c = c]() -> absl::StatusOr<OpGraph> {
+    OpGraphBuilder b;
+    GraphBuilder& g = b.graph();
+    TensorRef x;
+    if (gemm) {
+      GemmAttrs attrs;
+      attrs.trans_b = true;
+      x = g.Gemm(b.Input("a", {c.m, c.k}), b.Constant("w", {c.n, c.k}), b.Constant("bias", {c.n}),
+                 attrs);
+      x = g.AddNode(OpType::kAdd, {x, b.Input("r", {c.m, c.n})});
+    } else {
+      x = g.AddNode(OpType::kMatMul, {b.Input("a", {1, c.m, c.k}), b.Constant("w", {c.k, c.n})});
+      x = g.AddNode(OpType::kAdd, {x, b.Constant("bias", {c.n})});
+      x = g.AddNode(OpType::kAdd, {b.Input("r", {1, c.m, c.n}), x});
+    }
+    std::vector<TensorRef> in = {x, b.Constant("gamma", {c.n}, 0.5f, 1.5f)};
+    if (c.norm_bias) in.push_back(b.Constant("beta", {c.n}));
+    NormalizationAttrs na;
+    na.epsilon = 1e-5f;
+    TensorRef z = g.AddNode(OpType("LayerNormalization"), in, na);
+    return std::move(b).Build(g.AddNode(OpType::kAdd, {z, x}));
+  };
+  const bool mma = variant.find("mma") != std::string::npos;
+  const absl::StatusOr<std::vector<std::string>> labels =
+      DispatchLabelsOf(*build(), EngineOptions::KernelTarget::kGpu,
+                       ForceVariant(op, variant, std::make_shared<int>(0)), mma);
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  const bool split = c.k >= 256;
+  int fused = 0, norms = 0;
+  for (const std::string& label : *labels) {
+    fused += label.find("matmul_local_reduce_norm") != std::string::npos;
+    norms += label.find("norm_rows") != std::string::npos;
+  }
+  EXPECT_EQ(fused, split ? 1 : 0) << absl::StrJoin(*labels, ", ");
+  EXPECT_EQ(norms, split ? 0 : 1) << absl::StrJoin(*labels, ", ");
+  CheckOptions options;
+  options.emulate_matrix_units = mma;
+  auto forced = std::make_shared<int>(0);
+  options.choose_variant = ForceVariant(op, variant, forced);
+  RECQ_EXPECT_MATCHES_REFERENCE(build(), options);
+  EXPECT_GT(*forced, 0) << variant << " does not fit " << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Tiles, NormAfterTest,
+    ::testing::Combine(::testing::Values("matmul_local_64x64", "matmul_mma", "gemm_local_64x64",
+                                         "gemm_mma"),
+                       ::testing::Values(NormAfterCase{"split_k", 100, 256, 52},
+                                         NormAfterCase{"split_k_no_norm_bias", 100, 256, 52, false},
+                                         NormAfterCase{"one_slice", 100, 24, 52})),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
+
+// Rows of 200 over work-groups of 128 items (the other cases: 52 over 32):
+// two elements an item, the second of the last items past the row.
+INSTANTIATE_TEST_SUITE_P(
+    TwoPerItem, NormAfterTest,
+    ::testing::Combine(::testing::Values("matmul_local_128x128"),
+                       ::testing::Values(NormAfterCase{"split_k_rows_of_200", 100, 256, 200})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
 // The GPU family's matrix-vector product (matmul_gemv.cl): one row and a
