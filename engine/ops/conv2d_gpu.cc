@@ -111,25 +111,24 @@ absl::Status LowerPointwiseGpu(LoweringContext& ctx, const Node& node) {
   return Finish(ctx, std::move(d), act);
 }
 
-// LowerFlatGpu emits the one-dimensional GPU convs (one work-item per
-// `per_item` outputs, groups of 128): x, w, bias, y, then the shape and
-// window ints, depthwise without OC and groups.
+// LowerFlatGpu emits the one-dimensional GPU convs (`items` work-items,
+// groups of 128): x, w, bias, y, then the shape and window ints, depthwise
+// without OC and groups.
 absl::Status LowerFlatGpu(LoweringContext& ctx, const Node& node, const char* kernel,
-                          std::vector<std::string> options, int64_t per_item, bool depthwise) {
+                          std::vector<std::string> options, size_t items, bool depthwise) {
   // wg: the local size, 128 unless chosen.
   RECQ_ASSIGN_OR_RETURN(const int64_t wg, Param(ctx, node, "wg", 128, {32, 64, 128, 256}));
   const auto& a = AttrsOr<Conv2DAttrs>(node);
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const auto [y, residual, act] = ctx.OutputOf(node);
-  const size_t outputs = static_cast<size_t>(Product(out, 0, 4));
   Dispatch d;
   d.label = kernel;
   options.push_back(FixedActivationOption(act));
   d.kernel = ctx.Kernel("conv2d_gpu.cl", kernel, std::move(options));
   const size_t local = GpuGroup(ctx.device(), size_t(wg));
   d.work_dim = 1;
-  d.global = {RoundUp(outputs / per_item, local), 1, 1};
+  d.global = {RoundUp(items, local), 1, 1};
   d.local = {local, 1, 1};
   d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(Bias(node)), ctx.Arg(y)};
   AddInts(d, {x[0], x[1], x[2], x[3]});
@@ -141,11 +140,37 @@ absl::Status LowerFlatGpu(LoweringContext& ctx, const Node& node, const char* ke
   return Finish(ctx, std::move(d), act);
 }
 
+// Whether items may take 4 outputs of a row (rn): the row's stride and
+// dilation are 1 and the rows are 8 or wider, so that the outputs share
+// their inputs in registers.
+bool DepthwiseRowsShare(const Node& node, const LoweringContext& ctx) {
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  return a.strides[1] == 1 && a.dilations[1] == 1 && ShapeOf(ctx, node.outputs[0])[3] >= 8;
+}
+
+// 4 outputs an item for kernels 5 wide or wider, where a row's loads fall
+// most (7x7: 2.5 an output against 7). On an H100 (recq run --profile,
+// 2026-11-26) ConvNeXt-T's 7x7 at 56x56 took 12 us against 17, its
+// depthwise convolutions 0.170 ms against 0.217; MobileNet V2's 3x3 ones,
+// at 7-10 us a dispatch either way, gained nothing.
+int64_t DepthwiseRn(const Node& node, const LoweringContext& ctx) {
+  return DepthwiseRowsShare(node, ctx) && ShapeOf(ctx, node.inputs[1])[3] >= 5 ? 4 : 1;
+}
+
 absl::Status LowerDepthwiseGpu(LoweringContext& ctx, const Node& node) {
   const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  RECQ_ASSIGN_OR_RETURN(const int64_t rn, Param(ctx, node, "rn", DepthwiseRn(node, ctx), {1, 4}));
+  if (rn > 1 && !DepthwiseRowsShare(node, ctx)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node '", node.name, "': kernel parameter rn=", rn,
+                     " needs stride and dilation 1 along rows of 8 or more outputs"));
+  }
+  const size_t items = size_t(out[0] * out[1] * out[2]) * CeilDiv(out[3], rn);
   return LowerFlatGpu(ctx, node, "conv2d_depthwise_gpu",
-                      {absl::StrCat("-DRECQ_DW_KH=", w[2]), absl::StrCat("-DRECQ_DW_KW=", w[3])}, 1,
-                      /*depthwise=*/true);
+                      {absl::StrCat("-DRECQ_DW_KH=", w[2]), absl::StrCat("-DRECQ_DW_KW=", w[3]),
+                       absl::StrCat("-DRECQ_DW_RN=", rn)},
+                      items, /*depthwise=*/true);
 }
 
 int64_t PerGroup(const Node& node, const LoweringContext& ctx) {
@@ -158,8 +183,10 @@ int64_t DirectGpuOcb(int64_t per_group) {
   return per_group % 4 == 0 ? 4 : per_group % 2 == 0 ? 2 : 1;
 }
 
-std::vector<KernelParams> FlatGpuSpace(const Node&, const LoweringContext&) {
-  return ParamSpace({{"wg", 128}}, {{"wg", {64, 128, 256}}});
+std::vector<KernelParams> DepthwiseGpuSpace(const Node& node, const LoweringContext& ctx) {
+  if (!DepthwiseRowsShare(node, ctx)) return ParamSpace({{"wg", 128}}, {{"wg", {64, 128, 256}}});
+  return ParamSpace({{"rn", DepthwiseRn(node, ctx)}, {"wg", 128}},
+                    {{"rn", {1, 4}}, {"wg", {64, 128, 256}}});
 }
 
 std::vector<KernelParams> DirectGpuSpace(const Node& node, const LoweringContext& ctx) {
@@ -185,7 +212,8 @@ absl::Status LowerDirectGpu(LoweringContext& ctx, const Node& node) {
   return LowerFlatGpu(ctx, node, "conv2d_direct_gpu",
                       {absl::StrCat("-DRECQ_DG_KH=", w[2]), absl::StrCat("-DRECQ_DG_KW=", w[3]),
                        absl::StrCat("-DRECQ_DG_OCB=", ocb)},
-                      ocb, /*depthwise=*/false);
+                      size_t(Product(ShapeOf(ctx, node.outputs[0]), 0, 4) / ocb),
+                      /*depthwise=*/false);
 }
 
 }  // namespace
@@ -222,7 +250,7 @@ std::vector<KernelVariant> ConvGpuVariants() {
        [](const Node& n, const LoweringContext& ctx) {
          return Gpu(ctx) && ConvShapeOf(n, ctx).depthwise;
        },
-       LowerDepthwiseGpu, false, FlatGpuSpace},
+       LowerDepthwiseGpu, false, DepthwiseGpuSpace},
   };
   for (KernelVariant& v : ConvIgemmGpuVariants()) variants.push_back(std::move(v));
   variants.push_back({"conv2d_direct_gpu",

@@ -97,14 +97,21 @@ __kernel void conv2d_pointwise_gpu(__global const RECQ_T* restrict x,
 }
 
 // Depthwise convolution (groups == C == OC), any stride, padding and
-// dilation; one output per work-item. Build options: -DRECQ_DW_KH, -DRECQ_DW_KW
-// (kernel size, so the taps unroll).
-// Global size: N * C * OH * OW, rounded up to the local size.
+// dilation; RECQ_DW_RN consecutive outputs of a row per work-item. With
+// RN > 1 (stride and dilation 1 along the row, set by the lowering) the
+// item reads each input row's RN + KW - 1 values once into registers and
+// slides the kernel over them (ConvNeXt's 7x7: 10 loads a row for 4
+// outputs, against 28). Build options: -DRECQ_DW_KH, -DRECQ_DW_KW (kernel
+// size, so the taps unroll), -DRECQ_DW_RN.
+// Global size: N * C * OH * ceil(OW / RN), rounded up to the local size.
 #ifndef RECQ_DW_KH
 #define RECQ_DW_KH 3
 #endif
 #ifndef RECQ_DW_KW
 #define RECQ_DW_KW 3
+#endif
+#ifndef RECQ_DW_RN
+#define RECQ_DW_RN 1
 #endif
 
 __kernel void conv2d_depthwise_gpu(__global const RECQ_T* restrict x,
@@ -113,18 +120,47 @@ __kernel void conv2d_depthwise_gpu(__global const RECQ_T* restrict x,
                                    int N, int C, int H, int W, int OH, int OW, int SH, int SW,
                                    int PT, int PL, int DH, int DW, int act, float act_a,
                                    float act_b) {
+  const int owb = (OW + RECQ_DW_RN - 1) / RECQ_DW_RN;
   const int gid = get_global_id(0);
-  if (gid >= N * C * OH * OW) return;
-  const int ow = gid % OW;
-  const int t = gid / OW;
+  if (gid >= N * C * OH * owb) return;
+  const int ow0 = (gid % owb) * RECQ_DW_RN;
+  const int t = gid / owb;
   const int oh = t % OH;
   const int nc = t / OH;
   const int c = nc % C;
   const __global RECQ_T* xc = x + (size_t)nc * H * W;
   const __global RECQ_T* wc = w + c * (RECQ_DW_KH * RECQ_DW_KW);
   const int ih0 = oh * SH - PT;
-  const int iw0 = ow * SW - PL;
-  float acc = bias ? RECQ_LOAD(bias, c) : 0.0f;
+  const int iw0 = ow0 * SW - PL;
+  const float b0 = bias ? RECQ_LOAD(bias, c) : 0.0f;
+#if RECQ_DW_RN > 1
+  float acc[RECQ_DW_RN];
+#pragma unroll
+  for (int j = 0; j < RECQ_DW_RN; ++j) acc[j] = b0;
+#pragma unroll
+  for (int kh = 0; kh < RECQ_DW_KH; ++kh) {
+    const int ih = ih0 + kh * DH;
+    if (ih < 0 || ih >= H) continue;
+    float xr[RECQ_DW_RN + RECQ_DW_KW - 1];
+#pragma unroll
+    for (int e = 0; e < RECQ_DW_RN + RECQ_DW_KW - 1; ++e) {
+      const int iw = iw0 + e;
+      xr[e] = iw >= 0 && iw < W ? RECQ_LOAD(xc, ih * W + iw) : 0.0f;
+    }
+#pragma unroll
+    for (int kw = 0; kw < RECQ_DW_KW; ++kw) {
+      const float wv = RECQ_LOAD(wc, kh * RECQ_DW_KW + kw);
+#pragma unroll
+      for (int j = 0; j < RECQ_DW_RN; ++j) acc[j] = fma(xr[j + kw], wv, acc[j]);
+    }
+  }
+  __global RECQ_T* yr = y + ((size_t)nc * OH + oh) * OW;
+#pragma unroll
+  for (int j = 0; j < RECQ_DW_RN; ++j) {
+    if (ow0 + j < OW) RECQ_STORE(yr, ow0 + j, recq_activate(acc[j], act, act_a, act_b));
+  }
+#else
+  float acc = b0;
 #pragma unroll
   for (int kh = 0; kh < RECQ_DW_KH; ++kh) {
     const int ih = ih0 + kh * DH;
@@ -137,6 +173,7 @@ __kernel void conv2d_depthwise_gpu(__global const RECQ_T* restrict x,
     }
   }
   RECQ_STORE(y, gid, recq_activate(acc, act, act_a, act_b));
+#endif
 }
 
 // Direct NCHW convolution with groups, dilation, padding, optional bias and a

@@ -261,7 +261,15 @@ INSTANTIATE_TEST_SUITE_P(
             // conv2d_depthwise_gpu with kernels other than 3x3 and dilation.
             Conv("dwgpu_k5_s2_dilated", {1, 6, 13, 11}, 6, {5, 5},
                  Attrs({2, 2}, {2, 1, 3, 2}, 6, {2, 1}), true, kRelu),
-            Conv("dwgpu_k1x3", {2, 4, 5, 9}, 4, {1, 3}, Attrs({1, 1}, {0, 1, 0, 1}, 4))),
+            Conv("dwgpu_k1x3", {2, 4, 5, 9}, 4, {1, 3}, Attrs({1, 1}, {0, 1, 0, 1}, 4)),
+            // Four outputs of a row per item (kernels 5 wide or wider,
+            // stride and dilation 1 along rows of 8 or more): ConvNeXt's 7x7
+            // with a partial last block, and 5x5 with a stride and dilation
+            // of 2 down the rows and asymmetric pads.
+            Conv("dwgpu_k7_rows", {1, 8, 9, 13}, 8, {7, 7}, Attrs({1, 1}, {3, 3, 3, 3}, 8), true,
+                 kRelu),
+            Conv("dwgpu_k5_rows_s2h_d2h", {2, 6, 11, 10}, 6, {5, 5},
+                 Attrs({2, 1}, {2, 0, 1, 2}, 6, {2, 1}))),
         kTargets),
     CaseName);
 

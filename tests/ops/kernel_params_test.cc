@@ -249,6 +249,8 @@ std::vector<SpaceCase> Cases() {
        ConvGraph({1, 6, 9, 11}, 8, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu)},
       {"depthwise_gpu", "conv2d_depthwise_gpu", gpu,
        ConvGraph({1, 4, 7, 9}, 4, {3, 3}, ConvAttrs({2, 2}, {1, 1, 1, 1}, 4))},
+      {"depthwise_gpu_rows", "conv2d_depthwise_gpu", gpu,
+       ConvGraph({1, 4, 7, 10}, 4, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}, 4))},
       {"gemm_rowdot_k70", "gemm_rowdot", gpu, FcGraph(3, 9, 70)},
       // The implicit GEMM on matrix units (emulated): 40 output channels
       // and 150 columns (tails of every tile), K 72.
