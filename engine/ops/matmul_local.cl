@@ -325,18 +325,6 @@ __kernel void matmul_local_reduce(__global const float* restrict part,
 #define RECQ_ML_NORM_LOCAL 256
 #endif
 
-inline float recq_ml_group_sum(__local float* red, int lid, float v) {
-  red[lid] = v;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = RECQ_ML_NORM_LOCAL / 2; s > 0; s >>= 1) {
-    if (lid < s) red[lid] += red[lid + s];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  v = red[0];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  return v;
-}
-
 // matmul_local_reduce and the LayerNormalization over the rows of y that
 // reads y right after (LoweringContext::NormAfter): a work-group of
 // RECQ_ML_NORM_LOCAL items per row finishes the row into y as
@@ -369,14 +357,14 @@ __kernel void matmul_local_reduce_norm(
     v[q] = RECQ_LOAD(y, row + j);
     sum += v[q];
   }
-  const float mean = recq_ml_group_sum(red, lid, sum) / (float)N;
+  const float mean = recq_group_sum(red, lid, RECQ_ML_NORM_LOCAL, sum) / (float)N;
   float sq = 0.0f;
 #pragma unroll
   for (int q = 0; q < RECQ_ML_NORM_PER; ++q) {
     const float d = v[q] - mean;
     if (lid + q * RECQ_ML_NORM_LOCAL < N) sq += d * d;
   }
-  const float inv = rsqrt(recq_ml_group_sum(red, lid, sq) / (float)N + epsilon);
+  const float inv = rsqrt(recq_group_sum(red, lid, RECQ_ML_NORM_LOCAL, sq) / (float)N + epsilon);
 #pragma unroll
   for (int q = 0; q < RECQ_ML_NORM_PER; ++q) {
     const int j = lid + q * RECQ_ML_NORM_LOCAL;

@@ -38,18 +38,6 @@ __kernel void norm_plain(__global const RECQ_T* restrict x, __global const RECQ_
 #define RECQ_NORM_LOCAL 256
 #endif
 
-inline float recq_norm_group_sum(__local float* red, int lid, float v) {
-  red[lid] = v;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = RECQ_NORM_LOCAL / 2; s > 0; s >>= 1) {
-    if (lid < s) red[lid] += red[lid + s];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  v = red[0];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  return v;
-}
-
 // One work-group of RECQ_NORM_LOCAL (a power of two) work-items per row, the
 // sums reduced in local memory. Global size: (rows * RECQ_NORM_LOCAL); local
 // (RECQ_NORM_LOCAL). RECQ_NORM_STRIDED_IN (a LayerNorm reading a
@@ -87,13 +75,13 @@ __kernel void norm_rows(__global const RECQ_T* restrict x, __global const RECQ_T
 #endif
   float sum = 0.0f;
   for (int j = lid; j < D; j += RECQ_NORM_LOCAL) sum += RECQ_LOAD(p, RECQ_NORM_AT(j));
-  const float mean = recq_norm_group_sum(red, lid, sum) / (float)D;
+  const float mean = recq_group_sum(red, lid, RECQ_NORM_LOCAL, sum) / (float)D;
   float sq = 0.0f;
   for (int j = lid; j < D; j += RECQ_NORM_LOCAL) {
     const float d = RECQ_LOAD(p, RECQ_NORM_AT(j)) - mean;
     sq += d * d;
   }
-  const float inv = rsqrt(recq_norm_group_sum(red, lid, sq) / (float)D + epsilon);
+  const float inv = rsqrt(recq_group_sum(red, lid, RECQ_NORM_LOCAL, sq) / (float)D + epsilon);
   for (int j = lid; j < D; j += RECQ_NORM_LOCAL) {
     RECQ_STORE(q, RECQ_NORM_OUT_AT(j), recq_norm_affine((RECQ_LOAD(p, RECQ_NORM_AT(j)) - mean) * inv, scale, bias, has_bias, r, j, pm_mod, pm_a, pm_div));
   }

@@ -118,6 +118,22 @@ RECQ_DEFINE_VECTOR_ACTIVATE(float8, 8)
 RECQ_DEFINE_VECTOR_ACTIVATE(float16, 16)
 #undef RECQ_DEFINE_VECTOR_ACTIVATE
 
+// recq_group_sum returns v summed over a work-group of `items` items (a
+// power of two; the caller's compile-time group size), through `red`, local
+// memory of `items` floats; every item of the group calls it and gets the
+// sum.
+inline float recq_group_sum(__local float* red, int lid, int items, float v) {
+  red[lid] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = items / 2; s > 0; s >>= 1) {
+    if (lid < s) red[lid] += red[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  v = red[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return v;
+}
+
 // Matrix units (matmul_mma.cl, conv2d_igemm.cl's RECQ_IG_MMA): products at
 // fp32 accuracy from tf32 matrix instructions (NVIDIA's mma.sync through
 // inline PTX, under -DRECQ_MM_PTX) by splitting each operand x into a tf32
