@@ -417,7 +417,6 @@ __kernel void attention_combine(__global const float* restrict part, __global RE
 #endif
 
 #ifdef RECQ_MM_PTX
-#define AM_UNROLL _Pragma("unroll")
 // x combined over the four lanes of a row (lanes 4g .. 4g+3).
 inline float am_quad_max(float x) {
   float y;
@@ -436,7 +435,6 @@ inline float am_quad_sum(float x) {
 #define AM_QUAD_MAX(x) am_quad_max(x)
 #define AM_QUAD_SUM(x) am_quad_sum(x)
 #else
-#define AM_UNROLL
 // The same through local memory; every item of the group calls it.
 inline float am_quad_local(__local float* red, float x, int is_max) {
   const int lid = get_local_id(0), q = lid & ~3;
@@ -497,8 +495,8 @@ __kernel __attribute__((reqd_work_group_size(AM_ITEMS, 1, 1))) void attention_mm
   // This lane's rows: g and g + 8.
   const int i0 = row0 + g, i1 = i0 + 8;
   float acc[AM_NO][4];
-  AM_UNROLL for (int c = 0; c < AM_NO; ++c) {
-    AM_UNROLL for (int r = 0; r < 4; ++r) acc[c][r] = 0.0f;
+  RECQ_MMA_UNROLL for (int c = 0; c < AM_NO; ++c) {
+    RECQ_MMA_UNROLL for (int r = 0; r < 4; ++r) acc[c][r] = 0.0f;
   }
   float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
   int jend = Lk;
@@ -522,21 +520,21 @@ __kernel __attribute__((reqd_work_group_size(AM_ITEMS, 1, 1))) void attention_mm
     barrier(CLK_LOCAL_MEM_FENCE);
     // Scores S = Q K^T: s[j] is keys j0 + 8j .. 8j + 7.
     float s[AM_NS][4];
-    AM_UNROLL for (int j = 0; j < AM_NS; ++j) {
-      AM_UNROLL for (int r = 0; r < 4; ++r) s[j][r] = 0.0f;
+    RECQ_MMA_UNROLL for (int j = 0; j < AM_NS; ++j) {
+      RECQ_MMA_UNROLL for (int r = 0; r < 4; ++r) s[j][r] = 0.0f;
     }
 #ifdef RECQ_MM_PTX
     if (active) {
-      AM_UNROLL for (int kk = 0; kk < RECQ_AT_DK; kk += 8) {
+      RECQ_MMA_UNROLL for (int kk = 0; kk < RECQ_AT_DK; kk += 8) {
         uint ah[4], at[4];
         const __local float* qr = ql + g * AM_QPAD + kk + t;
         const float x[4] = {qr[0], qr[8 * AM_QPAD], qr[4], qr[8 * AM_QPAD + 4]};
-        AM_UNROLL for (int e = 0; e < 4; ++e) RECQ_TF32_SPLIT(x[e], ah[e], at[e]);
-        AM_UNROLL for (int j = 0; j < AM_NS; ++j) {
+        RECQ_MMA_UNROLL for (int e = 0; e < 4; ++e) RECQ_TF32_SPLIT(x[e], ah[e], at[e]);
+        RECQ_MMA_UNROLL for (int j = 0; j < AM_NS; ++j) {
           uint bh[2], bt[2];
           const __local float* kr = tl + (j * 8 + g) * AM_QPAD + kk + t;
           const float y[2] = {kr[0], kr[4]};
-          AM_UNROLL for (int e = 0; e < 2; ++e) RECQ_TF32_SPLIT(y[e], bh[e], bt[e]);
+          RECQ_MMA_UNROLL for (int e = 0; e < 2; ++e) RECQ_TF32_SPLIT(y[e], bh[e], bt[e]);
           RECQ_MMA3_UNIT(s[j], ah, at, bh, bt);
         }
       }
@@ -553,8 +551,8 @@ __kernel __attribute__((reqd_work_group_size(AM_ITEMS, 1, 1))) void attention_mm
 #endif
     // Masks, and the tile's maxima of rows g (r 0, 1) and g + 8 (r 2, 3).
     float mx0 = -INFINITY, mx1 = -INFINITY;
-    AM_UNROLL for (int j = 0; j < AM_NS; ++j) {
-      AM_UNROLL for (int r = 0; r < 4; ++r) {
+    RECQ_MMA_UNROLL for (int j = 0; j < AM_NS; ++j) {
+      RECQ_MMA_UNROLL for (int r = 0; r < 4; ++r) {
         const int i = r < 2 ? i0 : i1, key = j0 + j * 8 + 2 * t + (r & 1);
         bool seen = key < jend && i < Lq;
 #if RECQ_AT_CAUSAL
@@ -577,8 +575,8 @@ __kernel __attribute__((reqd_work_group_size(AM_ITEMS, 1, 1))) void attention_mm
     const float corr0 = mn0 == -INFINITY ? 1.0f : exp2(m0 - mn0);
     const float corr1 = mn1 == -INFINITY ? 1.0f : exp2(m1 - mn1);
     float sum0 = 0.0f, sum1 = 0.0f;
-    AM_UNROLL for (int j = 0; j < AM_NS; ++j) {
-      AM_UNROLL for (int r = 0; r < 4; ++r) {
+    RECQ_MMA_UNROLL for (int j = 0; j < AM_NS; ++j) {
+      RECQ_MMA_UNROLL for (int r = 0; r < 4; ++r) {
         const float mn = r < 2 ? mn0 : mn1;
         const float p = mn == -INFINITY ? 0.0f : exp2(s[j][r] - mn);
         s[j][r] = p;
@@ -606,20 +604,20 @@ __kernel __attribute__((reqd_work_group_size(AM_ITEMS, 1, 1))) void attention_mm
     barrier(CLK_LOCAL_MEM_FENCE);
     // O = O * corr + P V.
     float pv[AM_NO][4];
-    AM_UNROLL for (int c = 0; c < AM_NO; ++c) {
-      AM_UNROLL for (int r = 0; r < 4; ++r) pv[c][r] = 0.0f;
+    RECQ_MMA_UNROLL for (int c = 0; c < AM_NO; ++c) {
+      RECQ_MMA_UNROLL for (int r = 0; r < 4; ++r) pv[c][r] = 0.0f;
     }
 #ifdef RECQ_MM_PTX
     if (active) {
-      AM_UNROLL for (int j = 0; j < AM_NS; ++j) {
+      RECQ_MMA_UNROLL for (int j = 0; j < AM_NS; ++j) {
         uint ah[4], at[4];
         const float x[4] = {s[j][0], s[j][2], s[j][1], s[j][3]};
-        AM_UNROLL for (int e = 0; e < 4; ++e) RECQ_TF32_SPLIT(x[e], ah[e], at[e]);
+        RECQ_MMA_UNROLL for (int e = 0; e < 4; ++e) RECQ_TF32_SPLIT(x[e], ah[e], at[e]);
         const __local float* vr = tl + (j * 8 + 2 * t) * AM_VPAD + g;
-        AM_UNROLL for (int c = 0; c < AM_NO; ++c) {
+        RECQ_MMA_UNROLL for (int c = 0; c < AM_NO; ++c) {
           uint bh[2], bt[2];
           const float y[2] = {vr[c * 8], vr[AM_VPAD + c * 8]};
-          AM_UNROLL for (int e = 0; e < 2; ++e) RECQ_TF32_SPLIT(y[e], bh[e], bt[e]);
+          RECQ_MMA_UNROLL for (int e = 0; e < 2; ++e) RECQ_TF32_SPLIT(y[e], bh[e], bt[e]);
           RECQ_MMA3_UNIT(pv[c], ah, at, bh, bt);
         }
       }
@@ -634,8 +632,8 @@ __kernel __attribute__((reqd_work_group_size(AM_ITEMS, 1, 1))) void attention_mm
       }
     }
 #endif
-    AM_UNROLL for (int c = 0; c < AM_NO; ++c) {
-      AM_UNROLL for (int r = 0; r < 4; ++r) {
+    RECQ_MMA_UNROLL for (int c = 0; c < AM_NO; ++c) {
+      RECQ_MMA_UNROLL for (int r = 0; r < 4; ++r) {
         acc[c][r] = acc[c][r] * (r < 2 ? corr0 : corr1) + pv[c][r];
       }
     }
@@ -646,8 +644,8 @@ __kernel __attribute__((reqd_work_group_size(AM_ITEMS, 1, 1))) void attention_mm
   // The warps' maxima, sums and outputs meet in the tiles' memory: per
   // warp 16 rows of DV outputs, then 16 maxima and 16 sums.
   barrier(CLK_LOCAL_MEM_FENCE);
-  AM_UNROLL for (int r = 0; r < 4; ++r) {
-    AM_UNROLL for (int c = 0; c < AM_NO; ++c) {
+  RECQ_MMA_UNROLL for (int r = 0; r < 4; ++r) {
+    RECQ_MMA_UNROLL for (int c = 0; c < AM_NO; ++c) {
       tl[(g + 8 * (r >> 1)) * RECQ_AT_DV + c * 8 + 2 * t + (r & 1)] = acc[c][r];
     }
   }
@@ -678,11 +676,11 @@ __kernel __attribute__((reqd_work_group_size(AM_ITEMS, 1, 1))) void attention_mm
   }
 #else
   const float inv0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, inv1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
-  AM_UNROLL for (int r = 0; r < 4; ++r) {
+  RECQ_MMA_UNROLL for (int r = 0; r < 4; ++r) {
     const int i = r < 2 ? i0 : i1;
     if (i >= Lq) continue;
     const int ob = recq_at_base(ov, b, h) + i * ov.s5;
-    AM_UNROLL for (int c = 0; c < AM_NO; ++c) {
+    RECQ_MMA_UNROLL for (int c = 0; c < AM_NO; ++c) {
       const int col = c * 8 + 2 * t + (r & 1);
       RECQ_STORE(o, ob + col * ov.s6, acc[c][r] * (r < 2 ? inv0 : inv1));
     }

@@ -315,16 +315,11 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_GROUP))) void conv2d_igemm_
 
   // The epilogue, per accumulator: its output channel m (within the group)
   // and column col.
-#if RECQ_IG_MMA && defined(RECQ_MM_PTX)
-#define RECQ_IG_MMA_UNROLL _Pragma("unroll")
-#else
-#define RECQ_IG_MMA_UNROLL
-#endif
 #if RECQ_IG_MMA
 #define RECQ_IG_STORE_ALL                                                 \
-  RECQ_IG_MMA_UNROLL for (int i = 0; i < RECQ_IG_MI; ++i) {               \
-    RECQ_IG_MMA_UNROLL for (int j = 0; j < RECQ_IG_NI; ++j) {             \
-      RECQ_IG_MMA_UNROLL for (int q = 0; q < 4; ++q) {                    \
+  RECQ_MMA_UNROLL for (int i = 0; i < RECQ_IG_MI; ++i) {                  \
+    RECQ_MMA_UNROLL for (int j = 0; j < RECQ_IG_NI; ++j) {                \
+      RECQ_MMA_UNROLL for (int q = 0; q < 4; ++q) {                       \
         const int m = m0 + wm0 + i * 16 + lg + 8 * (q >> 1);              \
         const int col = n0 + wn0 + j * 8 + 2 * lt + (q & 1);              \
         RECQ_IG_STORE(m, col, acc[i][j][q]);                              \

@@ -56,12 +56,6 @@
 #define RECQ_ML_SK 1
 #endif
 
-#ifdef RECQ_MM_PTX
-#define RECQ_MM_UNROLL _Pragma("unroll")
-#else
-#define RECQ_MM_UNROLL
-#endif
-
 #define RECQ_MM_WARPS_N (RECQ_MM_TN / RECQ_MM_WN)
 #define RECQ_MM_ITEMS (32 * (RECQ_MM_TM / RECQ_MM_WM) * RECQ_MM_WARPS_N)
 #define RECQ_MM_MI (RECQ_MM_WM / 16)
@@ -280,11 +274,9 @@ __kernel __attribute__((reqd_work_group_size(RECQ_MM_ITEMS, 1, 1))) void matmul_
   const __global RECQ_T* cb = c + (size_t)batch * M * c_sm;
   const __global RECQ_T* resb = res + (size_t)batch * M * N;
 #endif
-  // Unrolled where the accumulators are registers (the emulation's are
-  // not, and its compiles stay small).
-  RECQ_MM_UNROLL for (int i = 0; i < RECQ_MM_MI; ++i) {
-    RECQ_MM_UNROLL for (int j = 0; j < RECQ_MM_NI; ++j) {
-      RECQ_MM_UNROLL for (int r = 0; r < 4; ++r) {
+  RECQ_MMA_UNROLL for (int i = 0; i < RECQ_MM_MI; ++i) {
+    RECQ_MMA_UNROLL for (int j = 0; j < RECQ_MM_NI; ++j) {
+      RECQ_MMA_UNROLL for (int r = 0; r < 4; ++r) {
         const int m = m0 + wm0 + i * 16 + g + 8 * (r >> 1);
         const int n = n0 + wn0 + j * 8 + 2 * t + (r & 1);
         if (m >= M || n >= N) continue;

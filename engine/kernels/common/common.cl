@@ -198,6 +198,15 @@ inline float recq_tf32x3_product(float x, float z) {
 // the fp32 units).
 #endif
 
+// RECQ_MMA_UNROLL unrolls a loop over fragments or accumulators where they
+// are registers (the matrix instructions); the emulation's are not, and its
+// compiles stay small.
+#ifdef RECQ_MM_PTX
+#define RECQ_MMA_UNROLL _Pragma("unroll")
+#else
+#define RECQ_MMA_UNROLL
+#endif
+
 // Storage of float tensors. Kernels declare float tensors as RECQ_T and read
 // and write them only through these macros, so that one source serves both
 // precisions: float (the default), or half storage under -DRECQ_HALF_STORAGE
