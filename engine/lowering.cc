@@ -126,11 +126,17 @@ class Lowerer final : public LoweringContext {
     return AddConstant(std::move(data));
   }
 
+  // PairedIndex: `node`'s index in the graph once the pairing pass has
+  // sized its per-node tables (PairResidualAdds), else -1.
+  int PairedIndex(const Node* node) const {
+    const int index = node != nullptr ? static_cast<int>(node - graph_.nodes().data()) : -1;
+    return index >= 0 && index < static_cast<int>(residual_add_of_.size()) ? index : -1;
+  }
+
   Output OutputOf(const Node& node) const override {
     Output o{node.outputs[0], kNoValue, node.fused};
-    const int index = static_cast<int>(&node - graph_.nodes().data());
-    if (index >= 0 && index < static_cast<int>(residual_add_of_.size()) &&
-        residual_add_of_[index] >= 0) {
+    const int index = PairedIndex(&node);
+    if (index >= 0 && residual_add_of_[index] >= 0) {
       const Node& add = graph_.nodes()[residual_add_of_[index]];
       o.y = add.outputs[0];
       o.residual = OtherOperand(add, read_by_add_[index]);
@@ -145,29 +151,21 @@ class Lowerer final : public LoweringContext {
   }
 
   ValueId ResidualAfterBias(const Node& node) const override {
-    const int index = static_cast<int>(&node - graph_.nodes().data());
-    if (index < 0 || index >= static_cast<int>(residual_after_of_.size()) ||
-        residual_after_of_[index] < 0) {
-      return kNoValue;
-    }
+    const int index = PairedIndex(&node);
+    if (index < 0 || residual_after_of_[index] < 0) return kNoValue;
     const Node& add = graph_.nodes()[residual_add_of_[index]];
     const Node& add2 = graph_.nodes()[residual_after_of_[index]];
     return OtherOperand(add2, add.outputs[0]);
   }
 
   const Node* NormAfter(const Node& node) const override {
-    const int index = static_cast<int>(&node - graph_.nodes().data());
-    if (index < 0 || index >= static_cast<int>(norm_after_.size()) || norm_after_[index] < 0) {
-      return nullptr;
-    }
-    return &graph_.nodes()[norm_after_[index]];
+    const int index = PairedIndex(&node);
+    return index >= 0 && norm_after_[index] >= 0 ? &graph_.nodes()[norm_after_[index]] : nullptr;
   }
 
   void MarkNormApplied() override {
-    const int index = static_cast<int>(current_ - graph_.nodes().data());
-    if (index >= 0 && index < static_cast<int>(norm_after_.size()) && norm_after_[index] >= 0) {
-      norm_applied_[norm_after_[index]] = true;
-    }
+    const int index = PairedIndex(current_);
+    if (index >= 0 && norm_after_[index] >= 0) norm_applied_[norm_after_[index]] = true;
   }
 
   void MarkActivationApplied() override { activation_applied_ = true; }
