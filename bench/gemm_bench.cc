@@ -6,10 +6,13 @@
 // events); the median of --runs gives GFLOP/s and the fraction of the roof
 // that `recq roofline` measures (tools/roofline.h): compute-bound for large
 // products, bandwidth-bound (the weights read once) for matrix-vector ones. The heuristic's choice
-// (what an untuned compile takes) is marked.
+// (what an untuned compile takes) is marked. --precision=tf32 compiles with
+// EngineOptions::Precision::kTf32 (one tf32 product on matrix units); the
+// roof stays the fp32 units'.
 //
 //   build/bench/gemm_bench [--runs=25] [--shapes=3072x768x768,...]
-//                          [--op=matmul|gemm] [--target=gpu|cpu] [--json=out.json]
+//                          [--op=matmul|gemm] [--target=gpu|cpu]
+//                          [--precision=fp32|tf32] [--json=out.json]
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -112,6 +115,7 @@ int Main(int argc, char** argv) {
   std::string json_path;
   recq::OpType op = recq::OpType::kMatMul;
   recq::EngineOptions::KernelTarget target = recq::EngineOptions::KernelTarget::kAuto;
+  recq::EngineOptions::Precision precision = recq::EngineOptions::Precision::kFp32;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (absl::StartsWith(arg, "--runs=")) {
@@ -131,6 +135,13 @@ int Main(int argc, char** argv) {
       target = recq::EngineOptions::KernelTarget::kGpu;
     } else if (arg == "--target=cpu") {
       target = recq::EngineOptions::KernelTarget::kCpu;
+    } else if (absl::StartsWith(arg, "--precision=")) {
+      absl::StatusOr<recq::EngineOptions::Precision> p = recq::ParsePrecision(arg.substr(12));
+      if (!p.ok()) {
+        std::fprintf(stderr, "%s\n", p.status().ToString().c_str());
+        return 2;
+      }
+      precision = *p;
     } else {
       std::fprintf(stderr, "unknown argument '%s'\n", arg.c_str());
       return 2;
@@ -172,6 +183,7 @@ int Main(int argc, char** argv) {
     std::vector<Candidate> candidates;
     recq::EngineOptions probe;
     probe.kernel_target = target;
+    probe.precision = precision;
     size_t heuristic_variant = 0;
     probe.choose_kernel = [&](const recq::Node& node, const recq::LoweringContext& ctx,
                               absl::Span<const size_t> fitting) {
@@ -200,6 +212,7 @@ int Main(int argc, char** argv) {
       const Candidate& cand = candidates[c];
       recq::EngineOptions options;
       options.kernel_target = target;
+      options.precision = precision;
       options.choose_kernel = [&](const recq::Node& node, const recq::LoweringContext&,
                                   absl::Span<const size_t> fitting) {
         if (node.op == op) return recq::KernelChoice{cand.variant, cand.params};
@@ -231,7 +244,8 @@ int Main(int argc, char** argv) {
   if (!json_path.empty()) {
     std::ofstream out(json_path);
     out << "{\"device\": \"" << context->device_info().name
-        << "\", \"roof_gflops\": " << roof->gflops << ", \"runs\": " << runs << ", \"rows\": [\n";
+        << "\", \"roof_gflops\": " << roof->gflops << ", \"precision\": \""
+        << recq::PrecisionName(precision) << "\", \"runs\": " << runs << ", \"rows\": [\n";
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
       out << "  {\"m\": " << r.shape.m << ", \"n\": " << r.shape.n << ", \"k\": " << r.shape.k

@@ -575,10 +575,7 @@ absl::StatusOr<ToLower> PrepareLowering(const Context& context, const Graph& gra
   if (options.optimize) {
     RECQ_ASSIGN_OR_RETURN(out.graph, Optimize(graph, context, fuse, out.target.GpuKernels()));
   }
-  if (options.precision == EngineOptions::Precision::kFp16Storage) {
-    RECQ_ASSIGN_OR_RETURN(out.graph, ToHalfStorage(out.graph));
-    out.target.half_storage = true;
-  }
+  RECQ_RETURN_IF_ERROR(ApplyPrecision(options.precision, &out.graph, &out.target));
   return out;
 }
 
@@ -690,17 +687,21 @@ const char* PrecisionName(EngineOptions::Precision precision) {
       return "fp16";
     case EngineOptions::Precision::kFp16Compute:
       return "fp16-compute";
+    case EngineOptions::Precision::kTf32:
+      return "tf32";
   }
   return "unknown";
 }
 
 absl::StatusOr<EngineOptions::Precision> ParsePrecision(absl::string_view name) {
   for (auto p : {EngineOptions::Precision::kFp32, EngineOptions::Precision::kFp16Storage,
-                 EngineOptions::Precision::kFp16Compute}) {
+                 EngineOptions::Precision::kFp16Compute, EngineOptions::Precision::kTf32}) {
     if (name == PrecisionName(p)) return p;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown precision '", name, "': expected fp32, fp16 (half storage) or fp16-compute"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown precision '", name,
+                   "': expected fp32, fp16 (half storage), fp16-compute or tf32 (one tf32 "
+                   "product on matrix units)"));
 }
 
 const char* EngineOriginName(EngineOrigin origin) {

@@ -76,6 +76,7 @@ class Lowerer final : public LoweringContext {
   int32_t Kernel(const std::string& program, const std::string& name,
                  std::vector<std::string> options) override {
     if (target_.half_storage) options.push_back(kHalfStorageOption);
+    if (target_.tf32_products && target_.MatrixUnits()) options.push_back(kTf32ProductsOption);
     for (size_t i = 0; i < list().kernels.size(); ++i) {
       const KernelRef& k = list().kernels[i];
       if (k.program == program && k.name == name && k.options == options) {
@@ -179,6 +180,7 @@ class Lowerer final : public LoweringContext {
   DispatchList& list() { return out_.list; }
 
   static constexpr const char* kHalfStorageOption = "-DRECQ_HALF_STORAGE";
+  static constexpr const char* kTf32ProductsOption = "-DRECQ_MMA_TF32=1";
 
   // Stored returns a tensor constant as the device holds it: float32 data
   // as half under half storage (rounded once, on the host), else as given.

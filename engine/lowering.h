@@ -26,6 +26,10 @@ struct LoweringTarget : DeviceFacts {
   // graph must hold no float32 value but bindings and constants (the
   // graph went through ToHalfStorage, engine/precision.h).
   bool half_storage = false;
+  // EngineOptions::Precision::kTf32: where the target has matrix units,
+  // every kernel is built with -DRECQ_MMA_TF32 (common.cl: one tf32
+  // product per multiply-add instead of three).
+  bool tf32_products = false;
 };
 
 struct Lowered {

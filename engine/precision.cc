@@ -12,6 +12,7 @@
 #include "engine/ops/typed.h"
 #include "recq/device_facts.h"
 #include "recq/op_registry.h"
+#include "recq/status_macros.h"
 
 namespace recq::internal {
 namespace {
@@ -178,6 +179,16 @@ absl::StatusOr<Graph> ToHalfStorage(const Graph& graph) {
 
   for (Node& cast : edge_casts) nodes.push_back(std::move(cast));
   return Graph::Create(std::move(values), std::move(nodes), inputs, outputs);
+}
+
+absl::Status ApplyPrecision(EngineOptions::Precision precision, Graph* graph,
+                            LoweringTarget* target) {
+  if (precision == EngineOptions::Precision::kFp16Storage) {
+    RECQ_ASSIGN_OR_RETURN(*graph, ToHalfStorage(*graph));
+    target->half_storage = true;
+  }
+  target->tf32_products = precision == EngineOptions::Precision::kTf32;
+  return absl::OkStatus();
 }
 
 absl::Status CheckPrecision(EngineOptions::Precision precision, const DeviceInfo& device) {

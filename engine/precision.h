@@ -3,6 +3,7 @@
 #define RECQ_ENGINE_PRECISION_H_
 
 #include "absl/status/statusor.h"
+#include "engine/lowering.h"
 #include "recq/context.h"
 #include "recq/engine.h"
 #include "recq/graph.h"
@@ -22,6 +23,13 @@ namespace recq::internal {
 // would still produce float32 (all its inputs constants: optimize folds
 // those).
 [[nodiscard]] absl::StatusOr<Graph> ToHalfStorage(const Graph& graph);
+
+// ApplyPrecision prepares an optimized graph and its lowering target for
+// `precision`: kFp16Storage retypes the graph (ToHalfStorage) and sets
+// half_storage; kTf32 sets tf32_products. Lowering a compiled engine and
+// re-lowering an engine file both go through it.
+[[nodiscard]] absl::Status ApplyPrecision(EngineOptions::Precision precision, Graph* graph,
+                                          LoweringTarget* target);
 
 // CheckPrecision returns FailedPrecondition for kFp16Compute on a device
 // without cl_khr_fp16 (naming both), Unimplemented for kFp16Compute where

@@ -104,7 +104,8 @@ absl::StatusOr<std::string> DeviceKey(const Context& context, const LoweringTarg
   return absl::StrCat(
       "v", kTuningCacheFormatVersion, " device=", d.name, " driver=", d.driver_version,
       " platform=", d.platform_name, " ", d.platform_version, " facts={", target.SelectionKey(),
-      "}", " kernels=", **library_hash, target.half_storage ? " precision=fp16-storage" : "");
+      "}", " kernels=", **library_hash, target.half_storage ? " precision=fp16-storage" : "",
+      target.tf32_products ? " precision=tf32" : "");
 }
 
 // Pattern fills a timing input with small finite values.

@@ -89,8 +89,9 @@ ABSL_FLAG(std::vector<std::string>, output_format, {},
           "f32 or f16, LAYOUT nchw or nhwc (4-D outputs), e.g. y=f16:nhwc");
 ABSL_FLAG(std::string, precision, "",
           "run, build: fp32 (the default for ONNX models), fp16 (weights and activations stored "
-          "as half, float arithmetic; inputs and outputs keep their types) or fp16-compute "
-          "(needs cl_khr_fp16); for an engine file, the precision it was built with");
+          "as half, float arithmetic; inputs and outputs keep their types), fp16-compute "
+          "(needs cl_khr_fp16) or tf32 (products on matrix units take one tf32 product, as "
+          "PyTorch's allow_tf32); for an engine file, the precision it was built with");
 ABSL_FLAG(bool, profile, false,
           "run: print per-kernel device times of one op-by-op run; bench: per-dispatch device "
           "times (mean of 10 op-by-op runs) printed and in --json");

@@ -12,7 +12,8 @@
 #   (or reused from $RECQ_MODELS_DIR), recq replay from the bundle vs PyTorch
 #   eager and CUDA-graph replay with TF32 off and on, same weights and input,
 #   medians of $RUNS (default 50) runs; MODELS=quick or MODELS=a,b for a
-#   subset; TUNE=fast or TUNE=exhaustive runs `recq tune` on each model first
+#   subset; TUNE=fast or TUNE=exhaustive runs `recq tune` on each model first;
+#   PRECISIONS=fp32,tf32 runs recq at each precision (--precision)
 #   (the whole set takes a few minutes: run `models` alone when the
 #   10-minute limit of one call is tight).
 # JSON and logs go to $OUT (or ./gpu-results).
@@ -47,5 +48,5 @@ if [ "$what" != mobilenet ]; then
   echo "== model set: recq replay vs PyTorch eager / CUDA graph, TF32 off / on"
   python3 bench/gpu/model_set_gpu.py --models "${MODELS:-all}" --runs "${RUNS:-50}" --tune "${TUNE:-none}" \
     --recq "$bin/recq" --models-dir "${RECQ_MODELS_DIR:-/tmp/recq-models}" \
-    --json "$out/model_set_h200.json" 2>&1 | tee "$out/model_set_h200.log"
+    --precisions "${PRECISIONS:-fp32}" --json "$out/model_set_h200.json" 2>&1 | tee "$out/model_set_h200.log"
 fi

@@ -6,6 +6,7 @@ on, on the same ONNX files, weights and input. Run by bench/gpu/measure.sh.
 Usage (repository root, after `source gpu-bundle/env.sh`):
   python3 bench/gpu/model_set_gpu.py [--models all|quick|a,b] [--runs 50]
       [--recq gpu-bundle/bin/recq] [--models-dir DIR] [--json OUT.json]
+      [--precisions fp32,tf32]
 
 The models come from bench/models/export_models.py, imported here: files in
 --models-dir (default $RECQ_MODELS_DIR, else /tmp/recq-models) are reused when
@@ -20,7 +21,9 @@ Per model: recq's median of --runs runs after its warm-up (--backend=replay,
 wrote); PyTorch eager and CUDA-graph medians for TF32 off and on (cuDNN
 convolutions and matmuls), each run synchronized (like `recq run`), after
 warm-up, cudnn.benchmark on, with their outputs' relative L2 error against
-onnxruntime's. Failures (recq cannot load a model, a graph cannot be captured)
+onnxruntime's. With --precisions fp32,tf32 recq runs each model at each
+precision (`recq run --precision=P`; rows "recq" and "recq_tf32"), so recq's
+tf32 products sit beside PyTorch's TF32 in one sweep. Failures (recq cannot load a model, a graph cannot be captured)
 are recorded with their first line and the sweep goes on.
 """
 import argparse
@@ -58,6 +61,8 @@ def parse_args():
                    help="run `recq tune` (its fast budget, or --exhaustive) on each model before "
                         "measuring it; none: the run's own default fast tuning")
     p.add_argument("--skip-torch", action="store_true")
+    p.add_argument("--precisions", default="fp32",
+                   help="recq --precision values, comma-separated (default fp32)")
     return p.parse_args()
 
 
@@ -74,15 +79,15 @@ def first_line(text):
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
-def run_recq(args, onnx_path, in_path, out_path):
+def run_recq(args, onnx_path, in_path, out_path, precision="fp32"):
+    flags = [f"--device={args.device}", f"--precision={precision}"]
     if args.tune != "none":
-        tune = [args.recq, "tune", onnx_path, f"--device={args.device}"]
+        tune = [args.recq, "tune", onnx_path] + flags
         if args.tune == "exhaustive":
             tune.append("--exhaustive")
         subprocess.run(tune, capture_output=True, text=True, timeout=args.timeout_s)
     cmd = [args.recq, "run", onnx_path, f"--input=input={in_path}",
-           f"--output=output={out_path}", f"--runs={args.runs}", f"--backend={args.backend}",
-           f"--device={args.device}"]
+           f"--output=output={out_path}", f"--runs={args.runs}", f"--backend={args.backend}"] + flags
     start = time.perf_counter()
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout_s)
@@ -217,17 +222,18 @@ def main():
         expected = np.fromfile(os.path.join(d, man["files"]["ort_output"]["file"]), dtype="<f4")
         row.update(input_shape=man["input_shape"], export_versions=man["versions"])
         print(f"== {name}", flush=True)
-        if not args.skip_recq:
-            out_path = os.path.join(d, man["stem"] + ".recq_gpu.f32")
-            q = run_recq(args, onnx_path, in_path, out_path)
+        for precision in ([] if args.skip_recq else args.precisions.split(",")):
+            key = "recq" if precision == "fp32" else f"recq_{precision}"
+            out_path = os.path.join(d, f"{man['stem']}.{key}_gpu.f32")
+            q = run_recq(args, onnx_path, in_path, out_path, precision)
             if q["ok"]:
                 q["rel_l2_vs_ort"] = rel_l2(np.fromfile(out_path, dtype="<f4"), expected)
-                print(f"  recq {q['backend']}: {q['median_ms']:.3f} ms median, "
+                print(f"  {key} {q['backend']}: {q['median_ms']:.3f} ms median, "
                       f"{q.get('dispatches')} dispatches, rel L2 vs ORT {q['rel_l2_vs_ort']:.1e}",
                       flush=True)
             else:
-                print(f"  recq: fails: {q['error']}", flush=True)
-            row["recq"] = q
+                print(f"  {key}: fails: {q['error']}", flush=True)
+            row[key] = q
             if q.get("device"):
                 report["recq_device"] = q["device"]
         if torch is not None:
@@ -280,6 +286,21 @@ def print_table(report):
               f"{(f'{rq / g32:.2f}x' if rq and g32 else '-'):>12}  "
               + (f"{q['rel_l2_vs_ort']:.1e}" if q.get("ok") else
                  f"fails: {q.get('error', r.get('export_error', '-'))[:80]}"))
+    if not any("recq_tf32" in r for r in report["models"]):
+        return
+
+    def l2(v):
+        return f"{v:.1e}" if isinstance(v, float) else "-"
+    print("\nrecq --precision=tf32 beside PyTorch's TF32 CUDA graph "
+          "(relative L2 against onnxruntime's output)")
+    print(f"{'model':<29} {'recq tf32':>9} {'graph32':>8} {'ratio':>7} {'recq L2':>8} "
+          f"{'torch L2':>8}")
+    for r in report["models"]:
+        q, on = r.get("recq_tf32", {}), r.get("torch_tf32_on", {})
+        rq, g32 = q.get("median_ms"), on.get("cuda_graph_ms_median")
+        print(f"{r['model']:<29} {ms(rq):>9} {ms(g32):>8} "
+              f"{(f'{rq / g32:.2f}x' if rq and g32 else '-'):>7} "
+              f"{l2(q.get('rel_l2_vs_ort')):>8} {l2(on.get('cuda_graph_rel_l2')):>8}")
 
 
 if __name__ == "__main__":

@@ -41,8 +41,25 @@ EngineOptions::KernelTarget KernelTargetOf(int target) {
 }
 
 EngineOptions::Precision PrecisionOf(int precision) {
-  return precision == pb::Options::FP16_STORAGE ? EngineOptions::Precision::kFp16Storage
-                                                : EngineOptions::Precision::kFp32;
+  switch (precision) {
+    case pb::Options::FP16_STORAGE:
+      return EngineOptions::Precision::kFp16Storage;
+    case pb::Options::TF32:
+      return EngineOptions::Precision::kTf32;
+    default:
+      return EngineOptions::Precision::kFp32;
+  }
+}
+
+pb::Options::Precision PrecisionField(EngineOptions::Precision precision) {
+  switch (precision) {
+    case EngineOptions::Precision::kFp16Storage:
+      return pb::Options::FP16_STORAGE;
+    case EngineOptions::Precision::kTf32:
+      return pb::Options::TF32;
+    default:
+      return pb::Options::FP32;
+  }
 }
 
 }  // namespace recq::internal

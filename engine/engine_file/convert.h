@@ -31,6 +31,8 @@ void SetDesc(engine_file::TensorDesc* out, const TensorDesc& desc);
 // values this build does not know).
 EngineOptions::KernelTarget KernelTargetOf(int target);
 EngineOptions::Precision PrecisionOf(int precision);
+// The stored field for `precision` (kFp16Compute never compiles: FP32).
+engine_file::Options::Precision PrecisionField(EngineOptions::Precision precision);
 
 }  // namespace recq::internal
 

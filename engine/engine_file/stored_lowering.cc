@@ -235,10 +235,7 @@ absl::StatusOr<Lowered> LowerStoredGraph(const pb::EngineFile& f, const Context&
   }
   LoweringTarget target;
   static_cast<DeviceFacts&>(target) = facts;
-  if (options.precision == EngineOptions::Precision::kFp16Storage) {
-    RECQ_ASSIGN_OR_RETURN(optimized, ToHalfStorage(optimized));
-    target.half_storage = true;
-  }
+  RECQ_RETURN_IF_ERROR(ApplyPrecision(options.precision, &optimized, &target));
   size_t next = 0;
   std::string replay_error;
   target.choose_kernel = [&](const Node& node, const LoweringContext&,

@@ -53,9 +53,7 @@ absl::StatusOr<std::string> SerializeEngineState(const EngineState& state) {
       break;
   }
   options->set_had_variant_chooser(static_cast<bool>(state.options.choose_variant));
-  options->set_precision(state.options.precision == EngineOptions::Precision::kFp16Storage
-                             ? pb::Options::FP16_STORAGE
-                             : pb::Options::FP32);
+  options->set_precision(PrecisionField(state.options.precision));
   const DispatchList& list = state.list;
   for (const Slot& slot : list.slots) {
     pb::Binding* b = f.add_bindings();

@@ -102,7 +102,15 @@ struct EngineOptions {
   //     recq computes in half yet: Compile returns FailedPrecondition naming
   //     the device and the extension when it is missing, Unimplemented when
   //     it is present.
-  enum class Precision { kFp32, kFp16Storage, kFp16Compute };
+  //   kTf32: float32 storage; the products that run on matrix units (MatMul,
+  //     Gemm, the implicit-GEMM convolution, fused attention) multiply tf32
+  //     operands (10 mantissa bits, rounded to nearest) once, accumulating
+  //     in float32, as PyTorch's allow_tf32 and TensorRT's TF32 mode do,
+  //     instead of the three tf32 products that give float32 accuracy.
+  //     About 1e-3 relative error per product. Every other kernel, and every
+  //     kernel of a device without tf32 matrix units, computes as kFp32.
+  //     Part of the program, tuning-cache and engine-file keys.
+  enum class Precision { kFp32, kFp16Storage, kFp16Compute, kTf32 };
   Precision precision = Precision::kFp32;
 };
 

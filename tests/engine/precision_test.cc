@@ -3,13 +3,19 @@
 // rewrite at the edges (Casts only where needed, Preprocess writing half,
 // f16 outputs without a Cast); engine files recording the precision; the
 // tuning-cache key; and the bad combinations (fp16 compute without
-// cl_khr_fp16, float16 tensors into float ops at fp32).
+// cl_khr_fp16, float16 tensors into float ops at fp32); tf32 products on
+// the matrix-unit variants (emulated on PoCL) against a reference of the
+// operands rounded to tf32.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "engine/ops/attention.h"
 #include "engine/precision.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -270,10 +276,167 @@ TEST(PrecisionTest, Float16IntoFloatOpNeedsFp16Storage) {
   EXPECT_EQ(e16->DispatchLabels().size(), 1u);
 }
 
+// --- tf32 products ---
+
+// Tf32 rounds x to tf32 as cvt.rna.tf32.f32 does (common.cl's recq_tf32).
+float Tf32(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
+reference::HostTensor Tf32(reference::HostTensor t) {
+  for (float& v : t.data) v = Tf32(v);
+  return t;
+}
+
+// The variants on matrix units ("*_mma", emulated here) for every node
+// one fits; counts those nodes in `*forced`.
+VariantChooser ForceMatrixUnits(std::shared_ptr<int> forced) {
+  return [forced](const Node& node, const LoweringContext&, absl::Span<const size_t> fitting) {
+    const OpDef* def = FindOp(node.op);
+    for (size_t i : fitting) {
+      if (absl::StrContains(def->variants[i].name, "_mma")) {
+        ++*forced;
+        return i;
+      }
+    }
+    return fitting[0];
+  };
+}
+
+// One node under test, built twice: with its constants as drawn and with
+// them rounded to tf32 (the reference of the tf32 products).
+using NodeGraph = std::function<Graph(bool round_constants)>;
+
+// Compiles graph(false) for the GPU family with emulated matrix units at
+// `precision`, runs it on x, and returns the output "y".
+std::vector<float> RunOnMatrixUnits(const Graph& graph, const reference::HostTensor& x,
+                                    Precision precision) {
+  EngineOptions o = Options(precision, Target::kGpu);
+  o.emulate_matrix_units = true;
+  auto forced = std::make_shared<int>(0);
+  o.choose_variant = ForceMatrixUnits(forced);
+  absl::StatusOr<Engine> e = Engine::Compile(SharedContext(), graph, o);
+  EXPECT_TRUE(e.ok()) << e.status();
+  if (!e.ok()) return {};
+  EXPECT_GT(*forced, 0) << "no matrix-unit variant fits";
+  return testing::RunRecorded(*e, "x", x, "y");
+}
+
+// At kTf32 the products multiply operands rounded to tf32 once: the output
+// matches the reference of rounded operands (`exact_tf32`, where nothing
+// else is rounded) to float32 accumulation error and differs from the
+// float32 reference by tf32's; at kFp32 it matches the float32 reference.
+// Measured on PoCL: rel L2 about 2e-7 at fp32 and for tf32 against the
+// rounded operands' reference, 2.3e-4 to 2.6e-4 for tf32 against float32.
+void ExpectTf32Products(const NodeGraph& graph, const std::vector<int64_t>& x_shape,
+                        bool exact_tf32, uint64_t seed) {
+  const reference::HostTensor x = reference::RandomTensor(x_shape, seed, -1.0f, 1.0f);
+  const Graph g = graph(false);
+  const std::vector<float> want = testing::ReferenceOutput(g, "x", x, "y");
+  const std::vector<float> y32 = RunOnMatrixUnits(g, x, Precision::kFp32);
+  const std::vector<float> y_tf32 = RunOnMatrixUnits(g, x, Precision::kTf32);
+  ASSERT_EQ(y32.size(), want.size());
+  ASSERT_EQ(y_tf32.size(), want.size());
+  for (float v : y_tf32) ASSERT_TRUE(std::isfinite(v));
+  EXPECT_LT(RelL2(want, y32), 1e-6);
+  const double tf32_error = RelL2(want, y_tf32);
+  EXPECT_GT(tf32_error, 5e-5) << "tf32 products look like float32 ones";
+  EXPECT_LT(tf32_error, 3e-3);
+  if (exact_tf32) {
+    const std::vector<float> want_tf32 = testing::ReferenceOutput(graph(true), "x", Tf32(x), "y");
+    EXPECT_LT(RelL2(want_tf32, y_tf32), 1e-6);
+  }
+}
+
+TEST(PrecisionTest, Tf32MatMulOnMatrixUnits) {
+  ExpectTf32Products(
+      [](bool round) {
+        GraphBuilder b;
+        reference::HostTensor w = reference::RandomTensor({72, 40}, 31, -1.0f, 1.0f);
+        if (round) w = Tf32(w);
+        TensorRef x = b.Input("x", {2, 48, 72});
+        b.Output(b.AddNode(OpType::kMatMul, {x, b.Constant("w", w.shape, w.data)}), "y");
+        return std::move(b).Build().value();
+      },
+      {2, 48, 72}, true, 32);
+}
+
+TEST(PrecisionTest, Tf32ImplicitGemmConvolutionOnMatrixUnits) {
+  ExpectTf32Products(
+      [](bool round) {
+        GraphBuilder b;
+        reference::HostTensor w = reference::RandomTensor({24, 16, 3, 3}, 33, -0.5f, 0.5f);
+        if (round) w = Tf32(w);
+        TensorRef x = b.Input("x", {1, 16, 12, 12});
+        Conv2DAttrs same;
+        same.pads = {1, 1, 1, 1};
+        b.Output(b.Conv2D(x, b.Constant("w", w.shape, w.data), {}, same), "y");
+        return std::move(b).Build().value();
+      },
+      {1, 16, 12, 12}, true, 34);
+}
+
+// Attention rounds its probabilities too: no exact reference, the bounds.
+TEST(PrecisionTest, Tf32AttentionOnMatrixUnits) {
+  ExpectTf32Products(
+      [](bool) {
+        GraphBuilder b;
+        TensorRef x = b.Input("x", {1, 2, 40, 32});
+        internal::AttentionAttrs a = internal::DenseAttention(1, 2, 40, 40, 32, 32);
+        b.Output(b.AddNode(OpType("Attention"), {x, x, x}, a), "y");
+        return std::move(b).Build().value();
+      },
+      {1, 2, 40, 32}, false, 35);
+}
+
+// Without matrix units the tf32 option changes nothing: the same programs,
+// the same bits.
+TEST(PrecisionTest, Tf32WithoutMatrixUnitsIsFp32) {
+  const Context& ctx = SharedContext();
+  const Graph graph = SmallNet();
+  const reference::HostTensor x = reference::RandomTensor({2, 3, 20, 20}, 36, -1.0f, 1.0f);
+  for (Target target : {Target::kCpu, Target::kGpu}) {
+    absl::StatusOr<Engine> e32 = Engine::Compile(ctx, graph, Options(Precision::kFp32, target));
+    ASSERT_TRUE(e32.ok()) << e32.status();
+    absl::StatusOr<Engine> etf = Engine::Compile(ctx, graph, Options(Precision::kTf32, target));
+    ASSERT_TRUE(etf.ok()) << etf.status();
+    const std::vector<float> a = testing::RunRecorded(*e32, "input", x, "prob");
+    const std::vector<float> b = testing::RunRecorded(*etf, "input", x, "prob");
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
+  }
+}
+
+TEST(PrecisionTest, EngineFileRecordsTf32) {
+  const Context& ctx = SharedContext();
+  EngineOptions o = Options(Precision::kTf32, Target::kGpu);
+  o.emulate_matrix_units = true;
+  absl::StatusOr<Engine> e = Engine::Compile(ctx, SmallNet(), o);
+  ASSERT_TRUE(e.ok()) << e.status();
+  absl::StatusOr<std::string> bytes = e->Serialize();
+  if (absl::IsUnimplemented(bytes.status())) GTEST_SKIP() << bytes.status();
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(SummarizeEngineFile(*bytes)->precision, Precision::kTf32);
+  absl::StatusOr<Engine> loaded = LoadEngineFromBytes(ctx, *bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->options().precision, Precision::kTf32);
+  const reference::HostTensor x = reference::RandomTensor({2, 3, 20, 20}, 37, -1.0f, 1.0f);
+  const std::vector<float> a = testing::RunRecorded(*e, "input", x, "prob");
+  const std::vector<float> b = testing::RunRecorded(*loaded, "input", x, "prob");
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
+}
+
 TEST(PrecisionTest, ParsePrecisionNames) {
   EXPECT_EQ(*ParsePrecision("fp32"), Precision::kFp32);
   EXPECT_EQ(*ParsePrecision("fp16"), Precision::kFp16Storage);
   EXPECT_EQ(*ParsePrecision("fp16-compute"), Precision::kFp16Compute);
+  EXPECT_EQ(*ParsePrecision("tf32"), Precision::kTf32);
+  EXPECT_STREQ(PrecisionName(Precision::kTf32), "tf32");
   absl::StatusOr<Precision> bad = ParsePrecision("half");
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("fp16"));

@@ -141,6 +141,8 @@ inline float recq_group_sum(__local float* red, int lid, int items, float v) {
 // bits, and summing x*z ~ xt*zh + xh*zt + xh*zh (xt*zt, below 2^-22 of the
 // product, dropped). Without RECQ_MM_PTX the kernels compute the same sums
 // per element with recq_tf32x3_product (the tests' emulation on PoCL).
+// Under -DRECQ_MMA_TF32 (EngineOptions::Precision::kTf32) the tail is zero
+// and only xh*zh is computed: one tf32 product, as PyTorch's allow_tf32.
 
 // recq_tf32 rounds x to tf32 (10 mantissa bits), to nearest with ties away
 // from zero, as cvt.rna.tf32.f32 does; infinities and NaNs pass unchanged.
@@ -156,19 +158,33 @@ inline uint recq_tf32(float x) {
 }
 
 // The head and tail of x, as the matrix instructions take them.
+#ifdef RECQ_MMA_TF32
+#define RECQ_TF32_SPLIT(x, h, t) \
+  do {                           \
+    (h) = recq_tf32((x));        \
+    (t) = 0u;                    \
+  } while (0)
+#else
 #define RECQ_TF32_SPLIT(x, h, t)             \
   do {                                       \
     const float recq_x_ = (x);               \
     (h) = recq_tf32(recq_x_);                \
     (t) = as_uint(recq_x_ - as_float((h)));  \
   } while (0)
+#endif
 
-// x*z as the three tf32 products sum it (the tail as the unit reads it).
+// x*z as the three tf32 products sum it (the tail as the unit reads it),
+// or as the one product does under RECQ_MMA_TF32 (exact in fp32: two
+// 11-bit significands).
 inline float recq_tf32x3_product(float x, float z) {
   const float xh = as_float(recq_tf32(x)), zh = as_float(recq_tf32(z));
+#ifdef RECQ_MMA_TF32
+  return xh * zh;
+#else
   const float xt = as_float(as_uint(x - xh) & 0xffffe000u);
   const float zt = as_float(as_uint(z - zh) & 0xffffe000u);
   return xt * zh + xh * zt + xh * zh;
+#endif
 }
 
 #ifdef RECQ_MM_PTX
@@ -182,13 +198,18 @@ inline float recq_tf32x3_product(float x, float z) {
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                    \
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
 // d += A*B from split operands (heads ah/bh, tails at/bt) on the unit
-// itself: the three tf32 products, accumulated in d by the unit.
+// itself: the three tf32 products (the heads' alone under RECQ_MMA_TF32),
+// accumulated in d by the unit.
+#ifdef RECQ_MMA_TF32
+#define RECQ_MMA3_UNIT(d, ah, at, bh, bt) RECQ_MMA(d, ah, bh)
+#else
 #define RECQ_MMA3_UNIT(d, ah, at, bh, bt) \
   do {                                    \
     RECQ_MMA(d, at, bh);                  \
     RECQ_MMA(d, ah, bt);                  \
     RECQ_MMA(d, ah, bh);                  \
   } while (0)
+#endif
 // The kernels accumulate so into a zeroed partial sum over one staging
 // step (a few steps of 8) and add that to their fp32 accumulators in the
 // fp32 units: the unit's own accumulation truncates to about fp32's width
