@@ -8,7 +8,8 @@
 # directory per build (default fast tuning, empty at the start), and prints
 # the medians over rounds, their ratio and each build's relative L2 against
 # onnxruntime's output from the export. BINS="recq-before recq-x recq" names
-# more builds in gpu-bundle/bin (the first is the baseline of the ratios).
+# more builds in gpu-bundle/bin (the first is the baseline of the ratios);
+# FLAGS="--precision=tf32" adds options to every run.
 #   bash bench/gpu/ab_models.sh [MODELS]   (default: the set's convolution-heavy models)
 # The per-run medians go to $OUT/ab.txt (or ./gpu-results/ab.txt).
 set -uo pipefail
@@ -26,7 +27,7 @@ for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
     for m in ${models//,/ }; do
       ms=$(RECQ_CACHE_DIR="/tmp/recq-ab-cache-$bin" "gpu-bundle/bin/$bin" run "$dir/$m.onnx" \
         --device=nvidia --runs=200 --input="input=$dir/$m.input.f32" \
-        --output="output=$dir/$m.$bin.out" 2>&1 | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p')
+        --output="output=$dir/$m.$bin.out" ${FLAGS:-} 2>&1 | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p')
       echo "$round $bin $m $ms" | tee -a "$out/ab.txt"
     done
   done

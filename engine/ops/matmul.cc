@@ -500,18 +500,24 @@ constexpr int64_t kMmaTileCount = sizeof(kMmaTiles) / sizeof(kMmaTiles[0]);
 struct MmaParams {
   int64_t tile = 0;  // index into kMmaTiles
   int64_t tk = 16;
+  // 0: one local tile; 1: double-buffered through registers; 2 and 3:
+  // db + 1 stages in local memory, filled db steps ahead (cp.async on
+  // NVIDIA), for float4 runs only (MmaStagesFit).
   int64_t db = 1;
 };
+
+// The staged fills copy float4 runs: K and N multiples of 4.
+bool MmaStagesFit(const MatMulShape& s) { return s.k % 4 == 0 && s.n % 4 == 0; }
 
 uint64_t MmaLocalBytes(const MmaParams& p) {
   const MmaTile& t = kMmaTiles[p.tile];
   return uint64_t((p.db + 1) * (t.tm * (p.tk + 4) + p.tk * (t.tn + 8))) * sizeof(float);
 }
 
-bool MmaParamsValid(const MmaParams& p, const DeviceFacts& device) {
+bool MmaParamsValid(const MmaParams& p, const MatMulShape& s, const DeviceFacts& device) {
   if (p.tile < 0 || p.tile >= kMmaTileCount) return false;
   if (p.tk != 16 && p.tk != 32) return false;
-  if (p.db != 0 && p.db != 1) return false;
+  if (p.db < 0 || p.db > 3 || (p.db >= 2 && !MmaStagesFit(s))) return false;
   const int64_t items = kMmaTiles[p.tile].Items();
   if (device.max_work_group_size != 0 && size_t(items) > device.max_work_group_size) return false;
   return device.LocalMemoryFits(MmaLocalBytes(p));
@@ -525,7 +531,12 @@ bool MmaParamsValid(const MmaParams& p, const DeviceFacts& device) {
 // bench/gpu/gemm.sh on an H100 (every tile and step per shape,
 // docs/performance.md): 128x64 ran 197x2304x768 and 197x768x3072 fastest,
 // 64x64 with a step of 32 197x768x768, 3072x768x768 and 3136x64x576, and
-// 2048^3 within 6 % of the best.
+// 2048^3 within 6 % of the best. With the instructions themselves, three
+// local stages (db 2, a step of 16 where 32 does not fit) on the same
+// tile: on an H200 (bench/gpu/gemm.sh --precision=fp32|tf32, 2026-11-26)
+// 3072x768x768 went 0.104 -> 0.100 ms at fp32 and 0.081 -> 0.064-0.067
+// at tf32 (94 % of the fp32 units' roof), 197x768x3072 0.043 -> 0.041 and
+// 0.039 -> 0.032, the other shapes the same or up to 6 % faster.
 MmaParams MmaHeuristic(const MatMulShape& s, const DeviceFacts& device) {
   const int64_t units = device.compute_units != 0 ? device.compute_units : 16;
   const int64_t batch = Product(s.batch, 0, s.batch.size());
@@ -533,9 +544,16 @@ MmaParams MmaHeuristic(const MatMulShape& s, const DeviceFacts& device) {
   const int64_t groups = int64_t(CeilDiv(s.m, t.tm) * CeilDiv(s.n, t.tn)) * batch;
   MmaParams p;
   p.tile = s.m <= 256 && (4 * groups >= units || s.k >= 2048) ? 1 : 2;
-  for (p.tk = 32; p.tk > 16 && !MmaParamsValid(p, device); p.tk /= 2) {
+  for (p.tk = 32; p.tk > 16 && !MmaParamsValid(p, s, device); p.tk /= 2) {
   }
-  while (p.tile < kMmaTileCount - 1 && !MmaParamsValid(p, device)) ++p.tile;
+  while (p.tile < kMmaTileCount - 1 && !MmaParamsValid(p, s, device)) ++p.tile;
+  if (device.MatrixInstructionsInPtx()) {
+    MmaParams staged = p;
+    staged.db = 2;
+    for (staged.tk = 32; staged.tk > 16 && !MmaParamsValid(staged, s, device); staged.tk /= 2) {
+    }
+    if (MmaParamsValid(staged, s, device)) return staged;
+  }
   return p;
 }
 
@@ -545,16 +563,22 @@ KernelParams ToKernelParams(const MmaParams& p) {
 
 // MmaSpace: the heuristic's parameters first, then every tile and K step,
 // double-buffered where that fits local memory (on an H100 single
-// buffering was at best 1 % faster, bench/gpu/gemm.sh over seven shapes).
+// buffering was at best 1 % faster, bench/gpu/gemm.sh over seven shapes),
+// and in three or four local stages where those fit.
 std::vector<KernelParams> MmaSpace(const MatMulShape& s, const DeviceFacts& device) {
   std::vector<KernelParams> space = {ToKernelParams(MmaHeuristic(s, device))};
+  auto add = [&](const MmaParams& p) {
+    KernelParams kp = ToKernelParams(p);
+    if (std::find(space.begin(), space.end(), kp) == space.end()) space.push_back(kp);
+  };
   for (int64_t tile = 0; tile < kMmaTileCount; ++tile) {
     for (int64_t tk : {16, 32}) {
       MmaParams p{tile, tk, 1};
-      if (!MmaParamsValid(p, device)) p.db = 0;
-      if (!MmaParamsValid(p, device)) continue;
-      KernelParams kp = ToKernelParams(p);
-      if (std::find(space.begin(), space.end(), kp) == space.end()) space.push_back(kp);
+      if (!MmaParamsValid(p, s, device)) p.db = 0;
+      if (MmaParamsValid(p, s, device)) add(p);
+      for (p.db = 2; p.db <= 3; ++p.db) {
+        if (MmaParamsValid(p, s, device)) add(p);
+      }
     }
   }
   return space;
@@ -567,11 +591,12 @@ absl::StatusOr<MmaParams> MmaParamsOf(const MatMulShape& s, const LoweringContex
   p.tile = ctx.ParamOr("tile", h.tile);
   p.tk = ctx.ParamOr("tk", h.tk);
   p.db = ctx.ParamOr("db", h.db);
-  if (!MmaParamsValid(p, ctx.device())) {
+  if (!MmaParamsValid(p, s, ctx.device())) {
     return absl::InvalidArgumentError(
         absl::StrCat("node '", node.name, "': matmul_mma parameters tile=", p.tile, ", tk=", p.tk,
                      ", db=", p.db, " are not valid here (tile 0-", kMmaTileCount - 1,
-                     ", tk 16 or 32, db 0 or 1, within the work-group size and local memory)"));
+                     ", tk 16 or 32, db 0 to 3 (2 and 3 with K and N multiples of 4), within the "
+                     "work-group size and local memory)"));
   }
   return p;
 }

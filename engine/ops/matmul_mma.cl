@@ -6,8 +6,11 @@
 //
 // Tiles: a work-group of WARPS warps (32 items each, one dimension)
 // computes TM x TN of one batch, staging TK columns of A and TK rows of B
-// in local memory per step (double-buffered through registers with
-// RECQ_MM_DB, as matmul_local.cl does); each warp owns WM x WN of the tile,
+// in local memory per step (RECQ_MM_DB 1: double-buffered through
+// registers, as matmul_local.cl does; 2 or 3: DB + 1 stages in local
+// memory filled DB steps ahead, with cp.async under RECQ_MM_PTX, so that
+// a step waits on memory fetched DB steps earlier instead of on its own
+// round trip); each warp owns WM x WN of the tile,
 // as (WM/16) x (WN/8) mma tiles of 16x8 accumulated in registers.
 // Fragments follow PTX's m16n8k8 tf32 layout: lane l is in group g = l/4
 // at position t = l%4; A holds (g, t), (g+8, t), (g, t+4), (g+8, t+4), B
@@ -22,7 +25,8 @@
 // Arguments, epilogue (RECQ_ML_EPILOGUE, RECQ_ML_RES), split K (RECQ_ML_SK, partial
 // sums to part[SK][batch][M][N] for matmul_local_reduce) and float4 tile
 // loads (RECQ_ML_VEC) are matmul_local.cl's. Build options: -DRECQ_MM_TM,
-// _TN, _TK (16 or 32), _WM (a multiple of 16), _WN (of 8), _DB, _PTX.
+// _TN, _TK (16 or 32), _WM (a multiple of 16), _WN (of 8), _DB (0 to 3;
+// 2 and 3 need RECQ_ML_VEC), _PTX.
 // Global size (ceil(N/TN) * ITEMS, ceil(M/TM), batch * SK), local
 // (ITEMS, 1, 1), ITEMS = 32 * (TM/WM) * (TN/WN).
 #ifndef RECQ_MM_TM
@@ -54,6 +58,13 @@
 #endif
 #ifndef RECQ_ML_SK
 #define RECQ_ML_SK 1
+#endif
+
+#if RECQ_MM_DB >= 2 && !RECQ_ML_VEC
+#error "RECQ_MM_DB 2 and 3 stage float4 runs: they need RECQ_ML_VEC"
+#endif
+#if RECQ_MM_DB > 3
+#error "RECQ_MM_DB: 0 to 3"
 #endif
 
 #define RECQ_MM_WARPS_N (RECQ_MM_TN / RECQ_MM_WN)
@@ -176,6 +187,54 @@ __kernel __attribute__((reqd_work_group_size(RECQ_MM_ITEMS, 1, 1))) void matmul_
   } while (0)
 #endif
 
+#if RECQ_MM_DB >= 2
+  // RECQ_MM_FILL(st, k0): stage st's tiles of the step at k0, float4 by
+  // float4, straight from global to local memory: cp.async (16 bytes, the
+  // source size 0 past the edges, which fills zeros) under RECQ_MM_PTX,
+  // completed by RECQ_MM_WAIT; a plain copy elsewhere (and under half
+  // storage, whose elements the copy widens). Every item commits one group
+  // per step (empty past K), so that waiting for all but the newest DB - 1
+  // groups completes the current step's.
+#if defined(RECQ_MM_PTX) && !defined(RECQ_HALF_STORAGE)
+#define RECQ_MM_COPY4(dst, src, ok)                                                \
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(             \
+                   (uint)(size_t)(dst)),                                          \
+               "l"((ulong)((ok) ? (src) : ab)), "r"((ok) ? 16 : 0)                \
+               : "memory")
+#define RECQ_MM_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
+#if RECQ_MM_DB == 2
+#define RECQ_MM_WAIT() asm volatile("cp.async.wait_group 1;" ::: "memory")
+#else
+#define RECQ_MM_WAIT() asm volatile("cp.async.wait_group 2;" ::: "memory")
+#endif
+#else
+#define RECQ_MM_COPY4(dst, src, ok) vstore4((ok) ? RECQ_LOAD4((src), 0) : (float4)(0), 0, (dst))
+#define RECQ_MM_COMMIT() \
+  do {                   \
+  } while (0)
+#define RECQ_MM_WAIT() \
+  do {                 \
+  } while (0)
+#endif
+#define RECQ_MM_FILL(st, k0)                                                                   \
+  do {                                                                                         \
+    _Pragma("unroll") for (int r = 0; r < RECQ_MM_NA; ++r) {                                   \
+      const int e = tid + r * RECQ_MM_ITEMS;                                                   \
+      if (RECQ_MM_A_ELEMS % RECQ_MM_ITEMS != 0 && e >= RECQ_MM_A_ELEMS) break;                 \
+      const int row = e / (RECQ_MM_TK / 4), col = (e % (RECQ_MM_TK / 4)) * 4;                  \
+      const int gm = m0 + row, gk = (k0) + col;                                                \
+      RECQ_MM_COPY4(&as[st][row][col], ab + (size_t)gm * K + gk, gm < M && gk < k_end);        \
+    }                                                                                          \
+    _Pragma("unroll") for (int r = 0; r < RECQ_MM_NB; ++r) {                                   \
+      const int e = tid + r * RECQ_MM_ITEMS;                                                   \
+      if (RECQ_MM_B_ELEMS % RECQ_MM_ITEMS != 0 && e >= RECQ_MM_B_ELEMS) break;                 \
+      const int row = e / (RECQ_MM_TN / 4), col = (e % (RECQ_MM_TN / 4)) * 4;                  \
+      const int gk = (k0) + row, gn = n0 + col;                                                \
+      RECQ_MM_COPY4(&bs[st][row][col], bb + (size_t)gk * N + gn, gk < k_end && gn < N);        \
+    }                                                                                          \
+  } while (0)
+#endif
+
   // One TK step's products from local-memory half `buf`, 8 columns of K at
   // a time: each operand split into head and tail as it is read.
 #ifdef RECQ_MM_PTX
@@ -234,7 +293,27 @@ __kernel __attribute__((reqd_work_group_size(RECQ_MM_ITEMS, 1, 1))) void matmul_
   } while (0)
 #endif
 
-#if RECQ_MM_DB
+#if RECQ_MM_DB >= 2
+  // DB + 1 stages: the first DB steps' tiles are requested before the loop;
+  // each step waits for its own (requested DB steps earlier), and after
+  // the barrier, which also ends every read of the stage computed last,
+  // requests the step DB ahead into that stage.
+  for (int s = 0; s < RECQ_MM_DB; ++s) {
+    const int k0 = k_begin + s * RECQ_MM_TK;
+    if (k0 < k_end) RECQ_MM_FILL(s, k0);
+    RECQ_MM_COMMIT();
+  }
+  int st = 0;
+  for (int k0 = k_begin; k0 < k_end; k0 += RECQ_MM_TK) {
+    RECQ_MM_WAIT();
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int k_ahead = k0 + RECQ_MM_DB * RECQ_MM_TK;
+    if (k_ahead < k_end) RECQ_MM_FILL(st == 0 ? RECQ_MM_DB : st - 1, k_ahead);
+    RECQ_MM_COMMIT();
+    RECQ_MM_COMPUTE(st);
+    st = st == RECQ_MM_DB ? 0 : st + 1;
+  }
+#elif RECQ_MM_DB
   // Double-buffered: the next step's tiles travel from global memory to
   // registers while this one is computed, then to the other half; the
   // barrier after the store also ends every read of the half it overwrote.

@@ -274,10 +274,15 @@ std::vector<SpaceCase> Cases() {
       // The matrix-unit tiles (emulated on PoCL): 100 rows and 92 columns
       // (partial tiles and warps), K 260 (split in slices, the last ending
       // in a partial K step; float4 loads); Gemm with its bias, K 36.
-      {"matmul_mma_part1", "matmul_mma", gpu, MatMulGraph(100, 92, 260), 0, 5},
-      {"matmul_mma_part2", "matmul_mma", gpu, MatMulGraph(100, 92, 260), 5},
-      {"gemm_mma_part1", "gemm_mma", gpu, FcGraph(100, 92, 36), 0, 5},
-      {"gemm_mma_part2", "gemm_mma", gpu, FcGraph(100, 92, 36), 5},
+      // Local stages (db 2 and 3) with them.
+      {"matmul_mma_part1", "matmul_mma", gpu, MatMulGraph(100, 92, 260), 0, 6},
+      {"matmul_mma_part2", "matmul_mma", gpu, MatMulGraph(100, 92, 260), 6, 12},
+      {"matmul_mma_part3", "matmul_mma", gpu, MatMulGraph(100, 92, 260), 12, 18},
+      {"matmul_mma_part4", "matmul_mma", gpu, MatMulGraph(100, 92, 260), 18},
+      {"gemm_mma_part1", "gemm_mma", gpu, FcGraph(100, 92, 36), 0, 6},
+      {"gemm_mma_part2", "gemm_mma", gpu, FcGraph(100, 92, 36), 6, 12},
+      {"gemm_mma_part3", "gemm_mma", gpu, FcGraph(100, 92, 36), 12, 18},
+      {"gemm_mma_part4", "gemm_mma", gpu, FcGraph(100, 92, 36), 18},
       // Three rows, 21 columns (a partial float4 run), K 42.
       {"matmul_gemv", "matmul_gemv", gpu, MatMulGraph(3, 21, 42)},
       {"gemm_gemv", "gemm_gemv", gpu, FcGraph(3, 21, 42)},
