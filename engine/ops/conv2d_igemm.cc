@@ -204,8 +204,23 @@ constexpr MmaIgemmTile kMmaIgemmTiles[] = {
 constexpr int64_t kMmaIgemmTileCount = sizeof(kMmaIgemmTiles) / sizeof(kMmaIgemmTiles[0]);
 constexpr size_t kMmaIgemmItems = 128;
 
-uint64_t MmaIgemmLocalBytes(const MmaIgemmTile& t) {
-  return uint64_t(kIgemmTk * (t.tm + 8 + t.tn + 8)) * sizeof(float);
+uint64_t MmaIgemmLocalBytes(const MmaIgemmTile& t, int64_t stages = 1) {
+  return uint64_t(stages * kIgemmTk * (t.tm + 8 + t.tn + 8)) * sizeof(float);
+}
+
+// The stages of the tiles in local memory (conv2d_igemm.cl's
+// RECQ_IG_STAGES): 1 stages them through registers, a step ahead; 3 fills
+// local stages two steps ahead (cp.async where the instructions run). On
+// an H200 (bench/gpu/ab_models.sh, 2026-11-26) three stages ran the
+// convolution nets' matrix-unit layers faster at both precisions
+// (docs/performance.md); the heuristic takes them with the instructions,
+// where they fit local memory, and one stage in the emulation.
+constexpr int64_t kMmaIgemmStages[] = {1, 3};
+
+int64_t MmaIgemmStagesHeuristic(const MmaIgemmTile& t, const LoweringContext& ctx) {
+  const DeviceFacts& device = ctx.device();
+  return device.MatrixInstructionsInPtx() && device.LocalMemoryFits(MmaIgemmLocalBytes(t, 3)) ? 3
+                                                                                              : 1;
 }
 
 // The heuristic's tile, from `recq tune --exhaustive` on an H100
@@ -258,9 +273,15 @@ bool MmaIgemmPreferredRule(const Node& node, const LoweringContext& ctx) {
 }
 
 std::vector<KernelParams> MmaIgemmSpace(const Node& node, const LoweringContext& ctx) {
-  std::vector<KernelParams> space = {{{"tile", MmaIgemmHeuristic(node, ctx)}}};
+  const int64_t h = MmaIgemmHeuristic(node, ctx);
+  std::vector<KernelParams> space = {
+      {{"stages", MmaIgemmStagesHeuristic(kMmaIgemmTiles[h], ctx)}, {"tile", h}}};
   for (int64_t i = 0; i < kMmaIgemmTileCount; ++i) {
-    if (i != space[0].at("tile")) space.push_back({{"tile", i}});
+    for (int64_t stages : kMmaIgemmStages) {
+      if (!ctx.device().LocalMemoryFits(MmaIgemmLocalBytes(kMmaIgemmTiles[i], stages))) continue;
+      KernelParams p = {{"stages", stages}, {"tile", i}};
+      if (p != space[0]) space.push_back(std::move(p));
+    }
   }
   return space;
 }
@@ -270,6 +291,14 @@ absl::Status LowerMmaIgemm(LoweringContext& ctx, const Node& node) {
       const int64_t tile_index,
       ParamInRange(ctx, node, "tile", MmaIgemmHeuristic(node, ctx), 0, kMmaIgemmTileCount - 1));
   const MmaIgemmTile& tile = kMmaIgemmTiles[tile_index];
+  const int64_t stages = ctx.ParamOr("stages", MmaIgemmStagesHeuristic(tile, ctx));
+  if (std::find(std::begin(kMmaIgemmStages), std::end(kMmaIgemmStages), stages) ==
+          std::end(kMmaIgemmStages) ||
+      !ctx.device().LocalMemoryFits(MmaIgemmLocalBytes(tile, stages))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node '", node.name, "': conv2d_igemm_mma parameter stages=", stages,
+                     " is not valid here (1 or 3, within local memory)"));
+  }
   const Shape& w = ShapeOf(ctx, node.inputs[1]);
   const IgemmShape s = ShapeFor(tile.tm, tile.tn, node, ctx);
   std::vector<std::string> options = {"-DRECQ_IG_MMA=1",
@@ -281,7 +310,8 @@ absl::Status LowerMmaIgemm(LoweringContext& ctx, const Node& node) {
                                       absl::StrCat("-DRECQ_IG_KH=", w[2]),
                                       absl::StrCat("-DRECQ_IG_KW=", w[3]),
                                       absl::StrCat("-DRECQ_IG_SK=", s.sk),
-                                      absl::StrCat("-DRECQ_IG_KC=", s.channels_inner ? 1 : 0)};
+                                      absl::StrCat("-DRECQ_IG_KC=", s.channels_inner ? 1 : 0),
+                                      absl::StrCat("-DRECQ_IG_STAGES=", stages)};
   if (ctx.device().MatrixInstructionsInPtx()) options.push_back("-DRECQ_MM_PTX=1");
   AddFixedActivation(options, ctx, node, s);
   const int32_t kernel = ctx.Kernel("conv2d_igemm.cl", "conv2d_igemm_gpu", options);

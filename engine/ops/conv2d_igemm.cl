@@ -25,6 +25,10 @@
 // RM, RN and CONTIG do not apply. Build options -DRECQ_IG_WM, _WN.
 // `wt` holds the weights packed by the lowering as [groups][Kg][OCgp], OCgp
 // being OCg rounded up to TM, zero past OCg, K ordered as RECQ_IG_KC says.
+// RECQ_IG_STAGES (with RECQ_IG_MMA; default 1): above 1, that many stages
+// of both tiles in local memory, filled STAGES - 1 steps ahead through
+// common.cl's RECQ_CP_ASYNC copies (cp.async where the instructions run),
+// instead of the one tile staged through registers.
 // Global size: (ceil(N*OH*OW / TN) * TN/RN, groups * OCgp/TM * TM/RM, SK),
 // local (TN/RN, TM/RM, 1).
 #ifndef RECQ_IG_TM
@@ -61,6 +65,12 @@
 #ifndef RECQ_IG_MMA
 #define RECQ_IG_MMA 0
 #endif
+#ifndef RECQ_IG_STAGES
+#define RECQ_IG_STAGES 1
+#endif
+#if RECQ_IG_STAGES > 1 && !RECQ_IG_MMA
+#error "RECQ_IG_STAGES above 1 needs RECQ_IG_MMA"
+#endif
 // RECQ_IG_KC: K runs over the kernel's taps outermost and the channels
 // innermost, k = (kh * KW + kw) * C/groups + c, with `wt` packed so. The
 // lowering sets it where C/groups is a multiple of TK: then a TK step
@@ -96,8 +106,13 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_GROUP))) void conv2d_igemm_
     __global RECQ_T* restrict y, __global float* restrict part, int N, int C, int H, int W,
     int OC, int OH, int OW, int SH, int SW, int PT, int PL, int DH, int DW, int groups, int act,
     float act_a, float act_b) {
+#if RECQ_IG_STAGES > 1
+  __local float as_st[RECQ_IG_STAGES][RECQ_IG_TK][RECQ_IG_APAD] __attribute__((aligned(16)));
+  __local float bs_st[RECQ_IG_STAGES][RECQ_IG_TK][RECQ_IG_BPAD] __attribute__((aligned(16)));
+#else
   __local float as[RECQ_IG_TK][RECQ_IG_APAD] __attribute__((aligned(16)));
   __local float bs[RECQ_IG_TK][RECQ_IG_BPAD] __attribute__((aligned(16)));
+#endif
 #if RECQ_IG_MMA
   const int tid = get_local_id(0);
   const int lane = tid & 31, warp = tid >> 5;
@@ -167,14 +182,100 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_GROUP))) void conv2d_igemm_
   }
 #endif
 
+  // RECQ_IG_GATHER_B(kf, PUT): this item's RECQ_IG_PB elements of the Xcol
+  // tile of the step at kf, each handed to PUT(q, src, ok): its row in the
+  // tile is bk0 + q * BSTEP, its source src where ok (else a zero: padding,
+  // past K or past the columns).
+#define RECQ_IG_PB (RECQ_IG_TK * RECQ_IG_TN / RECQ_IG_ITEMS)
+#define RECQ_IG_BSTEP (RECQ_IG_ITEMS / RECQ_IG_TN)
+#if RECQ_IG_KC
+  // The step's tap and first channel, the same for every item.
+#define RECQ_IG_GATHER_B(kf, PUT)                                                              \
+  do {                                                                                         \
+    const int tap_ = (kf) / cpg;                                                               \
+    const int kh_ = tap_ / RECQ_IG_KW;                                                         \
+    const int ih_ = ih0 + kh_ * DH;                                                            \
+    const int iw_ = iw0 + (tap_ - kh_ * RECQ_IG_KW) * DW;                                      \
+    const bool ok_ = bvalid && ih_ >= 0 && ih_ < H && iw_ >= 0 && iw_ < W;                     \
+    const __global RECQ_T* src_ =                                                              \
+        ok_ ? xg + ((size_t)((kf) - tap_ * cpg + bk0) * H + ih_) * W + iw_ : x;                \
+    const size_t step_ = ok_ ? (size_t)RECQ_IG_BSTEP * H * W : 0;                              \
+    _Pragma("unroll") for (int q = 0; q < RECQ_IG_PB; ++q) PUT(q, src_ + q * step_, ok_);      \
+  } while (0)
+#else
+#define RECQ_IG_GATHER_B(kf, PUT)                                                              \
+  do {                                                                                         \
+    _Pragma("unroll") for (int q = 0; q < RECQ_IG_PB; ++q) {                                   \
+      const int k_ = (kf) + bk0 + q * RECQ_IG_BSTEP;                                           \
+      bool ok_ = bvalid && k_ < kend;                                                          \
+      const __global RECQ_T* src_ = x;                                                         \
+      if (ok_) {                                                                               \
+        const int c_ = k_ / RECQ_IG_KHW;                                                       \
+        const int t_ = k_ - c_ * RECQ_IG_KHW;                                                  \
+        const int kh_ = t_ / RECQ_IG_KW;                                                       \
+        const int ih_ = ih0 + kh_ * DH;                                                        \
+        const int iw_ = iw0 + (t_ - kh_ * RECQ_IG_KW) * DW;                                    \
+        ok_ = ih_ >= 0 && ih_ < H && iw_ >= 0 && iw_ < W;                                      \
+        if (ok_) src_ = xg + ((size_t)c_ * H + ih_) * W + iw_;                                 \
+      }                                                                                        \
+      PUT(q, src_, ok_);                                                                       \
+    }                                                                                          \
+  } while (0)
+#endif
+
+#if RECQ_IG_STAGES > 1
+  // Local stages: the first STAGES - 1 steps are requested before the loop;
+  // each step waits for its own, and after the barrier (which also ends
+  // every read of the stage computed last) requests the step STAGES - 1
+  // ahead into that stage. Wt's rows are contiguous along the output
+  // channels: float4 copies (TM and OCgp are multiples of 4).
+#define RECQ_IG_A4 (RECQ_IG_TK * RECQ_IG_TM / 4)
+#define RECQ_IG_FILL_B(q, src, ok) \
+  RECQ_CP_ASYNC4(&bs_st[fill_st][bk0 + (q) * RECQ_IG_BSTEP][bj], (src), (ok) ? 4 : 0)
+#define RECQ_IG_FILL(st, kf)                                                                   \
+  do {                                                                                         \
+    const int fill_st = (st);                                                                  \
+    _Pragma("unroll") for (int q = 0; q < (RECQ_IG_A4 + RECQ_IG_ITEMS - 1) / RECQ_IG_ITEMS;    \
+                           ++q) {                                                              \
+      const int e = tid + q * RECQ_IG_ITEMS;                                                   \
+      if (RECQ_IG_A4 % RECQ_IG_ITEMS != 0 && e >= RECQ_IG_A4) break;                           \
+      const int row = e / (RECQ_IG_TM / 4), col = (e % (RECQ_IG_TM / 4)) * 4;                  \
+      const bool ok = (kf) + row < kend;                                                       \
+      RECQ_CP_ASYNC16(&as_st[fill_st][row][col], ok ? wg + (size_t)((kf) + row) * ocgp + col : wg, \
+                      ok ? 16 : 0);                                                            \
+    }                                                                                          \
+    RECQ_IG_GATHER_B((kf), RECQ_IG_FILL_B);                                                    \
+  } while (0)
+#if RECQ_IG_STAGES == 2
+#define RECQ_IG_WAIT() RECQ_CP_WAIT(0)
+#elif RECQ_IG_STAGES == 3
+#define RECQ_IG_WAIT() RECQ_CP_WAIT(1)
+#else
+#define RECQ_IG_WAIT() RECQ_CP_WAIT(2)
+#endif
+  for (int s = 0; s < RECQ_IG_STAGES - 1; ++s) {
+    const int kf = kbeg + s * RECQ_IG_TK;
+    if (kf < kend) RECQ_IG_FILL(s, kf);
+    RECQ_CP_COMMIT();
+  }
+  int st = 0;
+  for (int k0 = kbeg; k0 < kend; k0 += RECQ_IG_TK) {
+    RECQ_IG_WAIT();
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int kf = k0 + (RECQ_IG_STAGES - 1) * RECQ_IG_TK;
+    if (kf < kend) RECQ_IG_FILL(st == 0 ? RECQ_IG_STAGES - 1 : st - 1, kf);
+    RECQ_CP_COMMIT();
+    __local float(*as)[RECQ_IG_APAD] = as_st[st];
+    __local float(*bs)[RECQ_IG_BPAD] = bs_st[st];
+    st = st == RECQ_IG_STAGES - 1 ? 0 : st + 1;
+#else
   // Staging is software-pipelined: the global loads of the next TK step
   // go to registers before the current step's products, so that their
   // latency hides behind the FMAs, and are stored to local memory after.
   // Each item stages RECQ_IG_PA elements of Wt and RECQ_IG_PB of Xcol. The
   // first pass (k0 = kbeg - TK) only fetches; the last only computes.
 #define RECQ_IG_PA (RECQ_IG_TK * RECQ_IG_TM / RECQ_IG_ITEMS)
-#define RECQ_IG_PB (RECQ_IG_TK * RECQ_IG_TN / RECQ_IG_ITEMS)
-#define RECQ_IG_BSTEP (RECQ_IG_ITEMS / RECQ_IG_TN)
+#define RECQ_IG_LOAD_B(q, src, ok) pb[q] = (ok) ? RECQ_LOAD((src), 0) : 0.0f
   float pa[RECQ_IG_PA], pb[RECQ_IG_PB];
   for (int k0 = kbeg - RECQ_IG_TK; k0 < kend; k0 += RECQ_IG_TK) {
     if (k0 >= kbeg) {
@@ -195,39 +296,10 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_GROUP))) void conv2d_igemm_
         const int k = kf + e / RECQ_IG_TM;
         pa[q] = k < kend ? RECQ_LOAD(wg, (size_t)k * ocgp + e % RECQ_IG_TM) : 0.0f;
       }
-#if RECQ_IG_KC
-      // The step's tap and first channel, the same for every item.
-      const int tap = kf / cpg;
-      const int kh = tap / RECQ_IG_KW;
-      const int ih = ih0 + kh * DH;
-      const int iw = iw0 + (tap - kh * RECQ_IG_KW) * DW;
-      if (bvalid && ih >= 0 && ih < H && iw >= 0 && iw < W) {
-        const __global RECQ_T* src = xg + ((size_t)(kf - tap * cpg + bk0) * H + ih) * W + iw;
-        const size_t step = (size_t)RECQ_IG_BSTEP * H * W;
-#pragma unroll
-        for (int q = 0; q < RECQ_IG_PB; ++q) pb[q] = RECQ_LOAD(src, q * step);
-      } else {
-#pragma unroll
-        for (int q = 0; q < RECQ_IG_PB; ++q) pb[q] = 0.0f;
-      }
-#else
-#pragma unroll
-      for (int q = 0; q < RECQ_IG_PB; ++q) {
-        const int k = kf + bk0 + q * RECQ_IG_BSTEP;
-        float v = 0.0f;
-        if (bvalid && k < kend) {
-          const int c = k / RECQ_IG_KHW;
-          const int t = k - c * RECQ_IG_KHW;
-          const int kh = t / RECQ_IG_KW;
-          const int ih = ih0 + kh * DH;
-          const int iw = iw0 + (t - kh * RECQ_IG_KW) * DW;
-          if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = RECQ_LOAD(xg, ((size_t)c * H + ih) * W + iw);
-        }
-        pb[q] = v;
-      }
-#endif
+      RECQ_IG_GATHER_B(kf, RECQ_IG_LOAD_B);
     }
     if (k0 < kbeg) continue;
+#endif
 #if RECQ_IG_MMA && defined(RECQ_MM_PTX)
     // The step's products into a zeroed partial sum, added to the fp32
     // accumulators once per step (matmul_mma.cl's RECQ_MM_COMPUTE).
@@ -310,7 +382,9 @@ __kernel __attribute__((reqd_work_group_size(RECQ_IG_GROUP))) void conv2d_igemm_
       }
     }
 #endif
+#if RECQ_IG_STAGES == 1
     barrier(CLK_LOCAL_MEM_FENCE);
+#endif
   }
 
   // The epilogue, per accumulator: its output channel m (within the group)

@@ -189,33 +189,16 @@ __kernel __attribute__((reqd_work_group_size(RECQ_MM_ITEMS, 1, 1))) void matmul_
 
 #if RECQ_MM_DB >= 2
   // RECQ_MM_FILL(st, k0): stage st's tiles of the step at k0, float4 by
-  // float4, straight from global to local memory: cp.async (16 bytes, the
-  // source size 0 past the edges, which fills zeros) under RECQ_MM_PTX,
-  // completed by RECQ_MM_WAIT; a plain copy elsewhere (and under half
-  // storage, whose elements the copy widens). Every item commits one group
-  // per step (empty past K), so that waiting for all but the newest DB - 1
-  // groups completes the current step's.
-#if defined(RECQ_MM_PTX) && !defined(RECQ_HALF_STORAGE)
-#define RECQ_MM_COPY4(dst, src, ok)                                                \
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(             \
-                   (uint)(size_t)(dst)),                                          \
-               "l"((ulong)((ok) ? (src) : ab)), "r"((ok) ? 16 : 0)                \
-               : "memory")
-#define RECQ_MM_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
+  // float4, straight from global to local memory (common.cl's
+  // RECQ_CP_ASYNC16: cp.async where the instructions run, zeros past the
+  // edges). Every item commits one group per step (empty past K), so that
+  // waiting until at most DB - 1 are pending completes the current step's.
 #if RECQ_MM_DB == 2
-#define RECQ_MM_WAIT() asm volatile("cp.async.wait_group 1;" ::: "memory")
+#define RECQ_MM_WAIT() RECQ_CP_WAIT(1)
 #else
-#define RECQ_MM_WAIT() asm volatile("cp.async.wait_group 2;" ::: "memory")
+#define RECQ_MM_WAIT() RECQ_CP_WAIT(2)
 #endif
-#else
-#define RECQ_MM_COPY4(dst, src, ok) vstore4((ok) ? RECQ_LOAD4((src), 0) : (float4)(0), 0, (dst))
-#define RECQ_MM_COMMIT() \
-  do {                   \
-  } while (0)
-#define RECQ_MM_WAIT() \
-  do {                 \
-  } while (0)
-#endif
+#define RECQ_MM_COPY4(dst, src, ok) RECQ_CP_ASYNC16((dst), (ok) ? (src) : ab, (ok) ? 16 : 0)
 #define RECQ_MM_FILL(st, k0)                                                                   \
   do {                                                                                         \
     _Pragma("unroll") for (int r = 0; r < RECQ_MM_NA; ++r) {                                   \
@@ -301,7 +284,7 @@ __kernel __attribute__((reqd_work_group_size(RECQ_MM_ITEMS, 1, 1))) void matmul_
   for (int s = 0; s < RECQ_MM_DB; ++s) {
     const int k0 = k_begin + s * RECQ_MM_TK;
     if (k0 < k_end) RECQ_MM_FILL(s, k0);
-    RECQ_MM_COMMIT();
+    RECQ_CP_COMMIT();
   }
   int st = 0;
   for (int k0 = k_begin; k0 < k_end; k0 += RECQ_MM_TK) {
@@ -309,7 +292,7 @@ __kernel __attribute__((reqd_work_group_size(RECQ_MM_ITEMS, 1, 1))) void matmul_
     barrier(CLK_LOCAL_MEM_FENCE);
     const int k_ahead = k0 + RECQ_MM_DB * RECQ_MM_TK;
     if (k_ahead < k_end) RECQ_MM_FILL(st == 0 ? RECQ_MM_DB : st - 1, k_ahead);
-    RECQ_MM_COMMIT();
+    RECQ_CP_COMMIT();
     RECQ_MM_COMPUTE(st);
     st = st == RECQ_MM_DB ? 0 : st + 1;
   }

@@ -256,6 +256,10 @@ std::vector<SpaceCase> Cases() {
       // and 150 columns (tails of every tile), K 72.
       {"igemm_mma_k3", "conv2d_igemm_mma_tuned", gpu,
        ConvGraph({1, 8, 10, 15}, 40, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu)},
+      // K ordered channels innermost (32 channels, 3x3, padded): 72
+      // output channels, 99 columns.
+      {"igemm_mma_kc", "conv2d_igemm_mma", gpu,
+       ConvGraph({1, 32, 9, 11}, 72, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}))},
       // The 1x1 layers taken first: 256 input channels, 260 output
       // channels (a tail past every tile), 35 columns.
       {"igemm_mma_pointwise", "conv2d_igemm_mma", gpu,

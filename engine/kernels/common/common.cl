@@ -219,6 +219,40 @@ inline float recq_tf32x3_product(float x, float z) {
 // the fp32 units).
 #endif
 
+// Copies from global to local memory for tiles staged several steps ahead
+// (matmul_mma.cl's and conv2d_igemm.cl's local stages): RECQ_CP_ASYNC16
+// (16 bytes, both addresses 16-byte aligned) and RECQ_CP_ASYNC4 (4 bytes)
+// copy `n` bytes from src (0: none, the destination gets zeros; src must
+// still be a valid address) to dst. With the instructions (cp.async, sm_80
+// and later, under RECQ_MM_PTX with float storage) the copies bypass
+// registers and complete asynchronously: each item commits its copies of
+// a step as one group (RECQ_CP_COMMIT) and RECQ_CP_WAIT(n) waits until at
+// most n of its groups are pending (a literal); a barrier after the wait
+// makes every item's copies visible. Elsewhere they are plain copies (half
+// storage widened as it is read) and commit and wait do nothing.
+#if defined(RECQ_MM_PTX) && !defined(RECQ_HALF_STORAGE)
+#define RECQ_CP_ASYNC16(dst, src, n)                                                         \
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(size_t)(dst)), \
+               "l"((ulong)(src)), "r"(n)                                                   \
+               : "memory")
+#define RECQ_CP_ASYNC4(dst, src, n)                                                         \
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"((uint)(size_t)(dst)), \
+               "l"((ulong)(src)), "r"(n)                                                  \
+               : "memory")
+#define RECQ_CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
+#define RECQ_CP_WAIT(n) asm volatile("cp.async.wait_group " #n ";" ::: "memory")
+#else
+#define RECQ_CP_ASYNC16(dst, src, n) \
+  vstore4((n) != 0 ? RECQ_LOAD4((src), 0) : (float4)(0.0f), 0, (dst))
+#define RECQ_CP_ASYNC4(dst, src, n) (*(dst) = (n) != 0 ? RECQ_LOAD((src), 0) : 0.0f)
+#define RECQ_CP_COMMIT() \
+  do {                   \
+  } while (0)
+#define RECQ_CP_WAIT(n) \
+  do {                  \
+  } while (0)
+#endif
+
 // RECQ_MMA_UNROLL unrolls a loop over fragments or accumulators where they
 // are registers (the matrix instructions); the emulation's are not, and its
 // compiles stay small.
