@@ -254,6 +254,13 @@ bool MmaIgemmRuns(const Node& node, const LoweringContext& ctx) {
 //   (0.017-0.026 ms against 0.021-0.037 for the fp32 tiles' heuristics);
 //   not for 128 output channels over fewer columns, where DenseNet-121's
 //   bottlenecks ran 8 % slower so.
+// - 1x1 layers of 64 or more input and output channels over 784 columns
+//   (28x28) or more. With the tiles in three local stages, ResNet-50 ran
+//   0.933x (fp32) and 0.909x (tf32) of the time without these, ResNeXt-50
+//   0.957x and 0.949x, ResNet-18 0.967x and 0.972x; MobileNet V2,
+//   EfficientNet-B0, RegNetY-400MF and DenseNet-121 moved within their
+//   spread between runs (H200, 2026-11-26, bench/gpu/ab_models.sh, 3
+//   rounds, RECQ_TUNING=off; docs/h200/igemm_rule_ab_h200_2026-11-26.txt).
 // - Larger kernels of 64 or more output channels whose K runs channels
 //   innermost (RECQ_IG_KC). Before that ordering VGG-11 and FCN-ResNet50
 //   ran 14 % slower with their 3x3 layers on matrix units; with it, and
@@ -269,7 +276,8 @@ bool MmaIgemmPreferredRule(const Node& node, const LoweringContext& ctx) {
     return s.channels_inner && s.ocg >= 64;
   }
   const int64_t columns = out[0] * out[2] * out[3];
-  return w[1] >= 256 && (w[0] >= 256 || (w[0] >= 128 && columns >= 3136));
+  return (w[1] >= 256 && (w[0] >= 256 || (w[0] >= 128 && columns >= 3136))) ||
+         (w[1] >= 64 && w[0] >= 64 && columns >= 784);
 }
 
 std::vector<KernelParams> MmaIgemmSpace(const Node& node, const LoweringContext& ctx) {

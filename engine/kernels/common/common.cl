@@ -272,12 +272,33 @@ inline float recq_tf32x3_product(float x, float z) {
 #define RECQ_T half
 #define RECQ_LOAD(p, i) vload_half((i), (p))
 #define RECQ_LOAD4(p, i) vload_half4((i), (p))
-#define RECQ_LOAD8(p, i) vload_half8((i), (p))
-#define RECQ_LOAD16(p, i) vload_half16((i), (p))
+// Eight and sixteen halves move four at a time: PoCL 3.1 on AVX2 hosts
+// (its pthread-haswell target) compiled vload_half8/16 inside work-group
+// loops into aligned 16-byte moves (vmovaps), which fault on the 2-byte
+// alignment vload_halfn allows (binary_mid_rows over rows of 36 halves
+// crashed so); a run of four is an 8-byte move, which has no alignment
+// requirement.
+#define RECQ_LOAD8(p, i) recq_load_half8((i), (p))
+#define RECQ_LOAD16(p, i) recq_load_half16((i), (p))
 #define RECQ_STORE(p, i, v) vstore_half_rte((v), (i), (p))
 #define RECQ_STORE4(p, i, v) vstore_half4_rte((v), (i), (p))
-#define RECQ_STORE8(p, i, v) vstore_half8_rte((v), (i), (p))
-#define RECQ_STORE16(p, i, v) vstore_half16_rte((v), (i), (p))
+#define RECQ_STORE8(p, i, v) recq_store_half8((v), (i), (p))
+#define RECQ_STORE16(p, i, v) recq_store_half16((v), (i), (p))
+inline float8 recq_load_half8(size_t i, const __global half* p) {
+  return (float8)(vload_half4(2 * i, p), vload_half4(2 * i + 1, p));
+}
+inline float16 recq_load_half16(size_t i, const __global half* p) {
+  return (float16)(vload_half4(4 * i, p), vload_half4(4 * i + 1, p), vload_half4(4 * i + 2, p),
+                   vload_half4(4 * i + 3, p));
+}
+inline void recq_store_half8(float8 v, size_t i, __global half* p) {
+  vstore_half4_rte(v.lo, 2 * i, p);
+  vstore_half4_rte(v.hi, 2 * i + 1, p);
+}
+inline void recq_store_half16(float16 v, size_t i, __global half* p) {
+  recq_store_half8(v.lo, 2 * i, p);
+  recq_store_half8(v.hi, 2 * i + 1, p);
+}
 #else
 #define RECQ_T float
 #define RECQ_LOAD(p, i) ((p)[(i)])
