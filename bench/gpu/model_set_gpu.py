@@ -21,10 +21,12 @@ Per model: recq's median of --runs runs after its warm-up (--backend=replay,
 wrote); PyTorch eager and CUDA-graph medians for TF32 off and on (cuDNN
 convolutions and matmuls), each run synchronized (like `recq run`), after
 warm-up, cudnn.benchmark on, with their outputs' relative L2 error against
-onnxruntime's. With --precisions fp32,tf32 recq runs each model at each
-precision (`recq run --precision=P`; rows "recq" and "recq_tf32"), so recq's
-tf32 products sit beside PyTorch's TF32 in one sweep. Failures (recq cannot load a model, a graph cannot be captured)
-are recorded with their first line and the sweep goes on.
+onnxruntime's; recq's outputs also against PyTorch's fp32 (TF32 off) eager
+one. With --precisions fp32,tf32 recq runs each model at each precision
+(`recq run --precision=P`; rows "recq" and "recq_tf32"), so recq's tf32
+products sit beside PyTorch's TF32 in one sweep. Failures (recq cannot load
+a model, a graph cannot be captured) are recorded with their first line and
+the sweep goes on.
 """
 import argparse
 import datetime
@@ -144,7 +146,8 @@ def torch_measure(torch, model, x, expected, runs):
             y = model(x)
         torch.cuda.synchronize()
         r["eager_ms_median"], r["eager_ms_min"] = timed(torch, lambda: model(x), runs)
-        r["eager_rel_l2"] = rel_l2(model(x).float().cpu().numpy(), expected)
+        r["eager_output"] = model(x).float().cpu().numpy()
+        r["eager_rel_l2"] = rel_l2(r["eager_output"], expected)
         try:
             static_x = x.clone()
             stream = torch.cuda.Stream()
@@ -226,6 +229,7 @@ def main():
             key = "recq" if precision == "fp32" else f"recq_{precision}"
             out_path = os.path.join(d, f"{man['stem']}.{key}_gpu.f32")
             q = run_recq(args, onnx_path, in_path, out_path, precision)
+            q["output"] = out_path
             if q["ok"]:
                 q["rel_l2_vs_ort"] = rel_l2(np.fromfile(out_path, dtype="<f4"), expected)
                 print(f"  {key} {q['backend']}: {q['median_ms']:.3f} ms median, "
@@ -246,6 +250,12 @@ def main():
                     row[f"torch_{key}"] = dict(torch_measure(torch, model, x, expected, args.runs),
                                                flags=flags)
                     t = row[f"torch_{key}"]
+                    # recq's outputs against PyTorch's fp32 (TF32 off) eager one too.
+                    eager = t.pop("eager_output")
+                    for q in (v for k, v in row.items() if k.startswith("recq") and not tf32):
+                        if q.get("ok") and os.path.exists(q.get("output", "")):
+                            q["rel_l2_vs_torch_fp32"] = rel_l2(
+                                np.fromfile(q["output"], dtype="<f4"), eager)
                     print(f"  torch {key}: eager {t['eager_ms_median']:.3f} ms, CUDA graph "
                           + (f"{t['cuda_graph_ms_median']:.3f} ms" if "cuda_graph_ms_median" in t
                              else t.get("cuda_graph_error", "?")), flush=True)
@@ -274,7 +284,7 @@ def print_table(report):
           f"median ms per inference over {report['settings']['runs']} runs; sweep "
           f"{report.get('sweep_s', 0):.0f} s")
     print(f"{'model':<29} {'recq':>8} {'eager':>8} {'graph':>8} {'eager32':>8} {'graph32':>8} "
-          f"{'recq/graph':>10} {'recq/graph32':>12}  recq rel L2")
+          f"{'recq/graph':>10} {'recq/graph32':>12}  recq rel L2 (ORT, PyTorch fp32)")
     for r in report["models"]:
         q = r.get("recq", {})
         off, on = r.get("torch_tf32_off", {}), r.get("torch_tf32_on", {})
@@ -284,8 +294,8 @@ def print_table(report):
               f"{ms(on.get('eager_ms_median')):>8} {ms(g32):>8} "
               f"{(f'{rq / g:.2f}x' if rq and g else '-'):>10} "
               f"{(f'{rq / g32:.2f}x' if rq and g32 else '-'):>12}  "
-              + (f"{q['rel_l2_vs_ort']:.1e}" if q.get("ok") else
-                 f"fails: {q.get('error', r.get('export_error', '-'))[:80]}"))
+              + (f"{q['rel_l2_vs_ort']:.1e}, {q.get('rel_l2_vs_torch_fp32', float('nan')):.1e}"
+                 if q.get("ok") else f"fails: {q.get('error', r.get('export_error', '-'))[:80]}"))
     if not any("recq_tf32" in r for r in report["models"]):
         return
 
