@@ -2,7 +2,7 @@
 
     python -m recq devices
     python -m recq run MODEL.onnx|MODEL.recq [--input NAME=FILE]... [--output NAME=FILE]...
-                       [--device SPEC] [--shapes NAME:DxD,...] [--precision fp32|fp16]
+                       [--device SPEC] [--shapes NAME:DxD,...] [--precision fp32|fp16|tf32]
                        [--backend auto] [--runs N]
 
 Input files: .npy, or raw little-endian elements of the input's dtype (as
@@ -127,7 +127,7 @@ def main(argv=None):
     run.add_argument("--output", action="append", default=[], help="NAME=FILE (.npy or raw)")
     run.add_argument("--device", default=None, help="cpu:0, gpu:1, P:D, a name ('' = auto)")
     run.add_argument("--shapes", default="", help="NAME:DxD...[,NAME:...]")
-    run.add_argument("--precision", default=None, help="fp32, fp16")
+    run.add_argument("--precision", default=None, help="fp32, fp16 or tf32")
     run.add_argument("--backend", default="auto", help="auto, replay, khr_command_buffer, ...")
     run.add_argument("--runs", type=int, default=10)
     args = parser.parse_args(argv)
