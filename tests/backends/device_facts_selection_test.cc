@@ -196,11 +196,15 @@ TEST(DeviceFactsSelectionTest, TensorCoresWhereTheyMeasuredFaster) {
   EXPECT_EQ(Choices(OneConv(64, 64, 3, 56), H100())["Conv2D"], "conv2d_igemm_mma");
   EXPECT_EQ(Choices(OneConv(128, 32, 3, 28), H100())["Conv2D"], "conv2d_igemm_gpu_32x64");
   EXPECT_EQ(Choices(OneConv(3, 64, 3, 112), H100())["Conv2D"], "conv2d_igemm_gpu_64x64");
-  // 1x1: 256 to 256 channels on matrix units, 64 to 64 on the pointwise
-  // kernel, 512 to 128 over 28x28 columns on the fp32 tiles' choice.
+  // 1x1: 256 to 256 channels on matrix units, and 64 or more channels in
+  // and out over 28x28 or more columns (ResNet-50's 64 to 64 at 56x56, 512
+  // to 128 at 28x28); over fewer columns (14x14) or with fewer channels
+  // (MobileNet V2's 32 to 192) on the pointwise kernel.
   EXPECT_EQ(Choices(OneConv(256, 256, 1, 14), H100())["Conv2D"], "conv2d_igemm_mma");
-  EXPECT_EQ(Choices(OneConv(64, 64, 1, 56), H100())["Conv2D"], "conv2d_pointwise_gpu");
-  EXPECT_EQ(Choices(OneConv(512, 128, 1, 28), H100())["Conv2D"], "conv2d_pointwise_gpu");
+  EXPECT_EQ(Choices(OneConv(64, 64, 1, 56), H100())["Conv2D"], "conv2d_igemm_mma");
+  EXPECT_EQ(Choices(OneConv(512, 128, 1, 28), H100())["Conv2D"], "conv2d_igemm_mma");
+  EXPECT_EQ(Choices(OneConv(64, 64, 1, 14), H100())["Conv2D"], "conv2d_pointwise_gpu");
+  EXPECT_EQ(Choices(OneConv(32, 192, 1, 28), H100())["Conv2D"], "conv2d_pointwise_gpu");
   DeviceFacts turing = H100();
   turing.nvidia_compute_capability = 75;
   EXPECT_EQ(Choices(ThreeNodes(), turing)["MatMul"], "matmul_local_128x64");
