@@ -248,14 +248,15 @@ bool MmaIgemmRuns(const Node& node, const LoweringContext& ctx) {
 
 // MmaIgemmPreferredRule: the layers an untuned compile runs on matrix
 // units.
-// - 1x1 layers of 256 or more input channels and 256 or more output
-//   channels or 56x56 columns. There `recq tune --exhaustive` on an H100
-//   (2026-11-26) chose the matrix units on every such layer of ResNet-50
-//   (0.017-0.026 ms against 0.021-0.037 for the fp32 tiles' heuristics);
-//   not for 128 output channels over fewer columns, where DenseNet-121's
-//   bottlenecks ran 8 % slower so.
+// - 1x1 layers of 256 or more input and output channels, over any columns.
+//   There `recq tune --exhaustive` on an H100 (2026-11-26) chose the matrix
+//   units on every such layer of ResNet-50 (0.017-0.026 ms against
+//   0.021-0.037 for the fp32 tiles' heuristics).
 // - 1x1 layers of 64 or more input and output channels over 784 columns
-//   (28x28) or more. With the tiles in three local stages, ResNet-50 ran
+//   (28x28) or more (which holds 256 to 128 channels over 56x56, also
+//   chosen by that tune). Before the local stages DenseNet-121's
+//   bottlenecks, 128 output channels over fewer columns, ran 8 % slower on
+//   matrix units. With the tiles in three local stages, ResNet-50 ran
 //   0.933x (fp32) and 0.909x (tf32) of the time without these, ResNeXt-50
 //   0.957x and 0.949x, ResNet-18 0.967x and 0.972x; MobileNet V2,
 //   EfficientNet-B0, RegNetY-400MF and DenseNet-121 moved within their
@@ -276,8 +277,7 @@ bool MmaIgemmPreferredRule(const Node& node, const LoweringContext& ctx) {
     return s.channels_inner && s.ocg >= 64;
   }
   const int64_t columns = out[0] * out[2] * out[3];
-  return (w[1] >= 256 && (w[0] >= 256 || (w[0] >= 128 && columns >= 3136))) ||
-         (w[1] >= 64 && w[0] >= 64 && columns >= 784);
+  return (w[1] >= 256 && w[0] >= 256) || (w[1] >= 64 && w[0] >= 64 && columns >= 784);
 }
 
 std::vector<KernelParams> MmaIgemmSpace(const Node& node, const LoweringContext& ctx) {
