@@ -915,5 +915,65 @@ TEST(PatternsTest, ImportedOnnxAttentionBecomesOneNode) {
   }
 }
 
+// A squeeze-and-excitation block as torchvision exports MobileNet V3's:
+// GlobalAveragePool, Conv, Relu, Conv, HardSigmoid, Mul(s, x), where x
+// comes from a convolution. `pooled_out` also makes the pool's output a
+// graph output; `grouped` makes the first product a grouped convolution.
+Graph SqueezeExciteBlock(bool pooled_out, bool grouped) {
+  GraphBuilder b;
+  TensorRef in = b.Input("x", {1, 4, 9, 9});
+  auto w0 = reference::RandomTensor({8, 4, 3, 3}, 21);
+  Conv2DAttrs same;
+  same.pads = {1, 1, 1, 1};
+  TensorRef x = b.Conv2D(in, b.Constant("w0", w0.shape, w0.data), {}, same);
+  TensorRef p = b.GlobalAveragePool(x);
+  const int64_t g = grouped ? 2 : 1;
+  auto w1 = reference::RandomTensor({4, 8 / g, 1, 1}, 22);
+  auto b1 = reference::RandomTensor({4}, 23);
+  auto w2 = reference::RandomTensor({8, 4, 1, 1}, 24);
+  auto b2 = reference::RandomTensor({8}, 25);
+  Conv2DAttrs fc;
+  fc.groups = g;
+  TensorRef z1 =
+      b.Conv2D(p, b.Constant("w1", w1.shape, w1.data), b.Constant("b1", {4}, b1.data), fc);
+  TensorRef z2 =
+      b.Conv2D(b.Relu(z1), b.Constant("w2", w2.shape, w2.data), b.Constant("b2", {8}, b2.data), {});
+  TensorRef s = b.AddNode(OpType::kHardSigmoid, {z2}, ActivationAttrs{1.0f / 6.0f, 0.5f});
+  b.Output(b.AddNode(OpType::kMul, {s, x}), "y");
+  if (pooled_out) b.Output(p, "p");
+  return *std::move(b).Build();
+}
+
+TEST(PatternsTest, SqueezeExciteBecomesOneNodeOfTwoDispatches) {
+  Graph g = SqueezeExciteBlock(false, false);
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, internal::RunPatternPasses(g));
+  EXPECT_EQ(Count(fused, OpType("SqueezeExcite")), 1);
+  EXPECT_EQ(Count(fused, OpType::kGlobalAveragePool), 0);
+  EXPECT_EQ(Count(fused, OpType::kConv2D), 1);  // the convolution making x
+  EXPECT_EQ(Count(fused, OpType::kMul), 0);
+  // Unfused: convolution, pool, two products (activations fused), Mul.
+  EngineOptions unfused;
+  unfused.optimize = false;
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine plain, Engine::Compile(SharedContext(), g, unfused));
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
+  EXPECT_EQ(engine.stats().dispatches, 3u);
+  EXPECT_GT(plain.stats().dispatches, engine.stats().dispatches);
+  auto host = reference::RandomTensor({1, 4, 9, 9}, 26, -2.0f, 2.0f);
+  auto cmp = reference::Compare(testing::RunRecorded(engine, "x", host, "y"),
+                                testing::ReferenceOutput(g, "x", host, "y"), 1e-5f, 1e-4f);
+  EXPECT_TRUE(cmp.ok()) << cmp.ToString();
+}
+
+TEST(PatternsTest, SqueezeExciteLookAlikesAreLeftAlone) {
+  for (bool pooled_out : {false, true}) {
+    SCOPED_TRACE(pooled_out ? "the pool's output read elsewhere" : "a grouped first product");
+    Graph g = SqueezeExciteBlock(pooled_out, !pooled_out);
+    RECQ_ASSERT_OK_AND_ASSIGN(Graph after, internal::RunPatternPasses(g));
+    EXPECT_EQ(Count(after, OpType("SqueezeExcite")), 0);
+    EXPECT_EQ(Count(after, OpType::kGlobalAveragePool), 1);
+    EXPECT_EQ(Count(after, OpType::kMul), 1);
+  }
+}
+
 }  // namespace
 }  // namespace recq

@@ -1,0 +1,161 @@
+// SqueezeExcite (engine/ops/squeeze_excite.h) in two dispatches of
+// squeeze_excite.cl, where the exported block takes four (the pool, two 1x1
+// convolutions on 1x1 pixels, the Mul), each a few microseconds of launch
+// for almost no work:
+//   se_squeeze: work-group (g, n) averages a slice of the channels and adds
+//     their terms of the first product into partial sums per slice
+//     (scratch: N x slices x R floats);
+//   se_excite: each work-group sums the slices' partials, applies the
+//     activation, computes its channels' gates and scales them.
+#include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/ops/op_table.h"
+#include "engine/ops/op_util.h"
+#include "engine/ops/squeeze_excite.h"
+#include "recq/status_macros.h"
+
+namespace recq::internal {
+namespace {
+
+const OpType kOp("SqueezeExcite");
+
+absl::Status ShapeError(const std::string& what, const Shape& got, const std::string& expected) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "SqueezeExcite: ", what, " has shape [", absl::StrJoin(got, ","), "], expected ", expected));
+}
+
+// A [rows, cols, 1...] weight.
+bool IsMatrix(const Shape& w, int64_t rows, int64_t cols) {
+  if (w.size() < 2 || w[0] != rows || w[1] != cols) return false;
+  return std::all_of(w.begin() + 2, w.end(), [](int64_t d) { return d == 1; });
+}
+
+absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
+  RECQ_RETURN_IF_ERROR(CheckInputCount(kOp, in, 2, 5));
+  if (attrs.get_if<SqueezeExciteAttrs>() == nullptr) {
+    return absl::InvalidArgumentError("SqueezeExcite: missing SqueezeExciteAttrs");
+  }
+  const Shape& x = in[0]->shape;
+  if (x.size() < 3) return ShapeError("x", x, "[N, C, spatial...]");
+  if (in.size() != 5 || in[3] == nullptr) {
+    return absl::InvalidArgumentError(
+        "SqueezeExcite: expected 5 inputs (x, w1, b1, w2, b2; the biases may be absent)");
+  }
+  const int64_t c = x[1];
+  const int64_t r = in[1]->shape.empty() ? 0 : in[1]->shape[0];
+  if (r < 1 || r > kSqueezeExciteMaxR || !IsMatrix(in[1]->shape, r, c)) {
+    return ShapeError("w1", in[1]->shape,
+                      absl::StrCat("[R, ", c, ", 1...] with 1 <= R <= ", kSqueezeExciteMaxR));
+  }
+  if (!IsMatrix(in[3]->shape, c, r)) {
+    return ShapeError("w2", in[3]->shape, absl::StrCat("[", c, ", ", r, ", 1...]"));
+  }
+  if (in[2] != nullptr && in[2]->shape != Shape{r}) {
+    return ShapeError("b1", in[2]->shape, absl::StrCat("[", r, "]"));
+  }
+  if (in[4] != nullptr && in[4]->shape != Shape{c}) {
+    return ShapeError("b2", in[4]->shape, absl::StrCat("[", c, "]"));
+  }
+  return *in[0];
+}
+
+// How one block is split: `local` items a work-group (a power of two, both
+// kernels); se_squeeze: `tpc` items a channel (a power of two up to
+// `local`), `cpg` channels a slice, `slices` slices a batch item;
+// se_excite: `cpw` channels and `hwc` elements of each a work-group.
+struct SeShape {
+  size_t local = 64;
+  int64_t tpc = 1;
+  int64_t cpg = 1;
+  int64_t slices = 1;
+  int64_t cpw = 1;
+  int64_t hwc = 1;
+};
+
+SeShape ChooseSe(const DeviceFacts& device, int64_t c, int64_t hw) {
+  const bool gpu = device.GpuKernels();
+  const int64_t units = device.compute_units != 0 ? device.compute_units : 2;
+  SeShape s;
+  // PoCL runs a work-group as loops between barriers: 64 items keep its
+  // per-group cost small; GPUs get a full group.
+  s.local = GpuGroup(device, gpu ? 256 : 64);
+  const int64_t local = static_cast<int64_t>(s.local);
+  // About eight elements an item for the pool.
+  while (s.tpc < local && s.tpc * 8 < hw) s.tpc *= 2;
+  // At most 32 slices on a GPU (se_excite's groups each sum slices x R
+  // partials), two per core on a CPU.
+  const int64_t max_slices = gpu ? 32 : 2 * units;
+  s.cpg = std::max<int64_t>(local / s.tpc, static_cast<int64_t>(CeilDiv(c, max_slices)));
+  s.slices = static_cast<int64_t>(CeilDiv(c, s.cpg));
+  if (gpu) {
+    s.cpw = 1;
+    s.hwc = std::min<int64_t>(hw, 4 * local);
+  } else {
+    s.cpw = static_cast<int64_t>(CeilDiv(c, 4 * units));
+    s.hwc = hw;
+  }
+  return s;
+}
+
+struct SeDims {
+  int64_t n, c, hw, r;
+};
+
+SeDims DimsOf(const Node& node, const LoweringContext& ctx) {
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  return {x[0], x[1], Product(x, 2, x.size()), ShapeOf(ctx, node.inputs[1])[0]};
+}
+
+size_t Scratch(const Node& node, const LoweringContext& ctx) {
+  const SeDims d = DimsOf(node, ctx);
+  return sizeof(float) * size_t(d.n * ChooseSe(ctx.device(), d.c, d.hw).slices * d.r);
+}
+
+absl::Status Lower(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<SqueezeExciteAttrs>(node);
+  const SeDims dims = DimsOf(node, ctx);
+  const SeShape s = ChooseSe(ctx.device(), dims.c, dims.hw);
+  const std::vector<std::string> options = {absl::StrCat("-DRECQ_SE_L=", s.local),
+                                            absl::StrCat("-DRECQ_SE_MAXR=", kSqueezeExciteMaxR)};
+  // w1 [R, C] read as [C, R]: consecutive items, consecutive r.
+  absl::Span<const float> w1 = ctx.graph().value(node.inputs[1]).floats();
+  auto w1t = std::make_shared<std::vector<float>>(w1.size());
+  for (int64_t r = 0; r < dims.r; ++r) {
+    for (int64_t c = 0; c < dims.c; ++c) (*w1t)[c * dims.r + r] = w1[r * dims.c + c];
+  }
+  Dispatch& squeeze = ctx.Emit(MakeDispatch(ctx, "squeeze_excite.cl", "se_squeeze",
+                                            {size_t(s.slices) * s.local, size_t(dims.n)}, options));
+  squeeze.local = {s.local, 1, 1};
+  squeeze.args = {ctx.Arg(node.inputs[0]), ctx.ReplaceConstant(node.inputs[1], std::move(w1t)),
+                  ctx.Scratch()};
+  AddInts(squeeze, {dims.c, dims.hw, dims.r, s.slices, s.cpg, s.tpc});
+
+  Dispatch& excite = ctx.Emit(MakeDispatch(
+      ctx, "squeeze_excite.cl", "se_excite",
+      {CeilDiv(dims.hw, s.hwc) * s.local, CeilDiv(dims.c, s.cpw), size_t(dims.n)}, options));
+  excite.local = {s.local, 1, 1};
+  excite.args = {ctx.Arg(node.inputs[0]), ctx.Scratch(),           ctx.Arg(node.inputs[2]),
+                 ctx.Arg(node.inputs[3]), ctx.Arg(node.inputs[4]), ctx.Arg(node.outputs[0])};
+  AddInts(excite, {dims.c, dims.hw, dims.r, s.slices, s.cpw, s.hwc});
+  AddActivation(excite, a.act);
+  AddActivation(excite, a.gate);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+RECQ_REGISTER_OPS(SqueezeExcite) {
+  OpDef def;
+  def.type = kOp;
+  def.infer = Infer;
+  def.variants = {{"squeeze_excite", nullptr, Lower}};
+  def.variants[0].scratch_bytes = Scratch;
+  return table.Add(std::move(def));
+}
+
+}  // namespace recq::internal
