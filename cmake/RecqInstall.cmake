@@ -49,7 +49,7 @@ if(RECQ_BUILD_SHARED)
       OpenCL::OpenCL absl::status absl::statusor absl::span absl::strings absl::str_format
       absl::flat_hash_map absl::flat_hash_set Threads::Threads
     PRIVATE OpenSSL::Crypto $<BUILD_INTERFACE:recq_onnx_proto>)
-  target_link_options(recq_shared PRIVATE -Wl,--no-undefined)
+  target_link_options(recq_shared PRIVATE ${RECQ_NO_UNDEFINED})
   target_include_directories(recq_shared INTERFACE
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
   target_compile_definitions(recq_shared INTERFACE

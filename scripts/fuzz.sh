@@ -4,8 +4,8 @@
 #
 #   bash scripts/fuzz.sh [seconds per target, default 60]
 #
-# New inputs go to build-fuzz/corpus/<target> (the checked-in seeds are
-# read-only inputs); a crash leaves build-fuzz/crash-* and fails the run.
+# New inputs go to build-asan/corpus/<target> (the checked-in seeds are
+# read-only inputs); a crash leaves build-asan/crash-* and fails the run.
 # The seed is fixed (RECQ_FUZZ_SEED, default 1) so that runs start alike;
 # they still diverge between machines (libFuzzer's time-based steps): on
 # 2026-11-26 CI's 60 s run found an input that a 360 s local run with the
@@ -15,14 +15,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
-build_dir=${RECQ_BUILD_DIR:-build-fuzz}
-cc=$(command -v clang-14 || command -v clang)
-cxx=$(command -v clang++-14 || command -v clang++)
-launcher=()
-if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-CC=$cc CXX=$cxx cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DRECQ_FUZZ=ON -DRECQ_SANITIZE=address,undefined -DRECQ_BUILD_TESTS=OFF \
-  -DRECQ_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null
+# The ASan build of scripts/sanitize.sh, which carries the fuzzers'
+# coverage instrumentation: after `sanitize.sh asan` only the fuzzers are
+# left to build.
+build_dir=${RECQ_BUILD_DIR:-build-asan}
+# shellcheck source=scripts/sanitizers/configure.sh
+source scripts/sanitizers/configure.sh
+configure_sanitized asan "$build_dir"
 cmake --build "$build_dir" -j"${RECQ_JOBS:-$(nproc)}" --target onnx_fuzzer engine_file_fuzzer
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"

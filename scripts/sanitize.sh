@@ -5,16 +5,17 @@
 #   bash scripts/sanitize.sh tsan [ctest -R regex]   # TSan on the concurrency tests
 #                                                    # (GTEST_FILTER picks the cases)
 #
-# Build dirs: build-asan, build-tsan (override with RECQ_BUILD_DIR). Findings
-# fail the run (halt_on_error); PoCL's and LLVM's own leaks are suppressed by
-# scripts/sanitizers/lsan.supp, and nothing in recq's code is.
+# Build dirs: build-asan, build-tsan (override with RECQ_BUILD_DIR), built by
+# clang (scripts/sanitizers/configure.sh; build-asan also serves
+# scripts/fuzz.sh). Findings fail the run (halt_on_error); PoCL's and LLVM's
+# own leaks are suppressed by scripts/sanitizers/lsan.supp, and nothing in
+# recq's code is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:?usage: sanitize.sh asan|tsan [ctest regex]}
 supp=$PWD/scripts/sanitizers
 case "$kind" in
   asan)
-    flags="address,undefined"
     # The engine-level suites (the op-by-op and ONNX node suites add much
     # build and run time and no engine code path the others miss), the
     # layers' own tests, the sampled fault sweep, soak and stress.
@@ -32,7 +33,6 @@ case "$kind" in
     export RECQ_FAULT_SWEEP=${RECQ_FAULT_SWEEP:-400}
     ;;
   tsan)
-    flags="thread"
     targets="stress_test backend_conformance_test replay_test recq_qcom_layer recq_fault_layer"
     # ctest runs each test binary as one entry: the entries of the three
     # binaries, each running its thread, concurrency and stress cases.
@@ -46,10 +46,9 @@ case "$kind" in
     ;;
 esac
 build_dir=${RECQ_BUILD_DIR:-build-$kind}
-launcher=()
-if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRECQ_WERROR=ON \
-  -DRECQ_BUILD_BENCHMARKS=OFF -DRECQ_SANITIZE="$flags" "${launcher[@]}" >/dev/null
+# shellcheck source=scripts/sanitizers/configure.sh
+source "$supp/configure.sh"
+configure_sanitized "$kind" "$build_dir"
 # shellcheck disable=SC2086
 cmake --build "$build_dir" -j"${RECQ_JOBS:-$(nproc)}" --target ${RECQ_SANITIZE_TARGETS:-$targets}
 export RECQ_CACHE_DIR=${RECQ_CACHE_DIR:-$PWD/$build_dir/recq-cache}
