@@ -77,7 +77,7 @@ struct SeShape {
   int64_t hwc = 1;
 };
 
-SeShape ChooseSe(const DeviceFacts& device, int64_t c, int64_t hw) {
+SeShape ChooseSe(const DeviceFacts& device, int64_t c, int64_t hw, int64_t r) {
   const bool gpu = device.GpuKernels();
   const int64_t units = device.compute_units != 0 ? device.compute_units : 2;
   SeShape s;
@@ -87,14 +87,16 @@ SeShape ChooseSe(const DeviceFacts& device, int64_t c, int64_t hw) {
   const int64_t local = static_cast<int64_t>(s.local);
   // About eight elements an item for the pool.
   while (s.tpc < local && s.tpc * 8 < hw) s.tpc *= 2;
-  // At most 32 slices on a GPU (se_excite's groups each sum slices x R
-  // partials), two per core on a CPU.
-  const int64_t max_slices = gpu ? 32 : 2 * units;
+  // On a GPU, slices enough to fill it where the pool is large, while
+  // se_excite's groups each sum at most about 4096 partials (slices x R);
+  // on a CPU, two slices per core.
+  const int64_t max_slices = gpu ? std::max<int64_t>(32, 4096 / r) : 2 * units;
   s.cpg = std::max<int64_t>(local / s.tpc, static_cast<int64_t>(CeilDiv(c, max_slices)));
   s.slices = static_cast<int64_t>(CeilDiv(c, s.cpg));
   if (gpu) {
+    // One channel a group, in runs of up to 16 elements an item.
     s.cpw = 1;
-    s.hwc = std::min<int64_t>(hw, 4 * local);
+    s.hwc = std::min<int64_t>(hw, 16 * local);
   } else {
     s.cpw = static_cast<int64_t>(CeilDiv(c, 4 * units));
     s.hwc = hw;
@@ -113,13 +115,13 @@ SeDims DimsOf(const Node& node, const LoweringContext& ctx) {
 
 size_t Scratch(const Node& node, const LoweringContext& ctx) {
   const SeDims d = DimsOf(node, ctx);
-  return sizeof(float) * size_t(d.n * ChooseSe(ctx.device(), d.c, d.hw).slices * d.r);
+  return sizeof(float) * size_t(d.n * ChooseSe(ctx.device(), d.c, d.hw, d.r).slices * d.r);
 }
 
 absl::Status Lower(LoweringContext& ctx, const Node& node) {
   const auto& a = AttrsOr<SqueezeExciteAttrs>(node);
   const SeDims dims = DimsOf(node, ctx);
-  const SeShape s = ChooseSe(ctx.device(), dims.c, dims.hw);
+  const SeShape s = ChooseSe(ctx.device(), dims.c, dims.hw, dims.r);
   const std::vector<std::string> options = {absl::StrCat("-DRECQ_SE_L=", s.local),
                                             absl::StrCat("-DRECQ_SE_MAXR=", kSqueezeExciteMaxR)};
   // w1 [R, C] read as [C, R]: consecutive items, consecutive r.
