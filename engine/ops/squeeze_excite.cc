@@ -65,13 +65,16 @@ absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
 }
 
 // How one block is split: `local` items a work-group (a power of two, both
-// kernels); se_squeeze: `tpc` items a channel (a power of two up to
-// `local`), `cpg` channels a slice, `slices` slices a batch item;
-// se_excite: `cpw` channels and `hwc` elements of each a work-group.
+// kernels); se_squeeze: slices of `cpg` channels by `hws` elements (`slices`
+// of them a batch item, `hs` along the elements), `tpc` items a channel (a
+// power of two up to `local`); se_excite: `cpw` channels and `hwc` elements
+// of each a work-group.
 struct SeShape {
   size_t local = 64;
   int64_t tpc = 1;
   int64_t cpg = 1;
+  int64_t hs = 1;
+  int64_t hws = 1;
   int64_t slices = 1;
   int64_t cpw = 1;
   int64_t hwc = 1;
@@ -85,14 +88,24 @@ SeShape ChooseSe(const DeviceFacts& device, int64_t c, int64_t hw, int64_t r) {
   // per-group cost small; GPUs get a full group.
   s.local = GpuGroup(device, gpu ? 256 : 64);
   const int64_t local = static_cast<int64_t>(s.local);
-  // About eight elements an item for the pool.
-  while (s.tpc < local && s.tpc * 8 < hw) s.tpc *= 2;
   // On a GPU, slices enough to fill it where the pool is large, while
   // se_excite's groups each sum at most about 4096 partials (slices x R);
   // on a CPU, two slices per core.
   const int64_t max_slices = gpu ? std::max<int64_t>(32, 4096 / r) : 2 * units;
-  s.cpg = std::max<int64_t>(local / s.tpc, static_cast<int64_t>(CeilDiv(c, max_slices)));
-  s.slices = static_cast<int64_t>(CeilDiv(c, s.cpg));
+  // A GPU splits a channel's elements too where a slice of one channel
+  // would still hold more than 16 elements an item (EfficientNet's first
+  // blocks: 32-96 channels of 112x112 or 56x56).
+  s.hws = hw;
+  if (gpu && hw > 16 * local) {
+    const int64_t hs = std::min(static_cast<int64_t>(CeilDiv(hw, 16 * local)),
+                                std::max<int64_t>(1, max_slices / c));
+    s.hws = static_cast<int64_t>(CeilDiv(hw, hs));
+  }
+  s.hs = static_cast<int64_t>(CeilDiv(hw, s.hws));
+  // About eight elements an item for the pool.
+  while (s.tpc < local && s.tpc * 8 < s.hws) s.tpc *= 2;
+  s.cpg = std::max<int64_t>(local / s.tpc, static_cast<int64_t>(CeilDiv(c * s.hs, max_slices)));
+  s.slices = static_cast<int64_t>(CeilDiv(c, s.cpg)) * s.hs;
   if (gpu) {
     // One channel a group, in runs of up to 16 elements an item.
     s.cpw = 1;
@@ -135,7 +148,7 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
   squeeze.local = {s.local, 1, 1};
   squeeze.args = {ctx.Arg(node.inputs[0]), ctx.ReplaceConstant(node.inputs[1], std::move(w1t)),
                   ctx.Scratch()};
-  AddInts(squeeze, {dims.c, dims.hw, dims.r, s.slices, s.cpg, s.tpc});
+  AddInts(squeeze, {dims.c, dims.hw, dims.r, s.slices, s.cpg, s.tpc, s.hs, s.hws});
 
   Dispatch& excite = ctx.Emit(MakeDispatch(
       ctx, "squeeze_excite.cl", "se_excite",

@@ -3,31 +3,36 @@
 // R (local memory for the squeezed vector).
 #define RECQ_SE_RK (RECQ_SE_MAXR / RECQ_SE_L)
 
-// se_squeeze: work-group (g, n) takes channels [g * CPG, (g + 1) * CPG) of
-// batch item n, TPC items (a power of two) a channel at a time, averages
-// each over its HW elements and adds its terms of the first product:
-// partial[n][g][r] = sum over those channels c of w1t[c][r] * mean[c].
+// se_squeeze: work-group (g, n) takes channels [cg * CPG, (cg + 1) * CPG)
+// and elements [hp * HWS, (hp + 1) * HWS) of each, for g = cg * HS + hp, of
+// batch item n, TPC items (a power of two) a channel at a time, sums each
+// channel's elements over HW and adds its terms of the first product:
+// partial[n][g][r] = sum over those channels c of w1t[c][r] * sum[c] / HW.
+// The G slices' partials add up to the product with the channels' means.
 __kernel void se_squeeze(__global const RECQ_T* restrict x, __global const RECQ_T* restrict w1t,
                          __global float* restrict partial, int C, int HW, int R, int G, int CPG,
-                         int TPC) {
+                         int TPC, int HS, int HWS) {
   __local float red[RECQ_SE_L];
   __local float mean[RECQ_SE_L];
   const int t = get_local_id(0);
   const int g = get_group_id(0);
   const int n = get_group_id(1);
+  const int cg = g / HS;
+  const int h0 = (g % HS) * HWS;
+  const int h1 = min(HW, h0 + HWS);
   const int lane = t % TPC;
   const int slot = t / TPC;
   const int per_pass = RECQ_SE_L / TPC;
-  const int c_end = min(C, (g + 1) * CPG);
+  const int c_end = min(C, (cg + 1) * CPG);
   float acc[RECQ_SE_RK];
 #pragma unroll
   for (int k = 0; k < RECQ_SE_RK; ++k) acc[k] = 0.0f;
-  for (int c0 = g * CPG; c0 < c_end; c0 += per_pass) {
+  for (int c0 = cg * CPG; c0 < c_end; c0 += per_pass) {
     const int c = c0 + slot;
     float sum = 0.0f;
     if (c < c_end) {
       const __global RECQ_T* xc = x + ((size_t)n * C + c) * HW;
-      for (int i = lane; i < HW; i += TPC) sum += RECQ_LOAD(xc, i);
+      for (int i = h0 + lane; i < h1; i += TPC) sum += RECQ_LOAD(xc, i);
     }
     red[t] = sum;
     barrier(CLK_LOCAL_MEM_FENCE);
