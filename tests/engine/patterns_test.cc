@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/ops/layout_attrs.h"
+#include "engine/ops/plane_concat.h"
 #include "engine/passes.h"
 #include "engine/patterns/pattern_table.h"
 #include "gtest/gtest.h"
@@ -404,6 +405,50 @@ TEST(PatternsTest, ChannelShuffleLookAlikesKeepTheirTranspose) {
   RECQ_ASSERT_OK_AND_ASSIGN(after, internal::RunPatternPasses(shared));
   EXPECT_EQ(Count(after, OpType::kTranspose), 1);
   EXPECT_EQ(Count(after, OpType("Gather")), 2);
+}
+
+// A ShuffleNet V2 block: x [1, 8, 5, 6] shuffled and split as above, the
+// first half bypassing the branch (here a Relu), y = Concat(first half,
+// branch(second half)) along the channels.
+Graph ShuffleBlock() {
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {1, 8, 5, 6});
+  TensorRef t = b.AddNode(OpType::kTranspose, {b.Reshape(x, {1, 2, 4, 5, 6})},
+                          TransposeAttrs{{0, 2, 1, 3, 4}});
+  TensorRef r = b.Reshape(t, {1, 8, 5, 6});
+  auto half = [&](int64_t start) {
+    internal::SliceAttrs a;
+    a.starts = {start};
+    a.ends = {start + 4};
+    a.axes = {1};
+    return b.AddNode(OpType("Slice"), {r}, a);
+  };
+  b.Output(b.AddNode(OpType::kConcat, {half(0), b.Relu(half(4))}, ConcatAttrs{1}), "y");
+  return *std::move(b).Build();
+}
+
+TEST(PatternsTest, AConcatOfAGatherReadsItsPlanes) {
+  Graph g = ShuffleBlock();
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, internal::RunPatternPasses(g));
+  EXPECT_EQ(Count(fused, OpType::kConcat), 0);
+  EXPECT_EQ(Count(fused, OpType("PlaneConcat")), 1);
+  EXPECT_EQ(Count(fused, OpType("Gather")), 1);  // the branch's half
+  for (const Node& node : fused.nodes()) {
+    if (node.op != OpType("PlaneConcat")) continue;
+    const auto* a = node.attrs.get_if<internal::PlaneConcatAttrs>();
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->axis, 1);
+    // The bypassing half: shuffled channels 0..3 of x; then the branch's 4.
+    EXPECT_EQ(a->source, std::vector<int32_t>({0, 0, 0, 0, 1, 1, 1, 1}));
+    EXPECT_EQ(a->plane, std::vector<int32_t>({0, 4, 1, 5, 0, 1, 2, 3}));
+  }
+  for (auto target : {EngineOptions::KernelTarget::kCpu, EngineOptions::KernelTarget::kGpu}) {
+    EngineOptions options;
+    options.kernel_target = target;
+    RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g, options));
+    EXPECT_EQ(engine.stats().dispatches, 3u);  // the branch's gather, the Relu, the concat
+  }
+  ExpectMatchesUnfused(g, {1, 8, 5, 6}, 36);
 }
 
 // x [b, 6, 8] -> Transpose(1, 0, 2) -> Relu -> y: with b = 1 the
