@@ -408,9 +408,10 @@ TEST(PatternsTest, ChannelShuffleLookAlikesKeepTheirTranspose) {
 }
 
 // A ShuffleNet V2 block: x [1, 8, 5, 6] shuffled and split as above, the
-// first half bypassing the branch (here a Relu), y = Concat(first half,
-// branch(second half)) along the channels.
-Graph ShuffleBlock() {
+// first half bypassing the branch, y = Concat(first half, branch(second
+// half)) along the channels. The branch: a Relu, or (`conv`) a 1x1
+// convolution of 4 channels as ShuffleNet's branches start.
+Graph ShuffleBlock(bool conv) {
   GraphBuilder b;
   TensorRef x = b.Input("x", {1, 8, 5, 6});
   TensorRef t = b.AddNode(OpType::kTranspose, {b.Reshape(x, {1, 2, 4, 5, 6})},
@@ -423,12 +424,19 @@ Graph ShuffleBlock() {
     a.axes = {1};
     return b.AddNode(OpType("Slice"), {r}, a);
   };
-  b.Output(b.AddNode(OpType::kConcat, {half(0), b.Relu(half(4))}, ConcatAttrs{1}), "y");
+  TensorRef branch;
+  if (conv) {
+    auto w = reference::RandomTensor({4, 4, 1, 1}, 37);
+    branch = b.Conv2D(half(4), b.Constant("w", w.shape, w.data), {}, {});
+  } else {
+    branch = b.Relu(half(4));
+  }
+  b.Output(b.AddNode(OpType::kConcat, {half(0), branch}, ConcatAttrs{1}), "y");
   return *std::move(b).Build();
 }
 
 TEST(PatternsTest, AConcatOfAGatherReadsItsPlanes) {
-  Graph g = ShuffleBlock();
+  Graph g = ShuffleBlock(false);
   RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, internal::RunPatternPasses(g));
   EXPECT_EQ(Count(fused, OpType::kConcat), 0);
   EXPECT_EQ(Count(fused, OpType("PlaneConcat")), 1);
@@ -449,6 +457,25 @@ TEST(PatternsTest, AConcatOfAGatherReadsItsPlanes) {
     EXPECT_EQ(engine.stats().dispatches, 3u);  // the branch's gather, the Relu, the concat
   }
   ExpectMatchesUnfused(g, {1, 8, 5, 6}, 36);
+}
+
+TEST(PatternsTest, AConvolutionOfAGatherReadsTheSourceWithScatteredWeights) {
+  Graph g = ShuffleBlock(true);
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, internal::RunPatternPasses(g));
+  EXPECT_EQ(Count(fused, OpType("Gather")), 0);
+  EXPECT_EQ(Count(fused, OpType("PlaneConcat")), 1);
+  for (const Node& node : fused.nodes()) {
+    if (node.op != OpType::kConv2D) continue;
+    EXPECT_EQ(fused.value(node.inputs[0]).name, "x");
+    EXPECT_EQ(fused.value(node.inputs[1]).desc.shape, std::vector<int64_t>({4, 8, 1, 1}));
+  }
+  for (auto target : {EngineOptions::KernelTarget::kCpu, EngineOptions::KernelTarget::kGpu}) {
+    EngineOptions options;
+    options.kernel_target = target;
+    RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g, options));
+    EXPECT_EQ(engine.stats().dispatches, 2u);  // the convolution and the concat
+  }
+  ExpectMatchesUnfused(g, {1, 8, 5, 6}, 38);
 }
 
 // x [b, 6, 8] -> Transpose(1, 0, 2) -> Relu -> y: with b = 1 the
