@@ -14,6 +14,16 @@
     }                                 \
   }
 
+#define RECQ_CONCAT_PICK_ALL \
+  RECQ_CONCAT_PICK(0)        \
+  RECQ_CONCAT_PICK(1)        \
+  RECQ_CONCAT_PICK(2)        \
+  RECQ_CONCAT_PICK(3)        \
+  RECQ_CONCAT_PICK(4)        \
+  RECQ_CONCAT_PICK(5)        \
+  RECQ_CONCAT_PICK(6)        \
+  RECQ_CONCAT_PICK(7)
+
 // Up to 8 inputs in one dispatch (DenseNet's concatenations take up to 32
 // inputs): x0..x7 [outer, w.sK] go into y [outer, inner_y] one after the
 // other from column `offset`; w.sK is 0 for an unused input (NULL). Each
@@ -31,14 +41,7 @@ __kernel void concat_chunks8(__global RECQ_T* restrict y, __global const RECQ_T*
   int col = offset;
   int width = 0;
   __global const RECQ_T* src = 0;
-  RECQ_CONCAT_PICK(0)
-  RECQ_CONCAT_PICK(1)
-  RECQ_CONCAT_PICK(2)
-  RECQ_CONCAT_PICK(3)
-  RECQ_CONCAT_PICK(4)
-  RECQ_CONCAT_PICK(5)
-  RECQ_CONCAT_PICK(6)
-  RECQ_CONCAT_PICK(7)
+  RECQ_CONCAT_PICK_ALL
   if (src == 0) return;
   const int start = c * 16;
   __global const RECQ_T* from = src + (size_t)o * width + start;
@@ -49,4 +52,35 @@ __kernel void concat_chunks8(__global RECQ_T* restrict y, __global const RECQ_T*
     for (int k = 0; k < width - start; ++k) RECQ_STORE(to, k, RECQ_LOAD(from, k));
   }
 }
+
+// AffineConcat (affine_concat.cc): concat_chunks8, then each element of
+// output channel ch = (column / plane) % channels becomes
+// act(x * scale[ch] + shift[ch]) (a BatchNorm and activation after a
+// channel Concat: DenseNet's layers).
+__kernel void concat_affine_chunks8(
+    __global RECQ_T* restrict y, __global const RECQ_T* restrict x0,
+    __global const RECQ_T* restrict x1, __global const RECQ_T* restrict x2,
+    __global const RECQ_T* restrict x3, __global const RECQ_T* restrict x4,
+    __global const RECQ_T* restrict x5, __global const RECQ_T* restrict x6,
+    __global const RECQ_T* restrict x7, int8 w, int inner_y, int offset,
+    __global const RECQ_T* restrict scale, __global const RECQ_T* restrict shift, int plane,
+    int act, float act_a, float act_b) {
+  const int o = get_global_id(1);
+  int c = get_global_id(0);
+  int col = offset;
+  int width = 0;
+  __global const RECQ_T* src = 0;
+  RECQ_CONCAT_PICK_ALL
+  if (src == 0) return;
+  const int start = c * 16;
+  const int end = min(width, start + 16);
+  __global const RECQ_T* from = src + (size_t)o * width;
+  __global RECQ_T* to = y + (size_t)o * inner_y + col;
+  for (int k = start; k < end; ++k) {
+    const int ch = (col + k) / plane;
+    const float v = RECQ_LOAD(from, k) * RECQ_LOAD(scale, ch) + RECQ_LOAD(shift, ch);
+    RECQ_STORE(to, k, recq_activate(v, act, act_a, act_b));
+  }
+}
+#undef RECQ_CONCAT_PICK_ALL
 #undef RECQ_CONCAT_PICK

@@ -478,6 +478,43 @@ TEST(PatternsTest, AConvolutionOfAGatherReadsTheSourceWithScatteredWeights) {
   ExpectMatchesUnfused(g, {1, 8, 5, 6}, 38);
 }
 
+// A DenseNet layer's input: Concat(x, conv(x)) along the channels, then
+// BatchNorm and ReLU. `shared`: the Concat's output is also a graph output.
+Graph DenseInput(bool shared) {
+  GraphBuilder b;
+  TensorRef x = b.Input("x", {1, 4, 6, 6});
+  auto w = reference::RandomTensor({4, 4, 1, 1}, 39);
+  TensorRef cat = b.AddNode(
+      OpType::kConcat, {x, b.Conv2D(x, b.Constant("w", w.shape, w.data), {}, {})}, ConcatAttrs{1});
+  auto param = [&](const char* name, uint64_t seed, float lo) {
+    auto t = reference::RandomTensor({8}, seed, lo, lo + 1.0f);
+    return b.Constant(name, t.shape, t.data);
+  };
+  b.Output(b.Relu(b.BatchNorm(cat, param("scale", 40, 0.5f), param("bias", 41, -0.5f),
+                              param("mean", 42, -0.5f), param("var", 43, 0.5f))),
+           "y");
+  if (shared) b.Output(cat, "cat");
+  return *std::move(b).Build();
+}
+
+TEST(PatternsTest, AConcatNormalizedAfterwardsWritesTheNormalizedChannels) {
+  Graph g = DenseInput(false);
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph optimized, internal::Optimize(g, SharedContext()));
+  EXPECT_EQ(Count(optimized, OpType::kBatchNorm), 0);
+  EXPECT_EQ(Count(optimized, OpType::kConcat), 0);
+  ASSERT_EQ(Count(optimized, OpType("AffineConcat")), 1);
+  for (const Node& node : optimized.nodes()) {
+    if (node.op == OpType("AffineConcat")) EXPECT_EQ(node.fused.kind, ActivationKind::kRelu);
+  }
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
+  EXPECT_EQ(engine.stats().dispatches, 2u);  // the convolution and the concat
+  ExpectMatchesUnfused(g, {1, 4, 6, 6}, 44);
+  // The raw concatenation read elsewhere: left as it is.
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph after, internal::RunPatternPasses(DenseInput(true)));
+  EXPECT_EQ(Count(after, OpType("AffineConcat")), 0);
+  EXPECT_EQ(Count(after, OpType::kBatchNorm), 1);
+}
+
 // x [b, 6, 8] -> Transpose(1, 0, 2) -> Relu -> y: with b = 1 the
 // Transpose moves only a dimension of size 1 (MultiheadAttention's batch).
 Graph BatchFirstTranspose(int64_t batch) {
