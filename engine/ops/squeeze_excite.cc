@@ -7,6 +7,10 @@
 //     (scratch: N x slices x R floats);
 //   se_excite: each work-group sums the slices' partials, applies the
 //     activation, computes its channels' gates and scales them.
+// On CPUs three kernels of one work-item per row and no barriers
+// (se_mean_rows, se_hidden_rows, se_scale_rows): PoCL runs a work-group as
+// loops between barriers, and the two kernels above took 2.5 times the
+// four exported dispatches' time on MobileNet V3-Small.
 #include <algorithm>
 #include <memory>
 #include <utility>
@@ -131,6 +135,16 @@ size_t Scratch(const Node& node, const LoweringContext& ctx) {
   return sizeof(float) * size_t(d.n * ChooseSe(ctx.device(), d.c, d.hw, d.r).slices * d.r);
 }
 
+// w [rows, cols] read as [cols, rows].
+std::shared_ptr<std::vector<float>> Transposed(absl::Span<const float> w, int64_t rows,
+                                               int64_t cols) {
+  auto t = std::make_shared<std::vector<float>>(w.size());
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) (*t)[j * rows + i] = w[i * cols + j];
+  }
+  return t;
+}
+
 absl::Status Lower(LoweringContext& ctx, const Node& node) {
   const auto& a = AttrsOr<SqueezeExciteAttrs>(node);
   const SeDims dims = DimsOf(node, ctx);
@@ -138,11 +152,7 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
   const std::vector<std::string> options = {absl::StrCat("-DRECQ_SE_L=", s.local),
                                             absl::StrCat("-DRECQ_SE_MAXR=", kSqueezeExciteMaxR)};
   // w1 [R, C] read as [C, R]: consecutive items, consecutive r.
-  absl::Span<const float> w1 = ctx.graph().value(node.inputs[1]).floats();
-  auto w1t = std::make_shared<std::vector<float>>(w1.size());
-  for (int64_t r = 0; r < dims.r; ++r) {
-    for (int64_t c = 0; c < dims.c; ++c) (*w1t)[c * dims.r + r] = w1[r * dims.c + c];
-  }
+  auto w1t = Transposed(ctx.graph().value(node.inputs[1]).floats(), dims.r, dims.c);
   Dispatch& squeeze = ctx.Emit(MakeDispatch(ctx, "squeeze_excite.cl", "se_squeeze",
                                             {size_t(s.slices) * s.local, size_t(dims.n)}, options));
   squeeze.local = {s.local, 1, 1};
@@ -162,14 +172,56 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
   return absl::OkStatus();
 }
 
+bool Gpu(const Node&, const LoweringContext& ctx) { return ctx.device().GpuKernels(); }
+
+// The means [N, C] and the hidden vector [N, R], one after the other.
+size_t RowsScratch(const Node& node, const LoweringContext& ctx) {
+  const SeDims d = DimsOf(node, ctx);
+  return sizeof(float) * size_t(d.n * (d.c + d.r));
+}
+
+absl::Status LowerRows(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<SqueezeExciteAttrs>(node);
+  const SeDims dims = DimsOf(node, ctx);
+  const int64_t hoff = dims.n * dims.c;  // the hidden vectors' start in the scratch
+  auto rows = [&](const char* kernel, int64_t items) -> Dispatch& {
+    Dispatch& d =
+        ctx.Emit(MakeDispatch(ctx, "squeeze_excite.cl", kernel, {size_t(items), size_t(dims.n)}));
+    d.local = {std::min<size_t>(16, size_t(items)), 1, 1};
+    d.global[0] = RoundUp(size_t(items), d.local[0]);
+    return d;
+  };
+  Dispatch& m = rows("se_mean_rows", dims.c);
+  m.args = {ctx.Arg(node.inputs[0]), ctx.Scratch()};
+  AddInts(m, {dims.c, dims.hw});
+  Dispatch& h = rows("se_hidden_rows", dims.r);
+  h.args = {
+      ctx.Scratch(),
+      ctx.ReplaceConstant(node.inputs[1],
+                          Transposed(ctx.graph().value(node.inputs[1]).floats(), dims.r, dims.c)),
+      ctx.Arg(node.inputs[2])};
+  AddInts(h, {dims.c, dims.r, hoff});
+  AddActivation(h, a.act);
+  Dispatch& s = rows("se_scale_rows", dims.c);
+  s.args = {
+      ctx.Arg(node.inputs[0]), ctx.Scratch(),
+      ctx.ReplaceConstant(node.inputs[3],
+                          Transposed(ctx.graph().value(node.inputs[3]).floats(), dims.c, dims.r)),
+      ctx.Arg(node.inputs[4]), ctx.Arg(node.outputs[0])};
+  AddInts(s, {dims.c, dims.hw, dims.r, hoff});
+  AddActivation(s, a.gate);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 RECQ_REGISTER_OPS(SqueezeExcite) {
   OpDef def;
   def.type = kOp;
   def.infer = Infer;
-  def.variants = {{"squeeze_excite", nullptr, Lower}};
+  def.variants = {{"squeeze_excite", Gpu, Lower}, {"squeeze_excite_rows", nullptr, LowerRows}};
   def.variants[0].scratch_bytes = Scratch;
+  def.variants[1].scratch_bytes = RowsScratch;
   return table.Add(std::move(def));
 }
 

@@ -1,6 +1,8 @@
 // A squeeze-and-excitation block in two kernels (squeeze_excite.cc).
 // RECQ_SE_L: items a work-group (a power of two); RECQ_SE_MAXR: the largest
 // R (local memory for the squeezed vector).
+// (Built only with RECQ_SE_L: the CPU form below has no work-groups to size.)
+#ifdef RECQ_SE_L
 #define RECQ_SE_RK (RECQ_SE_MAXR / RECQ_SE_L)
 
 // se_squeeze: work-group (g, n) takes channels [cg * CPG, (cg + 1) * CPG)
@@ -47,7 +49,8 @@ __kernel void se_squeeze(__global const RECQ_T* restrict x, __global const RECQ_
     for (int k = 0; k < RECQ_SE_RK; ++k) {
       const int r = t + k * RECQ_SE_L;
       if (r < R) {
-        for (int j = 0; j < count; ++j) acc[k] += RECQ_LOAD(w1t, (size_t)(c0 + j) * R + r) * mean[j];
+        for (int j = 0; j < count; ++j)
+          acc[k] += RECQ_LOAD(w1t, (size_t)(c0 + j) * R + r) * mean[j];
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -90,6 +93,64 @@ __kernel void se_excite(__global const RECQ_T* restrict x, __global const float*
     d = recq_group_sum(red, t, RECQ_SE_L, d) + (b2 ? RECQ_LOAD(b2, c) : 0.0f);
     const float s = recq_activate(d, gate, gate_a, gate_b);
     const size_t row = ((size_t)n * C + c) * HW;
-    for (int i = h0 + t; i < h_end; i += RECQ_SE_L) RECQ_STORE(y, row + i, RECQ_LOAD(x, row + i) * s);
+    for (int i = h0 + t; i < h_end; i += RECQ_SE_L)
+      RECQ_STORE(y, row + i, RECQ_LOAD(x, row + i) * s);
   }
+}
+#endif  // RECQ_SE_L
+
+// The CPU form (PoCL runs a work-group as loops between barriers, which
+// the kernels above take many of): three kernels of one work-item per row
+// and no barriers. scratch holds the means [N][C], then from float HOFF
+// the hidden vectors [N][R].
+// se_mean_rows: item (c, n) averages x[n][c] over its HW elements.
+__kernel void se_mean_rows(__global const RECQ_T* restrict x, __global float* restrict mean, int C,
+                           int HW) {
+  const int c = get_global_id(0);
+  const int n = get_global_id(1);
+  if (c >= C) return;
+  const __global RECQ_T* row = x + ((size_t)n * C + c) * HW;
+  float16 acc = 0.0f;
+  int i = 0;
+  for (; i + 16 <= HW; i += 16) acc += RECQ_LOAD16(row + i, 0);
+  float sum = 0.0f;
+  for (; i < HW; ++i) sum += RECQ_LOAD(row, i);
+  const float8 a8 = acc.lo + acc.hi;
+  const float4 a4 = a8.lo + a8.hi;
+  sum += a4.x + a4.y + a4.z + a4.w;
+  mean[(size_t)n * C + c] = sum / HW;
+}
+
+// se_hidden_rows: item (r, n) computes act(b1[r] + sum_c w1t[c][r] * mean[n][c]).
+__kernel void se_hidden_rows(__global float* scratch, __global const RECQ_T* restrict w1t,
+                             __global const RECQ_T* restrict b1, int C, int R, int HOFF, int act,
+                             float act_a, float act_b) {
+  const int r = get_global_id(0);
+  const int n = get_global_id(1);
+  if (r >= R) return;
+  const __global float* m = scratch + (size_t)n * C;
+  __global float* hidden = scratch + HOFF;
+  float h = b1 ? RECQ_LOAD(b1, r) : 0.0f;
+  for (int c = 0; c < C; ++c) h += RECQ_LOAD(w1t, (size_t)c * R + r) * m[c];
+  hidden[(size_t)n * R + r] = recq_activate(h, act, act_a, act_b);
+}
+
+// se_scale_rows: item (c, n) computes s = gate(b2[c] + sum_r w2t[r][c] *
+// hidden[n][r]) and writes y[n][c] = x[n][c] * s.
+__kernel void se_scale_rows(__global const RECQ_T* restrict x,
+                            __global const float* restrict scratch,
+                            __global const RECQ_T* restrict w2t, __global const RECQ_T* restrict b2,
+                            __global RECQ_T* restrict y, int C, int HW, int R, int HOFF, int gate,
+                            float gate_a, float gate_b) {
+  const int c = get_global_id(0);
+  const int n = get_global_id(1);
+  if (c >= C) return;
+  const __global float* h = scratch + HOFF + (size_t)n * R;
+  float d = b2 ? RECQ_LOAD(b2, c) : 0.0f;
+  for (int r = 0; r < R; ++r) d += RECQ_LOAD(w2t, (size_t)r * C + c) * h[r];
+  const float s = recq_activate(d, gate, gate_a, gate_b);
+  const size_t row = ((size_t)n * C + c) * HW;
+  int i = 0;
+  for (; i + 16 <= HW; i += 16) RECQ_STORE16(y + row + i, 0, RECQ_LOAD16(x + row + i, 0) * s);
+  for (; i < HW; ++i) RECQ_STORE(y, row + i, RECQ_LOAD(x, row + i) * s);
 }

@@ -1053,7 +1053,7 @@ Graph SqueezeExciteBlock(bool pooled_out, bool grouped) {
   return *std::move(b).Build();
 }
 
-TEST(PatternsTest, SqueezeExciteBecomesOneNodeOfTwoDispatches) {
+TEST(PatternsTest, SqueezeExciteBecomesOneNode) {
   Graph g = SqueezeExciteBlock(false, false);
   RECQ_ASSERT_OK_AND_ASSIGN(Graph fused, internal::RunPatternPasses(g));
   EXPECT_EQ(Count(fused, OpType("SqueezeExcite")), 1);
@@ -1061,16 +1061,17 @@ TEST(PatternsTest, SqueezeExciteBecomesOneNodeOfTwoDispatches) {
   EXPECT_EQ(Count(fused, OpType::kConv2D), 1);  // the convolution making x
   EXPECT_EQ(Count(fused, OpType::kMul), 0);
   // Unfused: convolution, pool, two products (activations fused), Mul.
-  EngineOptions unfused;
-  unfused.optimize = false;
-  RECQ_ASSERT_OK_AND_ASSIGN(Engine plain, Engine::Compile(SharedContext(), g, unfused));
-  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
-  EXPECT_EQ(engine.stats().dispatches, 3u);
-  EXPECT_GT(plain.stats().dispatches, engine.stats().dispatches);
-  auto host = reference::RandomTensor({1, 4, 9, 9}, 26, -2.0f, 2.0f);
-  auto cmp = reference::Compare(testing::RunRecorded(engine, "x", host, "y"),
-                                testing::ReferenceOutput(g, "x", host, "y"), 1e-5f, 1e-4f);
-  EXPECT_TRUE(cmp.ok()) << cmp.ToString();
+  // Fused: the convolution, then two kernels on GPUs, three on CPUs.
+  for (auto target : {EngineOptions::KernelTarget::kCpu, EngineOptions::KernelTarget::kGpu}) {
+    EngineOptions options;
+    options.kernel_target = target;
+    RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g, options));
+    EXPECT_EQ(engine.stats().dispatches, target == EngineOptions::KernelTarget::kGpu ? 3u : 4u);
+    auto host = reference::RandomTensor({1, 4, 9, 9}, 26, -2.0f, 2.0f);
+    auto cmp = reference::Compare(testing::RunRecorded(engine, "x", host, "y"),
+                                  testing::ReferenceOutput(g, "x", host, "y"), 1e-5f, 1e-4f);
+    EXPECT_TRUE(cmp.ok()) << cmp.ToString();
+  }
 }
 
 TEST(PatternsTest, SqueezeExciteLookAlikesAreLeftAlone) {
