@@ -76,6 +76,22 @@ __kernel void concat_affine_chunks8(
   const int end = min(width, start + 16);
   __global const RECQ_T* from = src + (size_t)o * width;
   __global RECQ_T* to = y + (size_t)o * inner_y + col;
+  if (end == start + 16 && plane >= 16) {
+    // A whole chunk spans at most two channels: lanes from `cut` on are in
+    // the second.
+    const int ch = (col + start) / plane;
+    const int cut = (ch + 1) * plane - (col + start);
+    const float s0 = RECQ_LOAD(scale, ch);
+    const float t0 = RECQ_LOAD(shift, ch);
+    const float s1 = cut < 16 ? RECQ_LOAD(scale, ch + 1) : s0;
+    const float t1 = cut < 16 ? RECQ_LOAD(shift, ch + 1) : t0;
+    const int16 second =
+        (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15) >= (int16)(cut);
+    const float16 v = RECQ_LOAD16(from + start, 0) * select((float16)(s0), (float16)(s1), second) +
+                      select((float16)(t0), (float16)(t1), second);
+    RECQ_STORE16(to + start, 0, recq_activate16(v, act, act_a, act_b));
+    return;
+  }
   for (int k = start; k < end; ++k) {
     const int ch = (col + k) / plane;
     const float v = RECQ_LOAD(from, k) * RECQ_LOAD(scale, ch) + RECQ_LOAD(shift, ch);

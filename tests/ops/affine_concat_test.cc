@@ -3,7 +3,8 @@
 // it, compiled with the passes on (the affine_concat pattern makes one
 // AffineConcat with the ReLU fused) and off, on both kernel families: two
 // inputs, eleven (two dispatches of up to eight), planes of fewer than 16
-// elements and runs that cross channels, batch 2.
+// elements, of exactly 16, and wider ones that a chunk of 16 crosses,
+// batch 2.
 #include <string>
 #include <vector>
 
@@ -47,7 +48,8 @@ INSTANTIATE_TEST_SUITE_P(
     Concats, AffineConcatTest,
     ::testing::Values(AffineCase{"two", 1, {4, 6}, 5, 5},
                       AffineCase{"eleven", 2, {3, 1, 2, 5, 1, 1, 4, 2, 3, 1, 2}, 6, 3},
-                      AffineCase{"wide_planes", 1, {2, 3}, 16, 17}),
+                      AffineCase{"wide_planes", 1, {2, 3}, 16, 17},
+                      AffineCase{"planes_of_16", 2, {3, 2, 5}, 4, 4}),
     [](const ::testing::TestParamInfo<AffineCase>& info) { return info.param.name; });
 
 }  // namespace
