@@ -14,15 +14,24 @@
     }                                 \
   }
 
-#define RECQ_CONCAT_PICK_ALL \
-  RECQ_CONCAT_PICK(0)        \
-  RECQ_CONCAT_PICK(1)        \
-  RECQ_CONCAT_PICK(2)        \
-  RECQ_CONCAT_PICK(3)        \
-  RECQ_CONCAT_PICK(4)        \
-  RECQ_CONCAT_PICK(5)        \
-  RECQ_CONCAT_PICK(6)        \
-  RECQ_CONCAT_PICK(7)
+// RECQ_CONCAT_FIND: the input (src, width), its first column in the output
+// row (col) and the chunk within it (c) of work-item (c, o), from the
+// kernel's x0..x7, w and offset; items past the inputs' chunks return.
+#define RECQ_CONCAT_FIND          \
+  const int o = get_global_id(1); \
+  int c = get_global_id(0);       \
+  int col = offset;               \
+  int width = 0;                  \
+  __global const RECQ_T* src = 0; \
+  RECQ_CONCAT_PICK(0)             \
+  RECQ_CONCAT_PICK(1)             \
+  RECQ_CONCAT_PICK(2)             \
+  RECQ_CONCAT_PICK(3)             \
+  RECQ_CONCAT_PICK(4)             \
+  RECQ_CONCAT_PICK(5)             \
+  RECQ_CONCAT_PICK(6)             \
+  RECQ_CONCAT_PICK(7)             \
+  if (src == 0) return;
 
 // Up to 8 inputs in one dispatch (DenseNet's concatenations take up to 32
 // inputs): x0..x7 [outer, w.sK] go into y [outer, inner_y] one after the
@@ -36,13 +45,7 @@ __kernel void concat_chunks8(__global RECQ_T* restrict y, __global const RECQ_T*
                              __global const RECQ_T* restrict x3, __global const RECQ_T* restrict x4,
                              __global const RECQ_T* restrict x5, __global const RECQ_T* restrict x6,
                              __global const RECQ_T* restrict x7, int8 w, int inner_y, int offset) {
-  const int o = get_global_id(1);
-  int c = get_global_id(0);
-  int col = offset;
-  int width = 0;
-  __global const RECQ_T* src = 0;
-  RECQ_CONCAT_PICK_ALL
-  if (src == 0) return;
+  RECQ_CONCAT_FIND
   const int start = c * 16;
   __global const RECQ_T* from = src + (size_t)o * width + start;
   __global RECQ_T* to = y + (size_t)o * inner_y + col + start;
@@ -65,13 +68,7 @@ __kernel void concat_affine_chunks8(
     __global const RECQ_T* restrict x7, int8 w, int inner_y, int offset,
     __global const RECQ_T* restrict scale, __global const RECQ_T* restrict shift, int plane,
     int act, float act_a, float act_b) {
-  const int o = get_global_id(1);
-  int c = get_global_id(0);
-  int col = offset;
-  int width = 0;
-  __global const RECQ_T* src = 0;
-  RECQ_CONCAT_PICK_ALL
-  if (src == 0) return;
+  RECQ_CONCAT_FIND
   const int start = c * 16;
   const int end = min(width, start + 16);
   __global const RECQ_T* from = src + (size_t)o * width;
@@ -98,5 +95,5 @@ __kernel void concat_affine_chunks8(
     RECQ_STORE(to, k, recq_activate(v, act, act_a, act_b));
   }
 }
-#undef RECQ_CONCAT_PICK_ALL
+#undef RECQ_CONCAT_FIND
 #undef RECQ_CONCAT_PICK
