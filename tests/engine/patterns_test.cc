@@ -504,7 +504,9 @@ TEST(PatternsTest, AConcatNormalizedAfterwardsWritesTheNormalizedChannels) {
   EXPECT_EQ(Count(optimized, OpType::kConcat), 0);
   ASSERT_EQ(Count(optimized, OpType("AffineConcat")), 1);
   for (const Node& node : optimized.nodes()) {
-    if (node.op == OpType("AffineConcat")) EXPECT_EQ(node.fused.kind, ActivationKind::kRelu);
+    if (node.op == OpType("AffineConcat")) {
+      EXPECT_EQ(node.fused.kind, ActivationKind::kRelu);
+    }
   }
   RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g));
   EXPECT_EQ(engine.stats().dispatches, 2u);  // the convolution and the concat
