@@ -231,7 +231,11 @@ absl::StatusOr<Lowered> LowerStoredGraph(const pb::EngineFile& f, const Context&
   }
   Graph optimized = *std::move(graph);
   if (options.optimize) {
-    RECQ_ASSIGN_OR_RETURN(optimized, Optimize(optimized, context, options.fuse_elementwise));
+    // As Compile: GPU kernels read Transposes in place (FuseElementwise,
+    // LayerNormOnChannelsFirst), so the graph the choices were made on
+    // depends on the kernel family.
+    RECQ_ASSIGN_OR_RETURN(
+        optimized, Optimize(optimized, context, options.fuse_elementwise, facts.GpuKernels()));
   }
   LoweringTarget target;
   static_cast<DeviceFacts&>(target) = facts;

@@ -12,6 +12,7 @@
 #include "engine/patterns/pattern_table.h"
 #include "gtest/gtest.h"
 #include "onnx/onnx_pb.h"
+#include "recq/engine_file.h"
 #include "recq/math_op_attrs.h"
 #include "recq/onnx.h"
 #include "recq/recq.h"
@@ -540,6 +541,26 @@ TEST(PatternsTest, TransposesOfUnitDimensionsBecomeViews) {
   RECQ_ASSERT_OK_AND_ASSIGN(Graph after, internal::RunPatternPasses(moved));
   EXPECT_EQ(Count(after, OpType::kTranspose), 1);
   ExpectMatchesUnfused(moved, {2, 6, 8}, 37);
+}
+
+// A GPU engine file of a graph whose Transpose the GPU kernels read in
+// place (batch 2: the Relu reads the Transpose's source through its
+// permutation) loads: the load re-optimizes the stored graph as the
+// compile did.
+TEST(PatternsTest, GpuEngineFileOfATransposeReadInPlaceLoads) {
+  Graph g = BatchFirstTranspose(2);
+  EngineOptions options;
+  options.kernel_target = EngineOptions::KernelTarget::kGpu;
+  RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g, options));
+  EXPECT_EQ(engine.stats().dispatches, 1u);
+  absl::StatusOr<std::string> bytes = engine.Serialize();
+  if (absl::IsUnimplemented(bytes.status())) GTEST_SKIP() << bytes.status();
+  RECQ_ASSERT_OK(bytes.status());
+  absl::StatusOr<Engine> loaded = LoadEngineFromBytes(SharedContext(), *bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  auto host = reference::RandomTensor({2, 6, 8}, 38, -2.0f, 2.0f);
+  EXPECT_EQ(testing::RunRecorded(*loaded, "x", host, "y"),
+            testing::RunRecorded(engine, "x", host, "y"));
 }
 
 // --- attention ---
