@@ -68,39 +68,33 @@ absl::StatusOr<TensorDesc> Infer(const OpAttrs& attrs, InferInputs in) {
   return *in[0];
 }
 
-// How one block is split: `local` items a work-group (a power of two, both
-// kernels); se_squeeze: slices of `cpg` channels by `hws` elements (`slices`
-// of them a batch item, `hs` along the elements), `tpc` items a channel (a
-// power of two up to `local`); se_excite: `cpw` channels and `hwc` elements
-// of each a work-group.
+// How one block is split on a GPU: `local` items a work-group (a power of
+// two, both kernels); se_squeeze: slices of `cpg` channels by `hws` elements
+// (`slices` of them a batch item, `hs` along the elements), `tpc` items a
+// channel (a power of two up to `local`); se_excite: one channel and `hwc`
+// elements of it a work-group.
 struct SeShape {
-  size_t local = 64;
+  size_t local = 256;
   int64_t tpc = 1;
   int64_t cpg = 1;
   int64_t hs = 1;
   int64_t hws = 1;
   int64_t slices = 1;
-  int64_t cpw = 1;
   int64_t hwc = 1;
 };
 
 SeShape ChooseSe(const DeviceFacts& device, int64_t c, int64_t hw, int64_t r) {
-  const bool gpu = device.GpuKernels();
-  const int64_t units = device.compute_units != 0 ? device.compute_units : 2;
   SeShape s;
-  // PoCL runs a work-group as loops between barriers: 64 items keep its
-  // per-group cost small; GPUs get a full group.
-  s.local = GpuGroup(device, gpu ? 256 : 64);
+  s.local = GpuGroup(device, 256);
   const int64_t local = static_cast<int64_t>(s.local);
-  // On a GPU, slices enough to fill it where the pool is large, while
-  // se_excite's groups each sum at most about 4096 partials (slices x R);
-  // on a CPU, two slices per core.
-  const int64_t max_slices = gpu ? std::max<int64_t>(32, 4096 / r) : 2 * units;
-  // A GPU splits a channel's elements too where a slice of one channel
-  // would still hold more than 16 elements an item (EfficientNet's first
-  // blocks: 32-96 channels of 112x112 or 56x56).
+  // Slices enough to fill the GPU where the pool is large, while
+  // se_excite's groups each sum at most about 4096 partials (slices x R).
+  const int64_t max_slices = std::max<int64_t>(32, 4096 / r);
+  // A channel's elements are split too where a slice of one channel would
+  // still hold more than 16 elements an item (EfficientNet's first blocks:
+  // 32-96 channels of 112x112 or 56x56).
   s.hws = hw;
-  if (gpu && hw > 16 * local) {
+  if (hw > 16 * local) {
     const int64_t hs = std::min(static_cast<int64_t>(CeilDiv(hw, 16 * local)),
                                 std::max<int64_t>(1, max_slices / c));
     s.hws = static_cast<int64_t>(CeilDiv(hw, hs));
@@ -110,14 +104,8 @@ SeShape ChooseSe(const DeviceFacts& device, int64_t c, int64_t hw, int64_t r) {
   while (s.tpc < local && s.tpc * 8 < s.hws) s.tpc *= 2;
   s.cpg = std::max<int64_t>(local / s.tpc, static_cast<int64_t>(CeilDiv(c * s.hs, max_slices)));
   s.slices = static_cast<int64_t>(CeilDiv(c, s.cpg)) * s.hs;
-  if (gpu) {
-    // One channel a group, in runs of up to 16 elements an item.
-    s.cpw = 1;
-    s.hwc = std::min<int64_t>(hw, 16 * local);
-  } else {
-    s.cpw = static_cast<int64_t>(CeilDiv(c, 4 * units));
-    s.hwc = hw;
-  }
+  // Runs of up to 16 elements an item.
+  s.hwc = std::min<int64_t>(hw, 16 * local);
   return s;
 }
 
@@ -160,13 +148,13 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
                   ctx.Scratch()};
   AddInts(squeeze, {dims.c, dims.hw, dims.r, s.slices, s.cpg, s.tpc, s.hs, s.hws});
 
-  Dispatch& excite = ctx.Emit(MakeDispatch(
-      ctx, "squeeze_excite.cl", "se_excite",
-      {CeilDiv(dims.hw, s.hwc) * s.local, CeilDiv(dims.c, s.cpw), size_t(dims.n)}, options));
+  Dispatch& excite = ctx.Emit(
+      MakeDispatch(ctx, "squeeze_excite.cl", "se_excite",
+                   {CeilDiv(dims.hw, s.hwc) * s.local, size_t(dims.c), size_t(dims.n)}, options));
   excite.local = {s.local, 1, 1};
   excite.args = {ctx.Arg(node.inputs[0]), ctx.Scratch(),           ctx.Arg(node.inputs[2]),
                  ctx.Arg(node.inputs[3]), ctx.Arg(node.inputs[4]), ctx.Arg(node.outputs[0])};
-  AddInts(excite, {dims.c, dims.hw, dims.r, s.slices, s.cpw, s.hwc});
+  AddInts(excite, {dims.c, dims.hw, dims.r, s.slices, 1, s.hwc});
   AddActivation(excite, a.act);
   AddActivation(excite, a.gate);
   return absl::OkStatus();
