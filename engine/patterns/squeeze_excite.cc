@@ -50,7 +50,13 @@ bool IsPointwiseConv(const Editable& g, int n) {
   const auto* a = conv.attrs.get_if<Conv2DAttrs>();
   if (a != nullptr && a->groups != 1) return false;
   const ValueId bias = conv.inputs.size() > 2 ? conv.inputs[2] : kNoValue;
-  return IsConstant(g, conv.inputs[1]) && conv.inputs[1] != kNoValue && IsConstant(g, bias);
+  if (conv.inputs[1] == kNoValue || !IsConstant(g, conv.inputs[1]) || !IsConstant(g, bias)) {
+    return false;
+  }
+  // A 1x1 kernel (a wider one padded to 1x1 pixels would read only its
+  // centre, which SqueezeExcite's weights do not express).
+  const Shape& w = g.values[conv.inputs[1]].desc.shape;
+  return w.size() >= 2 && std::all_of(w.begin() + 2, w.end(), [](int64_t d) { return d == 1; });
 }
 
 ValueId BiasOf(const Node& conv) { return conv.inputs.size() > 2 ? conv.inputs[2] : kNoValue; }

@@ -1050,8 +1050,9 @@ TEST(PatternsTest, ImportedOnnxAttentionBecomesOneNode) {
 // A squeeze-and-excitation block as torchvision exports MobileNet V3's:
 // GlobalAveragePool, Conv, Relu, Conv, HardSigmoid, Mul(s, x), where x
 // comes from a convolution. `pooled_out` also makes the pool's output a
-// graph output; `grouped` makes the first product a grouped convolution.
-Graph SqueezeExciteBlock(bool pooled_out, bool grouped) {
+// graph output; `grouped` makes the first product a grouped convolution;
+// `wide` makes it a 3x3 convolution padded to the 1x1 pixels.
+Graph SqueezeExciteBlock(bool pooled_out, bool grouped, bool wide = false) {
   GraphBuilder b;
   TensorRef in = b.Input("x", {1, 4, 9, 9});
   auto w0 = reference::RandomTensor({8, 4, 3, 3}, 21);
@@ -1060,12 +1061,14 @@ Graph SqueezeExciteBlock(bool pooled_out, bool grouped) {
   TensorRef x = b.Conv2D(in, b.Constant("w0", w0.shape, w0.data), {}, same);
   TensorRef p = b.GlobalAveragePool(x);
   const int64_t g = grouped ? 2 : 1;
-  auto w1 = reference::RandomTensor({4, 8 / g, 1, 1}, 22);
+  const int64_t k = wide ? 3 : 1;
+  auto w1 = reference::RandomTensor({4, 8 / g, k, k}, 22);
   auto b1 = reference::RandomTensor({4}, 23);
   auto w2 = reference::RandomTensor({8, 4, 1, 1}, 24);
   auto b2 = reference::RandomTensor({8}, 25);
   Conv2DAttrs fc;
   fc.groups = g;
+  if (wide) fc.pads = {1, 1, 1, 1};
   TensorRef z1 =
       b.Conv2D(p, b.Constant("w1", w1.shape, w1.data), b.Constant("b1", {4}, b1.data), fc);
   TensorRef z2 =
@@ -1106,6 +1109,12 @@ TEST(PatternsTest, SqueezeExciteLookAlikesAreLeftAlone) {
     EXPECT_EQ(Count(after, OpType::kGlobalAveragePool), 1);
     EXPECT_EQ(Count(after, OpType::kMul), 1);
   }
+  // A 3x3 first product padded to the 1x1 pixels: left alone, and the
+  // graph compiles and runs as exported.
+  Graph wide = SqueezeExciteBlock(false, false, true);
+  RECQ_ASSERT_OK_AND_ASSIGN(Graph after, internal::RunPatternPasses(wide));
+  EXPECT_EQ(Count(after, OpType("SqueezeExcite")), 0);
+  ExpectMatchesUnfused(wide, {1, 4, 9, 9}, 27);
 }
 
 }  // namespace
