@@ -250,6 +250,7 @@ DeviceFacts DeviceFactsFromInfo(const DeviceInfo& info) {
     f.image_buffer_max_pixels = info.image_max_buffer_size;
   }
   f.max_alloc_bytes = info.max_alloc_bytes;
+  f.native_float_lanes = info.native_vector_width_float;
   if (f.vendor == DeviceVendor::kNvidia) f.nvidia_compute_capability = info.compute_capability_nv;
   return f;
 }
@@ -289,6 +290,9 @@ std::string DeviceFacts::SelectionKey() const {
       // Only where set, so that the keys of other devices
       // (engine files, tuning caches) stay as they were.
       nvidia_compute_capability != 0 ? absl::StrCat(" sm=", nvidia_compute_capability) : "",
+      // CPU tiles follow the vector width (CpuAccumulatorLanes); GPU keys
+      // leave it out.
+      CpuKernels() && native_float_lanes != 0 ? absl::StrCat(" lanes=", native_float_lanes) : "",
       matrix_units_emulated ? " mma=emulated" : "");
 }
 
@@ -323,6 +327,7 @@ std::string DeviceFacts::Describe() const {
           : "",
       images ? absl::StrCat(", images up to ", image2d_max_width, "x", image2d_max_height)
              : ", no images",
+      native_float_lanes != 0 ? absl::StrCat(", ", native_float_lanes, "-lane float vectors") : "",
       nvidia_compute_capability != 0
           ? absl::StrCat(", compute capability ", nvidia_compute_capability / 10, ".",
                          nvidia_compute_capability % 10,

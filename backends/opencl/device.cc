@@ -287,6 +287,9 @@ absl::StatusOr<DeviceInfo> QueryDeviceInfo(cl_platform_id platform, cl_device_id
                         DeviceScalar<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS));
   RECQ_ASSIGN_OR_RETURN(info.max_work_group_size,
                         DeviceScalar<size_t>(device, CL_DEVICE_MAX_WORK_GROUP_SIZE));
+  absl::StatusOr<cl_uint> lanes =
+      DeviceScalar<cl_uint>(device, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT);
+  info.native_vector_width_float = lanes.ok() ? *lanes : 0;
   RECQ_ASSIGN_OR_RETURN(info.global_mem_bytes,
                         DeviceScalar<cl_ulong>(device, CL_DEVICE_GLOBAL_MEM_SIZE));
   RECQ_ASSIGN_OR_RETURN(info.max_alloc_bytes,

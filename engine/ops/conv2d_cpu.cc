@@ -55,9 +55,12 @@ absl::Status Finish(LoweringContext& ctx, Dispatch d, const Activation& act) {
 KernelParams PointwiseHeuristic(const Node& node, const LoweringContext& ctx) {
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   // float16 (PoCL's fastest vector width) unless HW is below 16; 8
-  // output channels per item measured as fast as 16 on PoCL 3.1; 16 items
-  // per group measured best (vs 1, 4, 64).
-  return {{"vw", out[2] * out[3] >= 16 ? 16 : 8}, {"ocb", 8}, {"wg", 16}};
+  // output channels per item measured as fast as 16 on PoCL 3.1 on AVX-512,
+  // 4 where 8 would take more accumulator lanes than the registers hold
+  // (AVX2); 16 items per group measured best (vs 1, 4, 64).
+  const int64_t vw = out[2] * out[3] >= 16 ? 16 : 8;
+  const int64_t ocb = vw * 8 <= ctx.device().CpuAccumulatorLanes() ? 8 : 4;
+  return {{"vw", vw}, {"ocb", ocb}, {"wg", 16}};
 }
 
 // PointwiseGroup shapes `wg` items as (up to 16 pixel tiles, output channel
@@ -211,17 +214,19 @@ struct TiledParams {
   int64_t rb = 1;   // output rows per item
 };
 
-TiledParams ChooseTiled(int64_t ow, int64_t ocpg) {
+// `lanes`: DeviceFacts::CpuAccumulatorLanes().
+TiledParams ChooseTiled(int64_t ow, int64_t ocpg, int64_t lanes) {
   TiledParams p;
   // 16 unless it computes over 1/8 more padded columns than 8: float16
   // measured faster than float8 on PoCL where both fit (Inception-v3's
   // 147- and 71-wide stem convolutions: 7.5 -> 5.9 and 9.5 -> 7.7 ms).
   p.vw = CeilDiv(ow, 16) * 16 * 8 <= CeilDiv(ow, 8) * 8 * 9 ? 16 : 8;
-  // Whole groups of up to 8 channels (ResNeXt's 4 per group), else 8.
-  p.ocb = std::min<int64_t>(ocpg, 8);
-  // At least 128 accumulator lanes (16 AVX2 or 8 AVX-512 registers) to
-  // cover the FMA latency.
-  p.rb = std::clamp<int64_t>(int64_t(CeilDiv(128, p.vw * p.ocb)), 1, 4);
+  // Whole groups of up to 8 channels (ResNeXt's 4 per group), else 8, and
+  // no more than the accumulator lanes hold.
+  p.ocb = std::clamp<int64_t>(lanes / p.vw, 1, std::min<int64_t>(ocpg, 8));
+  // Rows up to the accumulator lanes (128 on AVX-512: 8 of its registers)
+  // to cover the FMA latency.
+  p.rb = std::clamp<int64_t>(int64_t(CeilDiv(lanes, p.vw * p.ocb)), 1, 4);
   return p;
 }
 
@@ -270,7 +275,7 @@ bool TiledPaddedFits(const Node& node, const LoweringContext& ctx) {
   const int64_t sw = a.strides[1];
   if (sw != 1 && sw != 2) return false;
   if (2.0 * double(Product(out, 0, 4)) * double(w[1] * w[2] * w[3]) < 1e6) return false;
-  const int64_t vw = ChooseTiled(out[3], out[1] / a.groups).vw;
+  const int64_t vw = ChooseTiled(out[3], out[1] / a.groups, ctx.device().CpuAccumulatorLanes()).vw;
   const int64_t span =
       sw == 1 ? vw + (w[3] - 1) * a.dilations[1] : 2 * vw + (w[3] - 1) * a.dilations[1];
   const int64_t tiles = int64_t(CeilDiv(out[3], vw));
@@ -296,7 +301,7 @@ absl::Status LowerTiledImpl(LoweringContext& ctx, const Node& node, bool padded)
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const auto [y, residual, act] = ctx.OutputOf(node);
   const int64_t ocpg = out[1] / a.groups;
-  TiledParams p = ChooseTiled(out[3], ocpg);
+  TiledParams p = ChooseTiled(out[3], ocpg, ctx.device().CpuAccumulatorLanes());
   RECQ_ASSIGN_OR_RETURN(p.vw, Param(ctx, node, "vw", p.vw, {8, 16}));
   RECQ_ASSIGN_OR_RETURN(p.ocb, ParamInRange(ctx, node, "ocb", p.ocb, 1, 16));
   RECQ_ASSIGN_OR_RETURN(p.rb, ParamInRange(ctx, node, "rb", p.rb, 1, 4));
@@ -399,10 +404,12 @@ bool WinogradFits(const Node& node, const LoweringContext& ctx) {
 // Winograd parameters: vw tiles per GEMM item (one vector), ocb output
 // channels per GEMM item, wg GEMM items per work-group: conv2d_pointwise's
 // heuristic (the GEMM is its kernel with tiles for pixels).
-KernelParams WinogradHeuristic() { return {{"vw", 16}, {"ocb", 8}, {"wg", 16}}; }
+KernelParams WinogradHeuristic(const DeviceFacts& device) {
+  return {{"vw", 16}, {"ocb", 16 * 8 <= device.CpuAccumulatorLanes() ? 8 : 4}, {"wg", 16}};
+}
 
-std::vector<KernelParams> WinogradSpace(const Node&, const LoweringContext&) {
-  return ParamSpace(WinogradHeuristic(),
+std::vector<KernelParams> WinogradSpace(const Node&, const LoweringContext& ctx) {
+  return ParamSpace(WinogradHeuristic(ctx.device()),
                     {{"vw", {8, 16}}, {"ocb", {4, 8, 16}}, {"wg", {4, 16, 64}}});
 }
 
@@ -451,7 +458,7 @@ absl::Status LowerWinograd(LoweringContext& ctx, const Node& node) {
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const auto [y, residual, act] = ctx.OutputOf(node);
-  const KernelParams h = WinogradHeuristic();
+  const KernelParams h = WinogradHeuristic(ctx.device());
   RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
   RECQ_ASSIGN_OR_RETURN(const int64_t ocb, Param(ctx, node, "ocb", h.at("ocb"), {4, 8, 16}));
   RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", h.at("wg"), 1, 1024));
@@ -536,7 +543,7 @@ std::vector<KernelParams> Dense3x3Space(const Node&, const LoweringContext&) {
 std::vector<KernelParams> TiledSpace(const Node& node, const LoweringContext& ctx) {
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const int64_t ocpg = out[1] / AttrsOr<Conv2DAttrs>(node).groups;
-  const TiledParams p = ChooseTiled(out[3], ocpg);
+  const TiledParams p = ChooseTiled(out[3], ocpg, ctx.device().CpuAccumulatorLanes());
   std::vector<int64_t> ocbs;
   for (int64_t ocb : {4, 8, 16}) {
     const int64_t v = std::min(ocb, ocpg);

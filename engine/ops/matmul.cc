@@ -762,18 +762,30 @@ struct PackedShape {
   bool b_nk = false;  // B stored [N, K] (Gemm's transB)
 };
 
-KernelParams PackedHeuristic(const PackedShape& s) {
+KernelParams PackedHeuristic(const PackedShape& s, const DeviceFacts& device) {
   // 16 columns (PoCL's fastest vector width) unless N is below 16; 8
-  // rows unless M is below 8; 16 items per group (a group shares one panel
-  // of B and walks 128 rows): on ViT-B/16's MLP product (197x768 by
-  // 768x3072, `recq tune --exhaustive`) 9.7 ms against 15.1 ms with 4.
-  // One row for one (a classifier at batch 1: rows past M would be computed
-  // and dropped).
-  return {{"vw", s.n >= 16 ? 16 : 8}, {"rm", s.m >= 8 ? 8 : (s.m >= 4 ? 4 : 1)}, {"wg", 16}};
+  // rows unless M is below 8 or the accumulators would take more lanes than
+  // the registers hold (AVX2: 4, 8 registers); 16 items per group (a group shares one
+  // panel of B and walks 128 rows): on ViT-B/16's MLP product (197x768 by
+  // 768x3072, `recq tune --exhaustive`, AVX-512) 9.7 ms against 15.1 ms
+  // with 4. One row for one (a classifier at batch 1: rows past M would be
+  // computed and dropped).
+  // Steps of K: 4 at a time (a vload4 of each row of A) where the
+  // registers hold the four vectors of B beside the accumulators (AVX-512);
+  // one at a time otherwise (ViT-B/16 on an AVX2 host, PoCL 3.1: 560 ->
+  // 370 ms, the four steps' vectors spilled).
+  const bool wide = device.CpuAccumulatorLanes() >= 128;
+  const int64_t vw = s.n >= 16 ? 16 : 8;
+  const int64_t rows = wide ? 8 : 4;
+  return {{"vw", vw},
+          {"rm", s.m >= rows ? rows : (s.m >= 4 ? 4 : 1)},
+          {"ks", wide ? 4 : 1},
+          {"wg", 16}};
 }
 
-std::vector<KernelParams> PackedSpace(const PackedShape& s) {
-  return ParamSpace(PackedHeuristic(s), {{"vw", {8, 16}}, {"rm", {1, 4, 8}}, {"wg", {1, 4, 16}}});
+std::vector<KernelParams> PackedSpace(const PackedShape& s, const DeviceFacts& device) {
+  return ParamSpace(PackedHeuristic(s, device),
+                    {{"vw", {8, 16}}, {"rm", {1, 4, 8}}, {"ks", {1, 4}}, {"wg", {1, 4, 16}}});
 }
 
 // PackPanels returns constant B ([K, N], or [N, K] when `b_nk`) as
@@ -795,14 +807,16 @@ DispatchArg PackPanels(LoweringContext& ctx, ValueId b, const PackedShape& s, in
 
 absl::Status EmitPacked(LoweringContext& ctx, const Node& node, const PackedShape& s, ValueId a,
                         ValueId b, ValueId y, const ProductEpilogue& e) {
-  const KernelParams h = PackedHeuristic(s);
+  const KernelParams h = PackedHeuristic(s, ctx.device());
   RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
   RECQ_ASSIGN_OR_RETURN(const int64_t rm, Param(ctx, node, "rm", h.at("rm"), {1, 4, 8}));
+  RECQ_ASSIGN_OR_RETURN(const int64_t ks, Param(ctx, node, "ks", h.at("ks"), {1, 4}));
   RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", h.at("wg"), 1, 1024));
   Dispatch d;
   d.label = node.op == OpType::kGemm ? "gemm_packed" : "matmul_packed";
   d.kernel = ctx.Kernel("matmul_packed.cl", "matmul_packed",
-                        {absl::StrCat("-DRECQ_MP_VW=", vw), absl::StrCat("-DRECQ_MP_RM=", rm)});
+                        {absl::StrCat("-DRECQ_MP_VW=", vw), absl::StrCat("-DRECQ_MP_RM=", rm),
+                         absl::StrCat("-DRECQ_MP_KS=", ks)});
   const std::array<size_t, 3> range = {CeilDiv(s.m, rm), CeilDiv(s.n, vw), 1};
   SetRange(d, range, WorkGroupFor(range, size_t(wg)));
   d.args = {ctx.Arg(a), PackPanels(ctx, b, s, vw), e.c, ctx.Arg(y)};
@@ -1050,7 +1064,7 @@ KernelVariant MatMulPackedCpuVariant() {
   v.absorbs_residual_add = true;
   v.absorbs_bias_add = true;
   v.param_space = [](const Node& n, const LoweringContext& ctx) {
-    return PackedSpace(MatMulPackedShape(ctx, n));
+    return PackedSpace(MatMulPackedShape(ctx, n), ctx.device());
   };
   return v;
 }
@@ -1076,7 +1090,7 @@ KernelVariant GemmGemvCpuVariant() {
 KernelVariant GemmPackedCpuVariant() {
   KernelVariant v{"gemm_packed", GemmPackedFits, LowerGemmPacked};
   v.param_space = [](const Node& n, const LoweringContext& ctx) {
-    return PackedSpace(GemmPackedShape(ctx, n));
+    return PackedSpace(GemmPackedShape(ctx, n), ctx.device());
   };
   return v;
 }

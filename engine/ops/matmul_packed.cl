@@ -5,8 +5,10 @@
 // so an item's panel of B is one contiguous stream. Each work-item computes
 // RM rows by VW columns with RM vector accumulators, four steps of K at a
 // time (one vload4 per row of A feeds 4 x RM FMAs).
-// Build options: -DRECQ_MP_VW=8|16 (columns per item, one vector) and
-// -DRECQ_MP_RM=1|4|8 (rows per item).
+// Build options: -DRECQ_MP_VW=8|16 (columns per item, one vector),
+// -DRECQ_MP_RM=1|4|8 (rows per item) and -DRECQ_MP_KS=4|1 (steps of K
+// per iteration: 4 as above, or 1, each element of A broadcast from memory,
+// which needs one vector of B in registers instead of four).
 // Global size: (ceil(M/RM), ceil(N/VW)): items of a work-group share the
 // panel of B and walk down the rows. Rows past M read row M-1 and are not
 // written; columns past N are zeros and are not written.
@@ -15,6 +17,9 @@
 #endif
 #ifndef RECQ_MP_RM
 #define RECQ_MP_RM 8
+#endif
+#ifndef RECQ_MP_KS
+#define RECQ_MP_KS 4
 #endif
 
 #define MP_CAT_(a, b) a##b
@@ -40,6 +45,7 @@ __kernel void matmul_packed(__global const RECQ_T* restrict a, __global const RE
 #pragma unroll
   for (int i = 0; i < RECQ_MP_RM; ++i) acc[i] = (floatV)(0.0f);
   int k = 0;
+#if RECQ_MP_KS == 4
   for (; k + 4 <= K; k += 4) {
     const __global RECQ_T* bk = bq + (size_t)k * RECQ_MP_VW;
     const floatV b0 = loadV(bk, 0), b1 = loadV(bk, 1), b2 = loadV(bk, 2), b3 = loadV(bk, 3);
@@ -52,6 +58,7 @@ __kernel void matmul_packed(__global const RECQ_T* restrict a, __global const RE
       acc[i] = fma((floatV)(av.w), b3, acc[i]);
     }
   }
+#endif
   for (; k < K; ++k) {
     const floatV bv = loadV(bq + (size_t)k * RECQ_MP_VW, 0);
 #pragma unroll

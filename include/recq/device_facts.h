@@ -117,6 +117,9 @@ struct DeviceFacts {
   size_t image2d_max_width = 0, image2d_max_height = 0;
   size_t image_buffer_max_pixels = 0;  // CL_DEVICE_IMAGE_MAX_BUFFER_SIZE
   uint64_t max_alloc_bytes = 0;        // CL_DEVICE_MAX_MEM_ALLOC_SIZE
+  // CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT: float lanes of one vector register
+  // (PoCL: 8 on AVX2 hosts, 16 on AVX-512 ones); 0: unknown.
+  uint32_t native_float_lanes = 0;
   // NVIDIA's compute capability (major * 10 + minor; 0: not NVIDIA's
   // driver, or unknown). 80 and later run tf32 matrix instructions
   // (mma.sync), which NVIDIA's OpenCL compiler takes as inline PTX.
@@ -131,6 +134,16 @@ struct DeviceFacts {
   bool CpuKernels() const { return kernel_family == KernelFamily::kCpu; }
   // The device itself is a GPU (whatever kernel family was forced).
   bool IsGpuDevice() const;
+  // CPU kernels: the float lanes that one work-item's register-blocked
+  // accumulators may take without spilling. x86-64 has 16 vector registers
+  // up to AVX2 (8 lanes) and 32 with AVX-512 (16 lanes). The CPU tiles were
+  // sized on AVX-512 hosts, 128 lanes (8 of its registers); with 8-lane or
+  // narrower vectors, 8 registers' worth, which leaves the other half of
+  // the register file to the operands.
+  int64_t CpuAccumulatorLanes() const {
+    return native_float_lanes != 0 && native_float_lanes <= 8 ? 8 * int64_t(native_float_lanes)
+                                                              : 128;
+  }
   // Work-group tiles staged through local memory pay off: false on a GPU
   // whose local memory is global memory (Mali), where staging only adds
   // copies; true on CPUs and where unknown.

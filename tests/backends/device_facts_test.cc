@@ -78,6 +78,7 @@ DeviceFacts WantLimits(const DeviceInfo& info) {
   f.image2d_max_height = info.image2d_max_height;
   f.image_buffer_max_pixels = info.image_max_buffer_size;
   f.max_alloc_bytes = info.max_alloc_bytes;
+  f.native_float_lanes = info.native_vector_width_float;
   return f;
 }
 
@@ -108,6 +109,7 @@ void ExpectFacts(const DeviceFacts& got, const DeviceFacts& want, const std::str
   EXPECT_EQ(got.image2d_max_height, want.image2d_max_height);
   EXPECT_EQ(got.image_buffer_max_pixels, want.image_buffer_max_pixels);
   EXPECT_EQ(got.max_alloc_bytes, want.max_alloc_bytes);
+  EXPECT_EQ(got.native_float_lanes, want.native_float_lanes);
   EXPECT_EQ(got.nvidia_compute_capability, want.nvidia_compute_capability);
   EXPECT_EQ(got.Tf32MatrixInstructions(), want.Tf32MatrixInstructions());
   // The key renders every field: equal fields, equal keys.
@@ -572,6 +574,30 @@ TEST(DeviceFactsTest, SelectionKeyCoversEveryField) {
   }
 }
 
+// The float lanes of a vector register size the CPU kernels' register
+// tiles: 128 accumulator lanes where they are 16 wide (AVX-512) or unknown,
+// 8 registers' worth where they are 8 wide or narrower. CPU keys carry the
+// width; GPU keys do not (GPU kernels do not read it).
+TEST(DeviceFactsTest, FloatLanesSizeTheCpuTiles) {
+  std::vector<Recorded> all = RecordedDevices();
+  for (Recorded& r : all) {
+    SCOPED_TRACE(r.label);
+    const DeviceFacts unknown = DeviceFactsFromInfo(r.info);
+    EXPECT_EQ(unknown.native_float_lanes, 0u);
+    EXPECT_EQ(unknown.CpuAccumulatorLanes(), 128);
+    for (const auto& [lanes, accumulators] :
+         std::vector<std::pair<cl_uint, int64_t>>{{16, 128}, {8, 64}, {4, 32}}) {
+      r.info.native_vector_width_float = lanes;
+      const DeviceFacts f = DeviceFactsFromInfo(r.info);
+      EXPECT_EQ(f.native_float_lanes, lanes);
+      EXPECT_EQ(f.CpuAccumulatorLanes(), accumulators);
+      EXPECT_EQ(f.SelectionKey() != unknown.SelectionKey(), f.CpuKernels()) << f.SelectionKey();
+      EXPECT_NE(f.Describe().find(std::to_string(lanes) + "-lane float vectors"), std::string::npos)
+          << f.Describe();
+    }
+  }
+}
+
 TEST(DeviceFactsTest, DescribeNamesFamilyAndFeatures) {
   std::vector<Recorded> all = RecordedDevices();
   const std::string adreno = DeviceFactsFromInfo(all[2].info).Describe();
@@ -605,7 +631,10 @@ TEST(DeviceFactsTest, ThisDevice) {
     EXPECT_EQ(f.kernel_family, KernelFamily::kCpu);
     EXPECT_TRUE(f.local_mem_is_global);
     EXPECT_TRUE(f.LocalMemoryTilesPay());  // a CPU: local memory is cached memory
+    // PoCL reports its target's width: 4 (SSE), 8 (AVX2) or 16 (AVX-512).
+    EXPECT_GE(f.native_float_lanes, 4u);
   }
+  EXPECT_EQ(f.native_float_lanes, info.native_vector_width_float);
 }
 
 }  // namespace

@@ -225,14 +225,21 @@ std::vector<SpaceCase> Cases() {
       {"dense3x3_s2", "conv2d_dense3x3", cpu,
        ConvGraph({1, 6, 10, 37}, 10, {3, 3}, ConvAttrs({2, 2}, {1, 1, 1, 1}))},
       {"gemm_fc", "gemm", cpu, FcGraph(3, 17, 40)},
-      // 11 rows (tails of 4 and 8), 21 columns (tails of 8 and 16), K 42.
+      // 11 rows (tails of 4 and 8), 21 columns (tails of 8 and 16), K 42
+      // (a tail past the 4-step); both steps of K.
       {"gemm_packed_fc_part1", "gemm_packed", cpu, FcGraph(11, 21, 42), 0, 6},
       {"gemm_packed_fc_part2", "gemm_packed", cpu, FcGraph(11, 21, 42), 6, 12},
-      {"gemm_packed_fc_part3", "gemm_packed", cpu, FcGraph(11, 21, 42), 12},
+      {"gemm_packed_fc_part3", "gemm_packed", cpu, FcGraph(11, 21, 42), 12, 18},
+      {"gemm_packed_fc_part4", "gemm_packed", cpu, FcGraph(11, 21, 42), 18, 24},
+      {"gemm_packed_fc_part5", "gemm_packed", cpu, FcGraph(11, 21, 42), 24, 30},
+      {"gemm_packed_fc_part6", "gemm_packed", cpu, FcGraph(11, 21, 42), 30},
       // The same tails through MatMul with constant weights.
       {"matmul_packed_part1", "matmul_packed", cpu, MatMulGraph(11, 21, 42), 0, 6},
       {"matmul_packed_part2", "matmul_packed", cpu, MatMulGraph(11, 21, 42), 6, 12},
-      {"matmul_packed_part3", "matmul_packed", cpu, MatMulGraph(11, 21, 42), 12},
+      {"matmul_packed_part3", "matmul_packed", cpu, MatMulGraph(11, 21, 42), 12, 18},
+      {"matmul_packed_part4", "matmul_packed", cpu, MatMulGraph(11, 21, 42), 18, 24},
+      {"matmul_packed_part5", "matmul_packed", cpu, MatMulGraph(11, 21, 42), 24, 30},
+      {"matmul_packed_part6", "matmul_packed", cpu, MatMulGraph(11, 21, 42), 30},
       // The CPU matrix-vector products: 3 rows (Gemm) or 1, 21 columns
       // (tails of 8 and 16; panels past the last for two or four per item),
       // K 43 (odd: a tail past the 4-step).
