@@ -33,7 +33,13 @@ warm-ups, OpenVINO's (same settings as above) median of as many runs after 5
 warm-ups and its output against onnxruntime's (relative L2 below 1e-4), and
 recq's median after its warm-up: --runs runs, fewer (at least
 --min-recq-runs) where one run is slow, to keep each model's timed runs near
---recq-budget-s (slow models on PoCL). A table on stdout (OV: OpenVINO), JSON
+--recq-budget-s (slow models on PoCL). --rounds N repeats the three timings
+N times per model in turn (onnxruntime, OpenVINO, recq; sessions kept, one
+`recq run` per round): each engine's figure is the median over rounds and
+each ratio the median of the rounds' ratios (JSON: "rounds" per model).
+After each `recq run` the script waits for the background `recq
+store-binaries` it started (a hand-off file in recq's cache directory), so
+that storing program binaries never shares the cores with a timed run. A table on stdout (OV: OpenVINO), JSON
 in BUILD/bench/model_set.json (per model openvino_ms, openvino_rel_l2,
 openvino_matches, ratio_openvino or openvino_error; "summary": the geometric
 means), a plot in BUILD/bench/model_set.png, and the geometric means of
@@ -93,6 +99,10 @@ def parse_args():
     g.add_argument("--plot", help="PNG plot (default BUILD/bench/model_set.png)")
     g.add_argument("--recq-budget-s", type=float, default=15.0,
                    help="about how long recq's timed runs of one model may take (default 15)")
+    g.add_argument("--rounds", type=int, default=1,
+                   help="time onnxruntime, OpenVINO and recq this many times per model, in turn; "
+                        "each engine's figure is the median over rounds, each ratio the median of "
+                        "the rounds' ratios (default 1)")
     g.add_argument("--min-recq-runs", type=int, default=5,
                    help="fewest timed recq runs however slow a run is (default 5)")
     g.add_argument("--timeout-s", type=int, default=900, help="limit per recq call (default 900)")
@@ -135,7 +145,10 @@ def ensure_venv(build, model_set=False):
     os.execv(python, [python, os.path.abspath(__file__)] + sys.argv[1:])
 
 
-def run_ort(model, x, runs, warmup=5, stats=False):
+def ort_timer(model, x, warmup=5):
+    """An onnxruntime CPU session on MODEL (2 intra-op threads) after WARMUP
+    runs with input X: a function of RUNS giving (median ms, first output,
+    {ort_min_ms, ort_p90_ms})."""
     import numpy as np
     import onnxruntime as ort
 
@@ -145,16 +158,22 @@ def run_ort(model, x, runs, warmup=5, stats=False):
     sess = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
     feeds = {sess.get_inputs()[0].name: x}
     for _ in range(warmup):
-        out = sess.run(None, feeds)
-    ms = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        out = sess.run(None, feeds)
-        ms.append((time.perf_counter() - start) * 1e3)
-    if stats:
+        sess.run(None, feeds)
+
+    def timed(runs):
+        ms = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            out = sess.run(None, feeds)
+            ms.append((time.perf_counter() - start) * 1e3)
         return float(np.median(ms)), out[0], {"ort_min_ms": float(np.min(ms)),
                                               "ort_p90_ms": float(np.percentile(ms, 90))}
-    return float(np.median(ms)), out[0]
+    return timed
+
+
+def run_ort(model, x, runs, warmup=5, stats=False):
+    median, out, st = ort_timer(model, x, warmup)(runs)
+    return (median, out, st) if stats else (median, out)
 
 
 def import_openvino(skip):
@@ -174,6 +193,16 @@ def run_openvino(ov, model, x, runs, warmup=5):
     """OpenVINO's CPU plugin on MODEL with input X (OPENVINO_CONFIG, one
     synchronous infer request): (median ms, first output, stats). Inputs and
     outputs are shared with numpy, not copied, in the timed calls."""
+    timed, stats = openvino_timer(ov, model, x, warmup)
+    median, out, st = timed(runs)
+    stats.update(st)
+    return median, out, stats
+
+
+def openvino_timer(ov, model, x, warmup=5):
+    """run_openvino's compiled model after WARMUP runs: (a function of RUNS
+    giving (median ms, output, {openvino_min_ms, openvino_p90_ms}),
+    {openvino_compile_ms, openvino_compiled})."""
     import numpy as np
 
     core = ov.Core()
@@ -187,21 +216,56 @@ def run_openvino(ov, model, x, runs, warmup=5):
     feeds = {0: x}
     for _ in range(warmup):
         req.infer(feeds, share_inputs=True, share_outputs=True)
-    ms = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        req.infer(feeds, share_inputs=True, share_outputs=True)
-        ms.append((time.perf_counter() - start) * 1e3)
-    out = np.array(req.get_output_tensor(0).data, copy=True)
-    stats = {"openvino_min_ms": float(np.min(ms)), "openvino_p90_ms": float(np.percentile(ms, 90)),
-             "openvino_compile_ms": round(compile_ms, 1),
-             "openvino_compiled": {}}
+
+    def timed(runs):
+        ms = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            req.infer(feeds, share_inputs=True, share_outputs=True)
+            ms.append((time.perf_counter() - start) * 1e3)
+        out = np.array(req.get_output_tensor(0).data, copy=True)
+        return float(np.median(ms)), out, {"openvino_min_ms": float(np.min(ms)),
+                                           "openvino_p90_ms": float(np.percentile(ms, 90))}
+    stats = {"openvino_compile_ms": round(compile_ms, 1), "openvino_compiled": {}}
     # What the plugin made of OPENVINO_CONFIG (a precision prints as 'f32').
     for key in ("INFERENCE_PRECISION_HINT", "INFERENCE_NUM_THREADS", "NUM_STREAMS"):
         value = compiled.get_property(key)
         stats["openvino_compiled"][key] = (value.get_type_name() if hasattr(value, "get_type_name")
                                            else str(value))
-    return float(np.median(ms)), out, stats
+    return timed, stats
+
+
+def recq_cache_dir():
+    """recq's cache directory as the engine resolves it: $RECQ_CACHE_DIR,
+    else $XDG_CACHE_HOME/recq (absolute only), else ~/.cache/recq."""
+    if os.environ.get("RECQ_CACHE_DIR"):
+        return os.environ["RECQ_CACHE_DIR"]
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if xdg.startswith("/"):
+        return os.path.join(xdg, "recq")
+    return os.path.join(os.path.expanduser("~"), ".cache", "recq")
+
+
+def wait_store(cache_dir, limit_s=600):
+    """Waits until recq's background `recq store-binaries` has stored what a
+    `recq run` handed it (no hand-off file left in CACHE_DIR/handoff), so that
+    it does not share the cores with the next engine's timed runs."""
+    deadline = time.monotonic() + limit_s
+    handoff = os.path.join(cache_dir, "handoff")
+    while time.monotonic() < deadline:
+        try:
+            if not any(f.endswith(".pending") for f in os.listdir(handoff)):
+                return
+        except FileNotFoundError:
+            return
+        time.sleep(0.1)
+
+
+def med_of(rounds, num, den):
+    """The median over ROUNDS of num / den."""
+    ratios = sorted(rd[num] / rd[den] for rd in rounds)
+    mid = len(ratios) // 2
+    return ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
 
 
 def run_recq(recq, model, in_path, out_path, runs):
@@ -502,7 +566,9 @@ def table_note(report):
     return (f"Model set, batch 1, float32: onnxruntime {report['versions']['onnxruntime']} CPU "
             f"(2 intra-op threads, median of {st['ort_runs']} runs after 5 warm-ups){ov_note} vs recq "
             f"{st['backend']} on {report.get('device', 'its device')} (median of up to "
-            f"{st['recq_runs']} runs after 1 warm-up); matches: relative L2 < {st['max_rel_l2']:g}; "
+            f"{st['recq_runs']} runs after 1 warm-up)"
+            + (f", {st['rounds']} rounds in turn (medians over rounds)" if st.get("rounds", 1) > 1 else "")
+            + f"; matches: relative L2 < {st['max_rel_l2']:g}; "
             f"sweep {report.get('sweep_s', 0):.0f} s, load average "
             f"{report['machine'].get('loadavg_1_5_15', ['?'])[0]} at the start")
 
@@ -554,6 +620,7 @@ def model_set_main(args):
     for path in (json_path, plot_path):
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     ort_runs = max(args.runs, 20)
+    cache_dir = recq_cache_dir()
     sweep_start = time.perf_counter()
     print(f"exporting what {models_dir} lacks", flush=True)
     manifests = em.export(names, models_dir, log=lambda s: print("  " + s, flush=True))
@@ -563,6 +630,7 @@ def model_set_main(args):
         "versions": {"onnxruntime": onnxruntime.__version__, "numpy": np.__version__},
         "settings": {"ort_threads": 2, "ort_runs": ort_runs, "ort_warmup": 5,
                      "recq_runs": args.runs, "min_recq_runs": args.min_recq_runs,
+                     "rounds": args.rounds,
                      "recq_budget_s": args.recq_budget_s, "recq_warmup": 1,
                      "backend": args.backend, "max_rel_l2": MAX_REL_L2,
                      "recq_tuning": args.recq_tuning or os.environ.get("RECQ_TUNING", "default"),
@@ -591,60 +659,93 @@ def model_set_main(args):
                        params=man["params"], onnx_nodes=man["onnx_nodes"],
                        onnx_ops=man["onnx_ops"], onnx_mib=round(man["files"]["onnx"]["bytes"] / 2**20, 1))
             print(f"{name}: onnxruntime", end="", flush=True)
-            row["ort_ms"], expected, ort_stats = run_ort(onnx_path, x, ort_runs, stats=True)
-            row.update(ort_stats)
-            row["ort_runs"] = ort_runs
-            row["ort_vs_export_rel_l2"] = rel_l2(expected, stored)
+            ort_timed = ort_timer(onnx_path, x)
+            ov_timed = None
             if ov is not None:
-                print(f" {row['ort_ms']:.2f} ms; OpenVINO", end="", flush=True)
                 try:
-                    row["openvino_ms"], ov_out, ov_stats = run_openvino(ov, onnx_path, x, ort_runs)
+                    ov_timed, ov_stats = openvino_timer(ov, onnx_path, x)
                 except Exception as e:  # OpenVINO's errors are data, like recq's.
                     row["openvino_error"] = short(first_line(str(e)) or type(e).__name__, 200)
-                    print(f" fails: {row['openvino_error']};", end="", flush=True)
                 else:
-                    compiled = ov_stats.pop("openvino_compiled")
-                    report["settings"].setdefault("openvino_compiled", compiled)
+                    report["settings"].setdefault("openvino_compiled",
+                                                  ov_stats.pop("openvino_compiled"))
                     row.update(ov_stats)
-                    row["openvino_runs"] = ort_runs
-                    row["openvino_rel_l2"] = rel_l2(ov_out, expected)
-                    row["openvino_matches"] = row["openvino_rel_l2"] < MAX_REL_L2
-                    print(f" {row['openvino_ms']:.2f} ms (rel L2 {row['openvino_rel_l2']:.1e})",
-                          end="", flush=True)
             # A first call of one timed run: does it load, is the output
             # right, how long does a run take (it also warms recq's and
-            # PoCL's program caches for the second).
+            # PoCL's program caches for the later calls).
             out_path = os.path.join(tmp, name + ".out.f32")
-            print(("" if ov is not None else f" {row['ort_ms']:.2f} ms") + "; recq", end="",
-                  flush=True)
             probe = recq_run_model(recq, onnx_path, in_path, out_path, 1, args.backend,
                                    args.timeout_s, args.recq_tuning)
+            wait_store(cache_dir)
+            runs = 0
+            if probe.get("ok"):
+                runs = int(min(args.runs, max(args.min_recq_runs,
+                                              args.recq_budget_s * 1e3 /
+                                              max(probe["median_ms"], 1e-3))))
+            # Rounds: each engine's timed runs in turn, so that a noisy
+            # stretch of the machine falls on all three.
+            rounds = []
+            q = probe
+            for _ in range(args.rounds):
+                rd = {}
+                rd["ort_ms"], expected, ort_stats = ort_timed(ort_runs)
+                if ov_timed is not None:
+                    rd["openvino_ms"], ov_out, ov_round_stats = ov_timed(ort_runs)
+                if runs:
+                    q = recq_run_model(recq, onnx_path, in_path, out_path, runs, args.backend,
+                                       args.timeout_s, args.recq_tuning)
+                    wait_store(cache_dir)
+                    if not q.get("ok"):
+                        break
+                    rd["recq_ms"] = q["median_ms"]
+                    rd["recq_min_ms"] = q["min_ms"]
+                rd.update(ort_stats)
+                rounds.append(rd)
+            med = lambda key: float(np.median([rd[key] for rd in rounds]))
+            row["ort_ms"] = med("ort_ms")
+            row["ort_min_ms"] = min(rd["ort_min_ms"] for rd in rounds)
+            row["ort_p90_ms"] = med("ort_p90_ms")
+            row["ort_runs"] = ort_runs
+            row["rounds"] = rounds
+            row["ort_vs_export_rel_l2"] = rel_l2(expected, stored)
+            print(f" {row['ort_ms']:.2f} ms", end="", flush=True)
+            if "openvino_error" in row:
+                print(f"; OpenVINO fails: {row['openvino_error']}", end="", flush=True)
+            elif ov_timed is not None:
+                row["openvino_ms"] = med("openvino_ms")
+                row.update(ov_round_stats)
+                row["openvino_runs"] = ort_runs
+                row["openvino_rel_l2"] = rel_l2(ov_out, expected)
+                row["openvino_matches"] = row["openvino_rel_l2"] < MAX_REL_L2
+                print(f"; OpenVINO {row['openvino_ms']:.2f} ms (rel L2 {row['openvino_rel_l2']:.1e})",
+                      end="", flush=True)
+            print("; recq", end="", flush=True)
             if not probe.get("ok"):
                 row["recq"] = probe
                 row["unsupported_ops"] = recq_unsupported_ops(recq, onnx_path)
                 print(f" fails ({probe['stage']}): {probe['error']}", flush=True)
                 continue
-            runs = int(min(args.runs, max(args.min_recq_runs,
-                                          args.recq_budget_s * 1e3 / max(probe["median_ms"], 1e-3))))
-            q = recq_run_model(recq, onnx_path, in_path, out_path, runs, args.backend, args.timeout_s,
-                               args.recq_tuning)
             q["first_call"] = {k: probe[k] for k in ("wall_s", "compile_ms", "median_ms", "tuning_ms",
                                                      "tuning_keys", "tuning_cache_hits",
                                                      "tuning_measured", "tuning_over_budget")
                                if k in probe}
             row["recq"] = q
             if not q.get("ok"):
-                print(f" fails on the second call ({q['stage']}): {q['error']}", flush=True)
+                print(f" fails on a later call ({q['stage']}): {q['error']}", flush=True)
                 continue
+            q["median_ms"] = med("recq_ms")
+            q["min_ms"] = min(rd["recq_min_ms"] for rd in rounds)
             actual = np.fromfile(out_path, dtype="<f4")
             row["rel_l2"] = rel_l2(actual, expected)
             row["matches"] = row["rel_l2"] < MAX_REL_L2
-            row["ratio"] = q["median_ms"] / row["ort_ms"]
+            # The medians over rounds of each round's ratio.
+            row["ratio"] = med_of(rounds, "recq_ms", "ort_ms")
             row["ratio_of_mins"] = q["min_ms"] / row["ort_min_ms"]
             if "openvino_ms" in row:
-                row["ratio_openvino"] = q["median_ms"] / row["openvino_ms"]
-            print(f" {q['median_ms']:.2f} ms ({q['runs']} runs, compile {q.get('compile_ms', 0):.0f} ms"
-                  f" first {probe.get('compile_ms', 0):.0f} ms), rel L2 {row['rel_l2']:.1e}", flush=True)
+                row["ratio_openvino"] = med_of(rounds, "recq_ms", "openvino_ms")
+            print(f" {q['median_ms']:.2f} ms ({q['runs']} runs x {len(rounds)} rounds, compile "
+                  f"{q.get('compile_ms', 0):.0f} ms first {probe.get('compile_ms', 0):.0f} ms), "
+                  f"rel L2 {row['rel_l2']:.1e}", flush=True)
             report["device"] = q.get("device", report.get("device"))
     report["sweep_s"] = round(time.perf_counter() - sweep_start, 1)
     # Shared machines: the load during the sweep says how far to trust it.
