@@ -763,17 +763,16 @@ struct PackedShape {
 };
 
 KernelParams PackedHeuristic(const PackedShape& s, const DeviceFacts& device) {
-  // 16 columns (PoCL's fastest vector width) unless N is below 16; 8
-  // rows unless M is below 8 or the accumulators would take more lanes than
-  // the registers hold (AVX2: 4, 8 registers); 16 items per group (a group shares one
+  // 16 columns (PoCL's fastest vector width) unless N is below 16. 8 rows
+  // unless M is below 8, or 4 where 8 would take more accumulator lanes
+  // than the registers hold (AVX2). 16 items per group (a group shares one
   // panel of B and walks 128 rows): on ViT-B/16's MLP product (197x768 by
   // 768x3072, `recq tune --exhaustive`, AVX-512) 9.7 ms against 15.1 ms
   // with 4. One row for one (a classifier at batch 1: rows past M would be
-  // computed and dropped).
-  // Steps of K: 4 at a time (a vload4 of each row of A) where the
-  // registers hold the four vectors of B beside the accumulators (AVX-512);
-  // one at a time otherwise (ViT-B/16 on an AVX2 host, PoCL 3.1: 560 ->
-  // 370 ms, the four steps' vectors spilled).
+  // computed and dropped). Steps of K: 4 at a time (a vload4 of each row of
+  // A) where the registers hold four vectors of B beside the accumulators
+  // (AVX-512), else one (ViT-B/16 on an AVX2 host, PoCL 3.1: about 560 ->
+  // 370 ms; the four steps' vectors spilled).
   const bool wide = device.CpuAccumulatorLanes() >= 128;
   const int64_t vw = s.n >= 16 ? 16 : 8;
   const int64_t rows = wide ? 8 : 4;
