@@ -39,10 +39,10 @@ N times per model in turn (onnxruntime, OpenVINO, recq; sessions kept, one
 each ratio the median of the rounds' ratios (JSON: "rounds" per model).
 After each `recq run` the script waits for the background `recq
 store-binaries` it started (a hand-off file in recq's cache directory), so
-that storing program binaries never shares the cores with a timed run. A table on stdout (OV: OpenVINO), JSON
-in BUILD/bench/model_set.json (per model openvino_ms, openvino_rel_l2,
-openvino_matches, ratio_openvino or openvino_error; "summary": the geometric
-means), a plot in BUILD/bench/model_set.png, and the geometric means of
+that storing program binaries never shares the cores with a timed run. A
+table on stdout (OV: OpenVINO), JSON in BUILD/bench/model_set.json (per
+model openvino_ms, openvino_rel_l2, openvino_matches, ratio_openvino or
+openvino_error; "summary": the geometric means), a plot in BUILD/bench/model_set.png, and the geometric means of
 recq/onnxruntime and recq/OpenVINO over the models where all three ran and
 agree. Models that fail are data, not an error: exits 0 unless the tools
 themselves fail.
@@ -53,6 +53,7 @@ import json
 import os
 import platform
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -171,9 +172,9 @@ def ort_timer(model, x, warmup=5):
     return timed
 
 
-def run_ort(model, x, runs, warmup=5, stats=False):
-    median, out, st = ort_timer(model, x, warmup)(runs)
-    return (median, out, st) if stats else (median, out)
+def run_ort(model, x, runs, warmup=5):
+    median, out, _ = ort_timer(model, x, warmup)(runs)
+    return median, out
 
 
 def import_openvino(skip):
@@ -259,13 +260,6 @@ def wait_store(cache_dir, limit_s=600):
         except FileNotFoundError:
             return
         time.sleep(0.1)
-
-
-def med_of(rounds, num, den):
-    """The median over ROUNDS of num / den."""
-    ratios = sorted(rd[num] / rd[den] for rd in rounds)
-    mid = len(ratios) // 2
-    return ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
 
 
 def run_recq(recq, model, in_path, out_path, runs):
@@ -691,6 +685,8 @@ def model_set_main(args):
                 rd["ort_ms"], expected, ort_stats = ort_timed(ort_runs)
                 if ov_timed is not None:
                     rd["openvino_ms"], ov_out, ov_round_stats = ov_timed(ort_runs)
+                rd.update(ort_stats)
+                rounds.append(rd)
                 if runs:
                     q = recq_run_model(recq, onnx_path, in_path, out_path, runs, args.backend,
                                        args.timeout_s, args.recq_tuning)
@@ -699,9 +695,7 @@ def model_set_main(args):
                         break
                     rd["recq_ms"] = q["median_ms"]
                     rd["recq_min_ms"] = q["min_ms"]
-                rd.update(ort_stats)
-                rounds.append(rd)
-            med = lambda key: float(np.median([rd[key] for rd in rounds]))
+            med = lambda key: statistics.median(rd[key] for rd in rounds)
             row["ort_ms"] = med("ort_ms")
             row["ort_min_ms"] = min(rd["ort_min_ms"] for rd in rounds)
             row["ort_p90_ms"] = med("ort_p90_ms")
@@ -739,10 +733,11 @@ def model_set_main(args):
             row["rel_l2"] = rel_l2(actual, expected)
             row["matches"] = row["rel_l2"] < MAX_REL_L2
             # The medians over rounds of each round's ratio.
-            row["ratio"] = med_of(rounds, "recq_ms", "ort_ms")
+            row["ratio"] = statistics.median(rd["recq_ms"] / rd["ort_ms"] for rd in rounds)
             row["ratio_of_mins"] = q["min_ms"] / row["ort_min_ms"]
             if "openvino_ms" in row:
-                row["ratio_openvino"] = med_of(rounds, "recq_ms", "openvino_ms")
+                row["ratio_openvino"] = statistics.median(rd["recq_ms"] / rd["openvino_ms"]
+                                                          for rd in rounds)
             print(f" {q['median_ms']:.2f} ms ({q['runs']} runs x {len(rounds)} rounds, compile "
                   f"{q.get('compile_ms', 0):.0f} ms first {probe.get('compile_ms', 0):.0f} ms), "
                   f"rel L2 {row['rel_l2']:.1e}", flush=True)
