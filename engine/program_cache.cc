@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "backends/opencl/cl_error.h"
+#include "engine/engine_file/pocl_binary.h"
 #include "recq/log.h"
 #include "recq/status_macros.h"
 
@@ -51,10 +52,12 @@ absl::StatusOr<cl::UniqueProgram> BuildFromSource(cl_context context, cl_device_
 }
 
 // BuildFromBinary creates and builds (as OpenCL requires for binaries) a
-// program from a binary for `device`.
+// program from a binary for `device`. A PoCL binary whose layout is broken
+// is InvalidArgument here: PoCL itself would abort the process.
 absl::StatusOr<cl::UniqueProgram> BuildFromBinary(cl_context context, cl_device_id device,
                                                   const std::vector<uint8_t>& binary,
                                                   const std::string& option_string) {
+  RECQ_RETURN_IF_ERROR(CheckPoclBinary(binary));
   const unsigned char* data = binary.data();
   size_t size = binary.size();
   cl_int binary_status = CL_SUCCESS;
@@ -115,6 +118,8 @@ absl::StatusOr<std::vector<uint8_t>> ProgramBinary(cl_program program, cl_device
       cl::CheckCl(clGetProgramInfo(program, CL_PROGRAM_BINARIES,
                                    num_devices * sizeof(unsigned char*), pointers.data(), nullptr),
                   "clGetProgramInfo(CL_PROGRAM_BINARIES)"));
+  // Never stored or written into an engine file where PoCL could not read it back.
+  RECQ_RETURN_IF_ERROR(CheckPoclBinary(binary));
   return binary;
 }
 
@@ -160,6 +165,9 @@ absl::StatusOr<SharedProgram> ProgramCache::GetOrLoad(absl::string_view source,
     if (loaded.ok()) {
       program = *std::move(loaded);
       from = ProgramOrigin::kBinary;
+    } else {
+      Log(LogLevel::kWarning, absl::StrCat("program cache: the given binary is not used (",
+                                           loaded.status().ToString(), ")"));
     }
   }
   // The disk cache is an optimization: failing to hash, read, or write it
@@ -177,6 +185,9 @@ absl::StatusOr<SharedProgram> ProgramCache::GetOrLoad(absl::string_view source,
         program = *std::move(loaded);
         from = ProgramOrigin::kDisk;
       } else {
+        Log(LogLevel::kWarning,
+            absl::StrCat("binary cache: entry ", disk_->PathFor(*disk_key), " is not used (",
+                         loaded.status().ToString(), "); building from source"));
         disk_->MarkInvalid();  // rebuilt below and overwritten
       }
     }

@@ -189,7 +189,8 @@ class ProgramCache {
 };
 
 // ProgramBinary returns the binary of a built `program` for `device`
-// (Unimplemented when the driver has none).
+// (Unimplemented when the driver has none; InvalidArgument for a PoCL binary
+// that PoCL could not read back, see CheckPoclBinary).
 [[nodiscard]] absl::StatusOr<std::vector<uint8_t>> ProgramBinary(cl_program program,
                                                                  cl_device_id device);
 

@@ -1,6 +1,7 @@
 // The persistent program-binary cache: a warm Context loads every program
 // from disk and computes bit-identical results; corrupt, truncated, foreign
-// or driver-rejected entries are rebuilt and rewritten; an unusable or
+// or driver-rejected entries, and PoCL binaries that PoCL would abort on,
+// are rebuilt and rewritten; an unusable or
 // disabled cache only means compiling from source; concurrent writers leave
 // only valid entries. Every test uses its own temporary cache directory.
 #include "engine/binary_cache.h"
@@ -28,6 +29,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/binary_handoff.h"
+#include "engine/engine_file/pocl_binary.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "recq/log.h"
@@ -149,6 +151,39 @@ void WriteBytes(const fs::path& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(bytes.data()),
             static_cast<std::streamsize>(bytes.size()));
+}
+
+// PoCL 3.x program binaries (format version 9): a 77-byte header (magic,
+// device hash, version, kernel count, flags, root-entry count, the
+// program's build hash), then each root entry as a u64 size and its file
+// records, then the kernels.
+constexpr size_t kPoclHeader = 77;
+
+bool IsPoclBinaryV9(const std::vector<uint8_t>& b) {
+  return b.size() > kPoclHeader + 8 && std::memcmp(b.data(), "poclbin", 8) == 0 && b[16] == 9 &&
+         b[17] == 0 && b[18] == 0 && b[19] == 0;
+}
+
+uint64_t ReadLe(const std::vector<uint8_t>& b, size_t at, size_t bytes) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < bytes; ++i) v |= uint64_t{b[at + i]} << (8 * i);
+  return v;
+}
+
+void WriteLe(std::vector<uint8_t>* b, size_t at, size_t bytes, uint64_t v) {
+  for (size_t i = 0; i < bytes; ++i) (*b)[at + i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+// WithoutProgramBc returns `binary` as PoCL serializes it when the program's
+// program.bc has left PoCL's cache directory: the first root entry empty.
+std::vector<uint8_t> WithoutProgramBc(const std::vector<uint8_t>& binary) {
+  const uint64_t first = ReadLe(binary, kPoclHeader, 8);
+  std::vector<uint8_t> out;
+  out.reserve(binary.size());
+  out.insert(out.end(), binary.begin(), binary.begin() + kPoclHeader);
+  out.resize(kPoclHeader + 8, 0);  // the entry's size: 0
+  out.insert(out.end(), binary.begin() + kPoclHeader + 8 + first, binary.end());
+  return out;
 }
 
 class BinaryCacheTest : public ::testing::Test {
@@ -335,7 +370,14 @@ TEST_F(BinaryCacheTest, BadHandOffFilesAreClearErrors) {
   EXPECT_TRUE(cmp.ok()) << cmp.ToString();
 }
 
-enum class Damage { kTruncated, kRandomBytes, kFlippedPayloadByte, kOtherKeysEntry, kBadBinary };
+enum class Damage {
+  kTruncated,
+  kRandomBytes,
+  kFlippedPayloadByte,
+  kOtherKeysEntry,
+  kBadBinary,
+  kPoclBinaryWithoutProgramBc,
+};
 
 struct DamageCase {
   const char* name;
@@ -378,6 +420,17 @@ TEST_P(DamagedEntryTest, IsIgnoredRebuiltAndRewritten) {
       RECQ_ASSERT_OK(cache.Store(*KeyFromFileName(names[0]), garbage));
       break;
     }
+    case Damage::kPoclBinaryWithoutProgramBc: {
+      // A well-formed entry whose PoCL binary PoCL would abort on (an
+      // assert in clCreateProgramWithBinary): stored by a process whose
+      // PoCL cache directory was removed under it.
+      BinaryCache cache(dir_);
+      std::optional<std::vector<uint8_t>> payload = cache.Load(*KeyFromFileName(names[0]));
+      ASSERT_TRUE(payload.has_value());
+      if (!IsPoclBinaryV9(*payload)) GTEST_SKIP() << "the device's binaries are not PoCL 3.x's";
+      RECQ_ASSERT_OK(cache.Store(*KeyFromFileName(names[0]), WithoutProgramBc(*payload)));
+      break;
+    }
   }
   ExpectWarmRun(/*from_disk=*/programs_ - 1, /*built=*/1);
   ExpectOnlyValidEntries(programs_);
@@ -390,8 +443,68 @@ INSTANTIATE_TEST_SUITE_P(
                       DamageCase{"random_bytes", Damage::kRandomBytes},
                       DamageCase{"flipped_payload_byte", Damage::kFlippedPayloadByte},
                       DamageCase{"other_keys_entry", Damage::kOtherKeysEntry},
-                      DamageCase{"driver_rejects_binary", Damage::kBadBinary}),
+                      DamageCase{"driver_rejects_binary", Damage::kBadBinary},
+                      DamageCase{"pocl_binary_without_program_bc",
+                                 Damage::kPoclBinaryWithoutProgramBc}),
     [](const ::testing::TestParamInfo<DamageCase>& info) { return std::string(info.param.name); });
+
+// CheckPoclBinary accepts every binary PoCL gave for the model's programs
+// and rejects each kind of damage that PoCL's parser asserts on.
+TEST_F(BinaryCacheTest, PoclBinaryLayoutIsCheckedBeforePoclReadsIt) {
+  ColdRun();
+  ASSERT_FALSE(HasFatalFailure());
+  BinaryCache cache(dir_);
+  std::vector<std::vector<uint8_t>> binaries;
+  for (const std::string& name : Entries()) {
+    std::optional<std::vector<uint8_t>> payload = cache.Load(*KeyFromFileName(name));
+    ASSERT_TRUE(payload.has_value()) << name;
+    const absl::Status checked = internal::CheckPoclBinary(*payload);
+    EXPECT_TRUE(checked.ok()) << name << ": " << checked;
+    if (IsPoclBinaryV9(*payload)) binaries.push_back(*std::move(payload));
+  }
+  if (binaries.empty()) GTEST_SKIP() << "the device's binaries are not PoCL 3.x's";
+  const std::vector<uint8_t>& good = binaries[0];
+  auto rejected = [](const std::vector<uint8_t>& bytes, const std::string& why) {
+    absl::Status status = internal::CheckPoclBinary(bytes);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << why << ": " << status;
+    EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("PoCL program binary")) << why;
+  };
+  {
+    absl::Status status = internal::CheckPoclBinary(WithoutProgramBc(good));
+    EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("root entry 0 is empty"))
+        << status;
+  }
+  std::vector<uint8_t> bytes(good.begin(), good.end() - 1);
+  rejected(bytes, "one byte short");
+  bytes = std::vector<uint8_t>(good.begin(), good.begin() + 40);
+  rejected(bytes, "header only");
+  bytes = good;
+  bytes.push_back(0);
+  rejected(bytes, "a trailing byte");
+  bytes = good;
+  WriteLe(&bytes, 20, 4, 0);
+  rejected(bytes, "no kernels");
+  bytes = good;
+  WriteLe(&bytes, kPoclHeader, 8, ReadLe(good, kPoclHeader, 8) + 1);
+  rejected(bytes, "a root entry one byte longer");
+  bytes = good;
+  WriteLe(&bytes, kPoclHeader + 8, 4, 0);  // the first file's name length
+  rejected(bytes, "a file record without a name");
+  // The first kernel's record: its size, then its name's length.
+  const size_t kernel = kPoclHeader + 8 + ReadLe(good, kPoclHeader, 8);
+  bytes = good;
+  WriteLe(&bytes, kernel, 8, ReadLe(good, kernel, 8) + 1000000);
+  rejected(bytes, "a kernel record past the end");
+  bytes = good;
+  WriteLe(&bytes, kernel + 20, 4, ReadLe(good, kernel + 20, 4) + 1);
+  rejected(bytes, "a kernel name one byte longer");
+  // Not PoCL's, or a format version the check does not know: not checked.
+  const std::string ptx = "//\n// Generated by NVIDIA NVVM Compiler\n";
+  EXPECT_TRUE(internal::CheckPoclBinary(std::vector<uint8_t>(ptx.begin(), ptx.end())).ok());
+  bytes = WithoutProgramBc(good);
+  WriteLe(&bytes, 16, 4, 10);
+  EXPECT_TRUE(internal::CheckPoclBinary(bytes).ok());
+}
 
 TEST_F(BinaryCacheTest, UnusableDirectoryStillCompiles) {
   // A path below a regular file cannot be created, even by root.
