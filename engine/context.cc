@@ -146,6 +146,11 @@ cl_device_id Context::device() const { return state_->device; }
 cl_platform_id Context::platform() const { return state_->platform; }
 const DeviceInfo& Context::device_info() const { return state_->info; }
 
+namespace {
+absl::Status RunLaunch(cl_context context, cl_command_queue queue, cl_program program,
+                       const internal::WarmLaunch& launch);
+}  // namespace
+
 void Context::FlushBinaryCache() const { state_->programs.FlushPendingBinaries(); }
 
 absl::StatusOr<size_t> Context::HandOffBinaryCache(const std::string& path) const {
@@ -172,7 +177,13 @@ absl::Status Context::StoreHandedOffBinaries(const std::string& path) const {
         absl::StrCat("binary hand-off file '", path, "': this context has no binary cache"));
   }
   for (const internal::HandedOffProgram& program : handoff.programs) {
-    RECQ_RETURN_IF_ERROR(state_->programs.StoreFromSource(program));
+    auto warm = [&](cl_program built) {
+      for (const internal::WarmLaunch& launch : program.launches) {
+        RECQ_RETURN_IF_ERROR(RunLaunch(context(), queue(), built, launch));
+      }
+      return absl::OkStatus();
+    };
+    RECQ_RETURN_IF_ERROR(state_->programs.StoreFromSource(program, warm));
   }
   return absl::OkStatus();
 }

@@ -22,6 +22,7 @@
 #include "engine/ops/preprocess.h"
 #include "engine/passes.h"
 #include "engine/precision.h"
+#include "engine/program_merge.h"
 #include "engine/recording_impl.h"
 #include "engine/tuner.h"
 #include "engine/weight_cache.h"
@@ -53,9 +54,11 @@ std::array<size_t, 3> WarmUpGlobal(const Dispatch& dispatch) {
 // WarmLaunchOf is the warm-up's launch of `dispatch` (WarmUp) for a build
 // helper; nullopt when an argument is an image, which a helper does not
 // make.
-std::optional<WarmLaunch> WarmLaunchOf(const DispatchList& list, const Dispatch& dispatch) {
+std::optional<WarmLaunch> WarmLaunchOf(const DispatchList& list,
+                                       const std::vector<std::string>& entry_points,
+                                       const Dispatch& dispatch) {
   WarmLaunch launch;
-  launch.kernel = list.kernels[dispatch.kernel].name;
+  launch.kernel = entry_points[dispatch.kernel];
   launch.work_dim = dispatch.work_dim;
   const std::array<size_t, 3> global = WarmUpGlobal(dispatch);
   std::copy(global.begin(), global.end(), launch.global.begin());
@@ -126,7 +129,7 @@ std::unique_ptr<BuildHelper> StartBuildHelper(EngineState& state,
     const Dispatch& d = state.list.dispatches[di];
     if (!shapes.insert(WarmUpShape(d)).second) continue;
     const size_t r = kernel_request[d.kernel];
-    std::optional<WarmLaunch> launch = WarmLaunchOf(state.list, d);
+    std::optional<WarmLaunch> launch = WarmLaunchOf(state.list, state.entry_points, d);
     if (launch.has_value()) {
       launches[r].push_back(*std::move(launch));
       launch_dispatch[r].push_back(di);
@@ -144,14 +147,16 @@ std::unique_ptr<BuildHelper> StartBuildHelper(EngineState& state,
   if (cold.size() < 2) return nullptr;
   // The program builds are split by source size, largest first, each to
   // the side with less so far; the helper starts two average programs
-  // behind (its process start, its context and the compiler's first use).
-  // The launches are not split: both sides take them until they meet.
+  // behind (its process start, its context and the compiler's first use),
+  // or one where the programs were merged (two, each much larger than a
+  // file's). The launches are not split: both sides take them until they
+  // meet.
   auto bytes = [&](size_t i) { return requests[i].source.size(); };
   std::stable_sort(cold.begin(), cold.end(),
                    [&](size_t a, size_t b) { return bytes(a) > bytes(b); });
   size_t total = 0;
   for (size_t i : cold) total += bytes(i);
-  size_t own = 0, theirs = 2 * total / cold.size();
+  size_t own = 0, theirs = (state.programs_merged ? 1 : 2) * total / cold.size();
   for (size_t i : cold) {
     if (theirs < own) {
       theirs += bytes(i);
@@ -199,33 +204,106 @@ std::unique_ptr<BuildHelper> StartBuildHelper(EngineState& state,
   return *std::move(helper);
 }
 
-// ProgramRequestsOf appends one request per distinct program (source and
-// options) of `kernels` to `*requests`, and each kernel's request index to
-// `*kernel_request`.
-absl::Status ProgramRequestsOf(const std::vector<KernelRef>& kernels,
-                               std::vector<ProgramRequest>* requests,
-                               std::vector<size_t>* kernel_request) {
+// The programs a dispatch list's kernels come from.
+struct ProgramPlan {
+  std::vector<ProgramRequest> requests;
+  std::vector<size_t> kernel_request;     // per kernel: index into requests
+  std::vector<std::string> entry_points;  // per kernel: its name there
+  bool merged = false;                    // a request holds several programs
+  // Per request: the programs merged into it (each a kernel whose file and
+  // options stand for it); empty where it is one program.
+  std::vector<std::vector<size_t>> parts;
+};
+
+// PlanPrograms makes one request per distinct program (file and options)
+// of `kernels`; where `merge`, the library's programs are packed into at
+// most two (MergePrograms), and entry points carry their suffixes.
+absl::StatusOr<ProgramPlan> PlanPrograms(const std::vector<KernelRef>& kernels, bool merge) {
+  ProgramPlan plan;
   absl::flat_hash_map<std::string, size_t> request_of;
+  std::vector<const KernelRef*> distinct;
   for (const KernelRef& ref : kernels) {
-    auto [it, inserted] = request_of.try_emplace(ProgramKey(ref), requests->size());
-    if (inserted) {
-      ProgramRequest request;
-      RECQ_ASSIGN_OR_RETURN(request.source, KernelProgramSource(ref.program));
-      request.options = ref.options;
-      requests->push_back(std::move(request));
-    }
-    kernel_request->push_back(it->second);
+    auto [it, inserted] = request_of.try_emplace(ProgramKey(ref), distinct.size());
+    if (inserted) distinct.push_back(&ref);
+    plan.kernel_request.push_back(it->second);
+    plan.entry_points.push_back(ref.name);
   }
-  return absl::OkStatus();
+  std::vector<MergeInput> inputs;
+  std::vector<size_t> input_of(distinct.size(), SIZE_MAX);
+  if (merge && distinct.size() > 1) {
+    for (size_t i = 0; i < distinct.size(); ++i) {
+      std::optional<absl::string_view> body = LibraryKernelFile(distinct[i]->program);
+      if (!body.has_value()) continue;
+      input_of[i] = inputs.size();
+      inputs.push_back({distinct[i]->program, distinct[i]->options, std::string(*body)});
+    }
+  }
+  MergePlan merged;
+  if (inputs.size() > 1) merged = MergePrograms(inputs, KernelPrelude(), /*max_programs=*/2);
+  // Requests: the merge plan's programs, then the programs left out of it.
+  std::vector<size_t> request_of_distinct(distinct.size());
+  std::vector<size_t> kernel_of_distinct(distinct.size());
+  for (size_t k = kernels.size(); k-- > 0;) kernel_of_distinct[plan.kernel_request[k]] = k;
+  std::vector<size_t> distinct_of_input(inputs.size());
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    if (input_of[i] != SIZE_MAX) distinct_of_input[input_of[i]] = i;
+  }
+  for (const MergedProgram& m : merged.programs) {
+    plan.merged = plan.merged || m.inputs.size() > 1;
+    ProgramRequest request;
+    request.source = m.source;
+    request.options = m.options;
+    plan.requests.push_back(std::move(request));
+    plan.parts.emplace_back();
+    if (m.inputs.size() < 2) continue;
+    for (size_t input : m.inputs) {
+      plan.parts.back().push_back(kernel_of_distinct[distinct_of_input[input]]);
+    }
+  }
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    if (input_of[i] != SIZE_MAX && !merged.programs.empty()) {
+      request_of_distinct[i] = merged.program_of[input_of[i]];
+      continue;
+    }
+    request_of_distinct[i] = plan.requests.size();
+    ProgramRequest request;
+    RECQ_ASSIGN_OR_RETURN(request.source, KernelProgramSource(distinct[i]->program));
+    request.options = distinct[i]->options;
+    plan.requests.push_back(std::move(request));
+    plan.parts.emplace_back();
+  }
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const size_t i = plan.kernel_request[k];
+    if (input_of[i] != SIZE_MAX && !merged.programs.empty()) {
+      absl::StrAppend(&plan.entry_points[k], merged.suffix_of[input_of[i]]);
+    }
+    plan.kernel_request[k] = request_of_distinct[i];
+  }
+  return plan;
 }
 
 // BuildPrograms gets the program of every kernel of the dispatch list from
 // the context's program cache, building the distinct programs in parallel.
-absl::Status BuildPrograms(EngineState& state) {
-  std::vector<ProgramRequest> requests;
-  std::vector<size_t> kernel_request;
-  RECQ_RETURN_IF_ERROR(ProgramRequestsOf(state.list.kernels, &requests, &kernel_request));
-  Log(LogLevel::kInfo, absl::StrCat("compile: ", requests.size(), " programs"));
+absl::Status BuildPrograms(EngineState& state, bool merge) {
+  RECQ_ASSIGN_OR_RETURN(ProgramPlan plan, PlanPrograms(state.list.kernels, /*merge=*/false));
+  // Merged only on a cold start, every program to build from source: a
+  // merged program serves only its own set of programs, while programs
+  // built apart are shared by every compile and process that needs one
+  // (engines of a context, the kernel caches). And only where a build
+  // helper shares the warm-up: a one-shot process, which hands its
+  // binaries to another process that stores the parts apart.
+  if (merge && plan.requests.size() > 1 && BuildHelperFor(*state.context) &&
+      std::all_of(plan.requests.begin(), plan.requests.end(), [&](const ProgramRequest& r) {
+        return state.context->programs.WouldBuildFromSource(r.source, r.options);
+      })) {
+    RECQ_ASSIGN_OR_RETURN(plan, PlanPrograms(state.list.kernels, /*merge=*/true));
+  }
+  std::vector<ProgramRequest>& requests = plan.requests;
+  const std::vector<size_t>& kernel_request = plan.kernel_request;
+  state.entry_points = plan.entry_points;
+  state.programs_merged = plan.merged;
+  Log(LogLevel::kInfo,
+      absl::StrCat("compile: ", requests.size(), " programs", plan.merged ? " (merged)" : ""));
   const auto start = std::chrono::steady_clock::now();
   std::vector<bool> to_helper(requests.size(), false);
   state.build_helper = StartBuildHelper(state, requests, kernel_request, &to_helper);
@@ -247,6 +325,32 @@ absl::Status BuildPrograms(EngineState& state) {
     }
   }
   Log(LogLevel::kInfo, absl::StrCat("compile: programs ready in ", MsSince(start), " ms"));
+  // A merged program is not stored: the programs merged into it are, each
+  // warmed with its own launches (what later compiles look up).
+  std::vector<std::string> names;
+  for (const KernelRef& ref : state.list.kernels) names.push_back(ref.name);
+  for (size_t r = 0; r < requests.size(); ++r) {
+    if (plan.parts[r].empty() || requests[r].origin != ProgramOrigin::kSource) continue;
+    std::vector<HandedOffProgram> parts;
+    for (size_t k : plan.parts[r]) {
+      const KernelRef& ref = state.list.kernels[k];
+      HandedOffProgram part;
+      RECQ_ASSIGN_OR_RETURN(part.source, KernelProgramSource(ref.program));
+      part.options = ref.options;
+      absl::flat_hash_set<std::string> shapes;
+      for (const Dispatch& d : state.list.dispatches) {
+        if (ProgramKey(state.list.kernels[d.kernel]) != ProgramKey(ref) ||
+            !shapes.insert(WarmUpShape(d)).second) {
+          continue;
+        }
+        std::optional<WarmLaunch> launch = WarmLaunchOf(state.list, names, d);
+        if (launch.has_value()) part.launches.push_back(*std::move(launch));
+      }
+      parts.push_back(std::move(part));
+    }
+    state.context->programs.ReplacePendingStore(requests[r].source, requests[r].options,
+                                                std::move(parts));
+  }
   std::vector<std::shared_ptr<const std::string>> sources;
   for (internal::ProgramRequest& r : requests) {
     if (r.origin == internal::ProgramOrigin::kSource) ++state.stats.kernels_built;
@@ -589,18 +693,18 @@ absl::StatusOr<size_t> ProgramsToBuild(const Context& context, const Graph& grap
       RecordingChooser(options.choose_variant, options.choose_kernel,
                        std::make_shared<std::vector<EngineState::VariantChoice>>());
   RECQ_ASSIGN_OR_RETURN(Lowered lowered, Lower(to_lower.graph, to_lower.target));
-  std::vector<ProgramRequest> requests;
-  std::vector<size_t> kernel_request;
-  RECQ_RETURN_IF_ERROR(ProgramRequestsOf(lowered.list.kernels, &requests, &kernel_request));
+  RECQ_ASSIGN_OR_RETURN(
+      ProgramPlan plan,
+      PlanPrograms(lowered.list.kernels, context.state()->programs.BuildCostIsPerProgram()));
   return static_cast<size_t>(
-      std::count_if(requests.begin(), requests.end(), [&](const ProgramRequest& r) {
+      std::count_if(plan.requests.begin(), plan.requests.end(), [&](const ProgramRequest& r) {
         return context.state()->programs.WouldBuildFromSource(r.source, r.options);
       }));
 }
 
 absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(
     const Context& context, const Graph& graph, const EngineOptions& options,
-    std::shared_ptr<WeightCache> weights) {
+    std::shared_ptr<WeightCache> weights, bool merge_programs) {
   auto start = std::chrono::steady_clock::now();
   RECQ_RETURN_IF_ERROR(CheckPrecision(options.precision, context.device_info()));
   RECQ_RETURN_IF_ERROR(CheckTensorsFit(graph, context.device_info()));
@@ -633,7 +737,17 @@ absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(
   state->list = std::move(lowered.list);
   state->stats.intermediate_bytes = lowered.plan.total_bytes;
   state->stats.lower_bound_bytes = lowered.plan.lower_bound_bytes;
-  RECQ_RETURN_IF_ERROR(BuildPrograms(*state));
+  absl::Status built =
+      BuildPrograms(*state, merge_programs && state->context->programs.BuildCostIsPerProgram());
+  if (!built.ok() && state->programs_merged) {
+    // Merging is an optimization: a program it could not merge cleanly
+    // builds apart.
+    Log(LogLevel::kWarning, absl::StrCat("compile: the merged programs do not build (",
+                                         built.ToString(), "); building each apart"));
+    state->build_helper.reset();
+    built = BuildPrograms(*state, /*merge=*/false);
+  }
+  RECQ_RETURN_IF_ERROR(built);
   RECQ_RETURN_IF_ERROR(FinishEngineState(state, options.warm_up));
   state->stats.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

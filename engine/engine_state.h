@@ -36,6 +36,15 @@ struct EngineState {
   // The full source each kernel's program was built from (shared between
   // the kernels of one program), for Engine::Serialize.
   std::vector<std::shared_ptr<const std::string>> kernel_sources;
+  // Each kernel's name in its program: KernelRef::name, with a suffix
+  // where the program was merged (engine/program_merge.h).
+  std::vector<std::string> entry_points;  // empty: every KernelRef::name
+  const std::string& EntryPoint(size_t kernel) const {
+    return entry_points.empty() ? list.kernels[kernel].name : entry_points[kernel];
+  }
+  // Some program holds kernels of several library programs: Engine::Serialize
+  // writes a twin compiled without merging, whose programs are the files'.
+  bool programs_merged = false;
   std::vector<cl::UniqueMem> constants;        // per DispatchList::constants entry, read-only
   std::vector<std::vector<ArgUse>> slot_uses;  // per slot
   std::vector<BindingInfo> inputs;
@@ -76,9 +85,11 @@ struct EngineState {
 // CompileEngineState is Engine::Compile's work: passes, lowering, programs
 // (built in parallel), weights, and the warm-up run. With `weights`, the
 // constants' buffers come from that cache (shared with other engines).
+// `merge_programs` false builds each library program alone, where the
+// device would have them merged (PoCL).
 [[nodiscard]] absl::StatusOr<std::shared_ptr<EngineState>> CompileEngineState(
     const Context& context, const Graph& graph, const EngineOptions& options,
-    std::shared_ptr<WeightCache> weights = nullptr);
+    std::shared_ptr<WeightCache> weights = nullptr, bool merge_programs = true);
 
 // FinishEngineState uploads the weights, indexes the slots, fills the
 // stats that follow from the dispatch list and, when `warm_up`, runs every

@@ -39,6 +39,18 @@ absl::StatusOr<std::string> KernelProgramSource(absl::string_view file) {
   return absl::StrCat(common, "\n#line 1\n", source);
 }
 
+std::optional<absl::string_view> LibraryKernelFile(absl::string_view file) {
+  if (file == "common.cl") return std::nullopt;
+  const char* source = Find(file);
+  if (source == nullptr) return std::nullopt;
+  return absl::string_view(source);
+}
+
+absl::string_view KernelPrelude() {
+  const char* common = Find("common.cl");
+  return common == nullptr ? absl::string_view() : absl::string_view(common);
+}
+
 std::string KernelLibraryText() {
   std::string text;
   for (size_t i = 0; i < kEmbeddedKernelFileCount; ++i) {

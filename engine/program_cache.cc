@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <thread>
@@ -283,7 +284,13 @@ absl::Status ProgramCache::GetOrBuildAll(absl::Span<ProgramRequest> requests, un
 
 void ProgramCache::StorePending(Entry& entry) {
   std::lock_guard<std::mutex> lock(entry.mu);
-  if (!entry.pending_store.has_value() || entry.program == nullptr) return;
+  if (!entry.pending_store.has_value()) return;
+  if (entry.program == nullptr) {  // a merged program's part (ReplacePendingStore)
+    if (entry.pending_source.has_value()) StoreFromSource(*entry.pending_source).IgnoreError();
+    entry.pending_store.reset();
+    entry.pending_source.reset();
+    return;
+  }
   absl::StatusOr<std::vector<uint8_t>> binary = ProgramBinary(entry.program->get(), device_);
   // A failed store is counted by the cache and otherwise ignored.
   if (binary.ok()) disk_->Store(*entry.pending_store, *binary).IgnoreError();
@@ -308,7 +315,37 @@ std::vector<HandedOffProgram> ProgramCache::TakePending() {
   return out;
 }
 
-absl::Status ProgramCache::StoreFromSource(const HandedOffProgram& program) {
+void ProgramCache::ReplacePendingStore(absl::string_view source,
+                                       absl::Span<const std::string> options,
+                                       std::vector<HandedOffProgram> parts) {
+  const std::string key = MemoryKey(Sorted(options), source);
+  std::shared_ptr<Entry> merged;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = programs_.find(key);
+    if (it != programs_.end()) merged = it->second;
+  }
+  if (merged != nullptr) {
+    std::lock_guard<std::mutex> lock(merged->mu);
+    if (!merged->pending_store.has_value()) return;  // not built from source here
+    merged->pending_store.reset();
+    merged->pending_source.reset();
+  }
+  if (disk_ == nullptr) return;
+  for (HandedOffProgram& part : parts) {
+    std::sort(part.options.begin(), part.options.end());
+    absl::StatusOr<BinaryCacheKey> k = MakeBinaryCacheKey(part.source, part.options, *device_info_);
+    if (!k.ok()) continue;
+    auto entry = std::make_shared<Entry>();  // no program: built from source when stored
+    entry->pending_store = *k;
+    entry->pending_source = std::move(part);
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.push_back(std::move(entry));
+  }
+}
+
+absl::Status ProgramCache::StoreFromSource(const HandedOffProgram& program,
+                                           const std::function<absl::Status(cl_program)>& warm) {
   if (disk_ == nullptr) {
     return absl::FailedPreconditionError(
         "storing a program binary needs a binary cache; it is off");
@@ -320,11 +357,19 @@ absl::Status ProgramCache::StoreFromSource(const HandedOffProgram& program) {
   if (disk_->Load(key).has_value()) return absl::OkStatus();  // stored meanwhile
   RECQ_ASSIGN_OR_RETURN(cl::UniqueProgram built, BuildFromSource(context_, device_, program.source,
                                                                  absl::StrJoin(sorted, " ")));
+  // The launches compile what the driver compiles lazily (PoCL's
+  // work-group functions), so that the binary holds them.
+  if (warm) RECQ_RETURN_IF_ERROR(warm(built.get()));
   RECQ_ASSIGN_OR_RETURN(std::vector<uint8_t> binary, ProgramBinary(built.get(), device_));
   return disk_->Store(key, binary);
 }
 
 bool ProgramCache::SerializingIsCheap() const { return !IsPocl(); }
+
+bool ProgramCache::BuildCostIsPerProgram() const {
+  const char* env = std::getenv("RECQ_MERGE_PROGRAMS");
+  return IsPocl() && !(env != nullptr && absl::string_view(env) == "off");
+}
 
 void ProgramCache::WriterLoop() {
 #ifdef __linux__

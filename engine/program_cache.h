@@ -10,6 +10,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -122,7 +123,17 @@ class ProgramCache {
   // StoreFromSource builds `program` from source and stores its binary in
   // the disk cache, unless an entry for it is there already. Build and disk
   // errors are returned; with no disk cache it is FailedPrecondition.
-  [[nodiscard]] absl::Status StoreFromSource(const HandedOffProgram& program);
+  [[nodiscard]] absl::Status StoreFromSource(
+      const HandedOffProgram& program,
+      const std::function<absl::Status(cl_program)>& warm = nullptr);
+
+  // ReplacePendingStore: the program built from `source` and `options` (a
+  // merged one, engine/program_merge.h) is not stored; `parts`, the
+  // programs merged into it, are instead, each built from its own source
+  // (by FlushPendingBinaries, or by the process a hand-off goes to, which
+  // runs their launches first).
+  void ReplacePendingStore(absl::string_view source, absl::Span<const std::string> options,
+                           std::vector<HandedOffProgram> parts);
 
   // SerializingIsCheap is false where a binary query compiles code (PoCL).
   bool SerializingIsCheap() const;
@@ -131,6 +142,12 @@ class ProgramCache {
   // time per process (PoCL: one compiler lock), so that only another
   // process builds in parallel.
   bool BuildsOneAtATime() const { return IsPocl(); }
+
+  // BuildCostIsPerProgram is true where each program built from source
+  // costs much beyond its size (PoCL: the OpenCL C header, common.cl and
+  // the kernel library again), so that compiles merge programs
+  // (engine/program_merge.h). $RECQ_MERGE_PROGRAMS=off makes it false.
+  bool BuildCostIsPerProgram() const;
 
   // WouldBuildFromSource tells whether GetOrBuild of `source` and `options`
   // would compile from source: it is neither built in this context nor in

@@ -39,6 +39,10 @@ cl_program RecordingResources::program(size_t kernel) const {
   return engine_->programs[kernel]->get();
 }
 
+const std::string& RecordingResources::entry_point(size_t kernel) const {
+  return engine_->EntryPoint(kernel);
+}
+
 absl::StatusOr<cl::UniqueMem> CreateSlotMemory(cl_context context, const Slot& slot,
                                                bool placeholder) {
   cl_int err = CL_SUCCESS;
@@ -116,11 +120,12 @@ absl::Status RecordingResources::SetArg(cl_kernel kernel, cl_uint index, const D
 absl::StatusOr<cl::UniqueKernel> RecordingResources::CreateKernel(
     size_t d, absl::Span<const SlotMemory> slot_mems) const {
   const Dispatch& dispatch = engine_->list.dispatches[d];
-  const KernelRef& ref = engine_->list.kernels[dispatch.kernel];
   cl_int err = CL_SUCCESS;
   cl::UniqueKernel kernel(
-      clCreateKernel(engine_->programs[dispatch.kernel]->get(), ref.name.c_str(), &err));
-  RECQ_RETURN_IF_ERROR(cl::CheckCl(err, absl::StrCat("clCreateKernel(", ref.name, ")")));
+      clCreateKernel(engine_->programs[dispatch.kernel]->get(),
+                     engine_->EntryPoint(static_cast<size_t>(dispatch.kernel)).c_str(), &err));
+  RECQ_RETURN_IF_ERROR(
+      cl::CheckCl(err, absl::StrCat("clCreateKernel(", engine_->EntryPoint(dispatch.kernel), ")")));
   for (size_t i = 0; i < dispatch.args.size(); ++i) {
     absl::Status status =
         SetArg(kernel.get(), static_cast<cl_uint>(i), dispatch.args[i], slot_mems);

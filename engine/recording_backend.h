@@ -99,8 +99,10 @@ class RecordingResources {
   const DispatchList& list() const;
   // Where slot `slot` is used: each (dispatch, argument) it is bound to.
   absl::Span<const ArgUse> slot_uses(size_t slot) const;
-  // The built program of list().kernels[kernel].
+  // The built program of list().kernels[kernel], and the kernel's name in
+  // it (KernelRef::name, with a suffix where programs were merged).
   cl_program program(size_t kernel) const;
+  const std::string& entry_point(size_t kernel) const;
 
   // CreateKernel returns a new kernel object for dispatch `d` with every
   // argument set; slot arguments get `slot_mems[slot]`, or NULL when

@@ -207,6 +207,10 @@ int main(int argc, char** argv) {
   std::string command = args[1];
   // Every Compile of the process reads it (EngineOptions::fuse_elementwise).
   if (!absl::GetFlag(FLAGS_fusion)) setenv("RECQ_FUSION", "off", 1);
+  // An engine file stores each program of the kernel library apart: `build`
+  // compiles them apart from the start, instead of merging them (PoCL,
+  // engine/program_merge.h) and compiling again to write the file.
+  if (command == "build") setenv("RECQ_MERGE_PROGRAMS", "off", 1);
   // Progress (compiles, warm-up, measuring) on one rewritten line, only when
   // stderr is a terminal.
   recq::tools::StatusLine status_line(recq::tools::StderrIsTerminal());

@@ -19,10 +19,10 @@ class UnrecordedRunner final : public RecordingBackend {
     const DispatchList& list = res_.list();
     for (size_t d = 0; d < list.dispatches.size(); ++d) {
       cl_int err = CL_SUCCESS;
-      const KernelRef& ref = list.kernels[list.dispatches[d].kernel];
-      cl::UniqueKernel kernel(
-          clCreateKernel(res_.program(list.dispatches[d].kernel), ref.name.c_str(), &err));
-      RECQ_RETURN_IF_ERROR(cl::CheckCl(err, absl::StrCat("clCreateKernel(", ref.name, ")")));
+      const size_t k = static_cast<size_t>(list.dispatches[d].kernel);
+      const std::string& name = res_.entry_point(k);
+      cl::UniqueKernel kernel(clCreateKernel(res_.program(k), name.c_str(), &err));
+      RECQ_RETURN_IF_ERROR(cl::CheckCl(err, absl::StrCat("clCreateKernel(", name, ")")));
       kernels_.push_back(std::move(kernel));
     }
     return absl::OkStatus();

@@ -14,6 +14,7 @@
 #include "engine/engine_file/pocl_binary.h"
 #include "engine/program_cache.h"
 #include "recq/onnx.h"
+#include "recq/op_registry.h"
 #include "recq/status_macros.h"
 
 namespace recq {
@@ -22,7 +23,50 @@ namespace {
 namespace pb = ::recq::engine_file;
 }  // namespace
 
+// UnmergedTwin compiles the engine of `state` again with each library
+// program built apart, replaying its kernel-variant choices, for the
+// engine-file writer: a file holds the library's programs as they are,
+// since its loader checks the stored kernels against a fresh lowering,
+// which does not merge, and the twin's warm-up puts the work-group
+// functions of its launches into the programs' binaries.
+absl::StatusOr<std::shared_ptr<EngineState>> UnmergedTwin(const EngineState& state) {
+  EngineOptions options = state.options;
+  options.choose_variant = nullptr;
+  auto choices = std::make_shared<std::vector<EngineState::VariantChoice>>(state.variant_choices);
+  auto next = std::make_shared<size_t>(0);
+  options.choose_kernel = [choices, next](const Node& node, const LoweringContext&,
+                                          absl::Span<const size_t> fitting) -> KernelChoice {
+    if (*next < choices->size() && (*choices)[*next].node == node.name) {
+      const EngineState::VariantChoice& c = (*choices)[(*next)++];
+      absl::StatusOr<KernelParams> params = ParseKernelParams(c.params);
+      if (params.ok() && std::find(fitting.begin(), fitting.end(), c.variant) != fitting.end()) {
+        return KernelChoice{c.variant, *std::move(params)};
+      }
+    }
+    return KernelChoice{fitting[0], {}};
+  };
+  options.warm_up = true;
+  RECQ_ASSIGN_OR_RETURN(std::shared_ptr<EngineState> twin,
+                        CompileEngineState(state.public_context, state.source_graph, options,
+                                           state.weight_cache, /*merge_programs=*/false));
+  if (twin->variant_choices.size() != state.variant_choices.size()) {
+    return absl::InternalError(
+        absl::StrCat("Engine::Serialize: compiling the engine with unmerged programs chose ",
+                     twin->variant_choices.size(), " kernel variants instead of ",
+                     state.variant_choices.size()));
+  }
+  twin->options = state.options;
+  twin->graph_onnx = state.graph_onnx;
+  twin->graph_missing_reason = state.graph_missing_reason;
+  twin->stats.origin = state.stats.origin;
+  return twin;
+}
+
 absl::StatusOr<std::string> SerializeEngineState(const EngineState& state) {
+  if (state.programs_merged) {
+    RECQ_ASSIGN_OR_RETURN(std::shared_ptr<EngineState> twin, UnmergedTwin(state));
+    return SerializeEngineState(*twin);
+  }
   pb::EngineFile f;
   f.set_producer("recq");
   const DeviceInfo& info = state.context->info;
