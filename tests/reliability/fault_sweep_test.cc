@@ -20,7 +20,11 @@
 //     the clean outputs again (checked after every faulted run).
 // RECQ_FAULT_SWEEP=full runs every pair; otherwise a deterministic sample
 // (the first and last call of every entry point plus every k-th pair, k = 37
-// or RECQ_FAULT_SWEEP=<k>) runs.
+// or RECQ_FAULT_SWEEP=<k>) runs. RECQ_FAULT_SWEEP_PART=i/n runs every n-th
+// of those pairs from the i-th (i from 0): ctest runs the sweep as two such
+// parts side by side.
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -243,6 +247,12 @@ void FaultSweepTest::Sweep() {
                         ? static_cast<size_t>(std::atoll(std::getenv("RECQ_FAULT_SWEEP_TO")))
                         : SIZE_MAX;
   const bool verbose = std::getenv("RECQ_FAULT_SWEEP_VERBOSE") != nullptr;
+  size_t part = 0, parts = 1;
+  if (const char* p = std::getenv("RECQ_FAULT_SWEEP_PART")) {
+    ASSERT_EQ(std::sscanf(p, "%zu/%zu", &part, &parts), 2) << "RECQ_FAULT_SWEEP_PART=" << p;
+    ASSERT_TRUE(parts >= 1 && part < parts) << "RECQ_FAULT_SWEEP_PART=" << p;
+  }
+  size_t chosen = 0;  // pairs the sample (and any FROM/TO, ONLY) took so far
   const bool full = (mode != nullptr && std::string(mode) == "full") || only != nullptr;
   // Sample: call 1 and the last call of every entry point, plus every
   // `stride`-th pair of the whole matrix (deterministic). RECQ_FAULT_SWEEP=<n>
@@ -260,6 +270,7 @@ void FaultSweepTest::Sweep() {
       const std::string spec = absl::StrCat(entry, ":", n, ":CL_OUT_OF_RESOURCES");
       if (only != nullptr && spec.rfind(only, 0) != 0) continue;
       if (index < from || index >= to) continue;
+      if (chosen++ % parts != part) continue;
       ++ran;
       if (verbose) std::fprintf(stderr, "sweep %zu %s\n", index, spec.c_str());
       const std::map<std::string, uint64_t> before = layer_.LiveObjects();
