@@ -693,9 +693,8 @@ absl::StatusOr<size_t> ProgramsToBuild(const Context& context, const Graph& grap
       RecordingChooser(options.choose_variant, options.choose_kernel,
                        std::make_shared<std::vector<EngineState::VariantChoice>>());
   RECQ_ASSIGN_OR_RETURN(Lowered lowered, Lower(to_lower.graph, to_lower.target));
-  RECQ_ASSIGN_OR_RETURN(
-      ProgramPlan plan,
-      PlanPrograms(lowered.list.kernels, context.state()->programs.BuildCostIsPerProgram()));
+  // Programs apart: what the binary cache holds (a merged one never is).
+  RECQ_ASSIGN_OR_RETURN(ProgramPlan plan, PlanPrograms(lowered.list.kernels, /*merge=*/false));
   return static_cast<size_t>(
       std::count_if(plan.requests.begin(), plan.requests.end(), [&](const ProgramRequest& r) {
         return context.state()->programs.WouldBuildFromSource(r.source, r.options);
