@@ -240,29 +240,28 @@ absl::StatusOr<ProgramPlan> PlanPrograms(const std::vector<KernelRef>& kernels, 
   }
   MergePlan merged;
   if (inputs.size() > 1) merged = MergePrograms(inputs, KernelPrelude(), /*max_programs=*/2);
-  // Requests: the merge plan's programs, then the programs left out of it.
-  std::vector<size_t> request_of_distinct(distinct.size());
+  // Per distinct program: the merged program that holds it, if any.
+  std::vector<size_t> merged_into(distinct.size(), MergePlan::kNotMerged);
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    if (input_of[i] != SIZE_MAX && !merged.program_of.empty()) {
+      merged_into[i] = merged.program_of[input_of[i]];
+    }
+  }
+  // Requests: the merged programs, then the programs left out of them.
   std::vector<size_t> kernel_of_distinct(distinct.size());
   for (size_t k = kernels.size(); k-- > 0;) kernel_of_distinct[plan.kernel_request[k]] = k;
-  std::vector<size_t> distinct_of_input(inputs.size());
-  for (size_t i = 0; i < distinct.size(); ++i) {
-    if (input_of[i] != SIZE_MAX) distinct_of_input[input_of[i]] = i;
-  }
+  plan.parts.resize(merged.programs.size());
   for (const MergedProgram& m : merged.programs) {
-    plan.merged = plan.merged || m.inputs.size() > 1;
     ProgramRequest request;
     request.source = m.source;
     request.options = m.options;
     plan.requests.push_back(std::move(request));
-    plan.parts.emplace_back();
-    if (m.inputs.size() < 2) continue;
-    for (size_t input : m.inputs) {
-      plan.parts.back().push_back(kernel_of_distinct[distinct_of_input[input]]);
-    }
   }
+  std::vector<size_t> request_of_distinct(distinct.size());
   for (size_t i = 0; i < distinct.size(); ++i) {
-    if (input_of[i] != SIZE_MAX && !merged.programs.empty()) {
-      request_of_distinct[i] = merged.program_of[input_of[i]];
+    if (merged_into[i] != MergePlan::kNotMerged) {
+      request_of_distinct[i] = merged_into[i];
+      plan.parts[merged_into[i]].push_back(kernel_of_distinct[i]);
       continue;
     }
     request_of_distinct[i] = plan.requests.size();
@@ -272,9 +271,10 @@ absl::StatusOr<ProgramPlan> PlanPrograms(const std::vector<KernelRef>& kernels, 
     plan.requests.push_back(std::move(request));
     plan.parts.emplace_back();
   }
+  plan.merged = !merged.programs.empty();
   for (size_t k = 0; k < kernels.size(); ++k) {
     const size_t i = plan.kernel_request[k];
-    if (input_of[i] != SIZE_MAX && !merged.programs.empty()) {
+    if (merged_into[i] != MergePlan::kNotMerged) {
       absl::StrAppend(&plan.entry_points[k], merged.suffix_of[input_of[i]]);
     }
     plan.kernel_request[k] = request_of_distinct[i];

@@ -181,7 +181,7 @@ std::vector<std::string> DefinedMacros(absl::string_view source) {
 MergePlan MergePrograms(const std::vector<MergeInput>& inputs, absl::string_view common,
                         size_t max_programs) {
   MergePlan plan;
-  plan.program_of.assign(inputs.size(), 0);
+  plan.program_of.assign(inputs.size(), MergePlan::kNotMerged);
   plan.suffix_of.assign(inputs.size(), "");
   std::set<std::string> common_macros;
   for (std::string& m : DefinedMacros(common)) common_macros.insert(std::move(m));
@@ -199,11 +199,6 @@ MergePlan MergePrograms(const std::vector<MergeInput>& inputs, absl::string_view
     i = j;
   }
 
-  auto alone = [&](size_t i) {
-    plan.program_of[i] = plan.programs.size();
-    plan.programs.push_back(
-        {absl::StrCat(common, "\n#line 1\n", inputs[i].body), inputs[i].options, {i}});
-  };
   // Mergeable inputs, grouped by the options common.cl reads.
   std::map<std::vector<std::string>, std::vector<size_t>> groups;
   std::vector<std::vector<std::string>> names(inputs.size()), macros(inputs.size());
@@ -220,15 +215,9 @@ MergePlan MergePrograms(const std::vector<MergeInput>& inputs, absl::string_view
     }
     macros[i] = DefinedMacros(inputs[i].body);
     for (const std::string& m : macros[i]) mergeable = mergeable && !common_macros.count(m);
-    if (!mergeable) {
-      alone(i);
-      continue;
-    }
+    if (!mergeable) continue;
     std::optional<std::vector<std::string>> defined = DefinedNames(inputs[i].body);
-    if (!defined.has_value()) {
-      alone(i);
-      continue;
-    }
+    if (!defined.has_value()) continue;
     // A name the file also #defines is the macro's business.
     for (std::string& n : *defined) {
       if (!std::binary_search(macros[i].begin(), macros[i].end(), n)) names[i].push_back(n);
@@ -252,11 +241,8 @@ MergePlan MergePrograms(const std::vector<MergeInput>& inputs, absl::string_view
       bytes[b] += inputs[i].body.size();
     }
     for (std::vector<size_t>& bin : bins) {
+      if (bin.size() < 2) continue;
       std::sort(bin.begin(), bin.end());  // the inputs' order: deterministic sources
-      if (bin.size() == 1) {
-        alone(bin[0]);
-        continue;
-      }
       MergedProgram merged;
       merged.options = shared;
       merged.inputs = bin;

@@ -36,9 +36,9 @@ struct MergeInput {
   std::string body;                  // the file's source, without common.cl
 };
 
-// One program after merging: its full source (common.cl included), its
-// build options, and the inputs it holds (indices into MergePrograms'
-// `inputs`).
+// One merged program: its full source (common.cl included), its build
+// options, and the inputs it holds (indices into MergePrograms' `inputs`,
+// two or more).
 struct MergedProgram {
   std::string source;
   std::vector<std::string> options;
@@ -47,18 +47,20 @@ struct MergedProgram {
 
 struct MergePlan {
   std::vector<MergedProgram> programs;
-  // Per input: the program that holds it, and the suffix its defined
-  // names (its kernels' entry points included) carry there ("" if none).
+  // Per input: the merged program that holds it (kNotMerged: none, the
+  // input is built as it is), and the suffix its defined names (its
+  // kernels' entry points included) carry there.
+  static constexpr size_t kNotMerged = static_cast<size_t>(-1);
   std::vector<size_t> program_of;
   std::vector<std::string> suffix_of;
 };
 
 // MergePrograms packs `inputs` into at most `max_programs` programs
 // (balanced by source size), given the prelude `common` (common.cl) that
-// each input's full source starts with. An input stays a program of its
-// own, unchanged, when an option is not a -D, when the file defines a macro
-// that common.cl defines too, when DefinedNames cannot tell what it
-// defines, or when it would be alone in its program.
+// each input's full source starts with. An input is left out (kNotMerged)
+// when an option is not a -D, when the file defines a macro that common.cl
+// defines too, when DefinedNames cannot tell what it defines, or when it
+// would be alone in its program.
 // Inputs are merged only with inputs whose options that common.cl reads
 // (RECQ_T, the precision's) are the same.
 MergePlan MergePrograms(const std::vector<MergeInput>& inputs, absl::string_view common,
