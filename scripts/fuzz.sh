@@ -23,7 +23,8 @@ build_dir=${RECQ_BUILD_DIR:-build-asan}
 source scripts/sanitizers/configure.sh
 configure_sanitized asan "$build_dir"
 cmake --build "$build_dir" -j"${RECQ_JOBS:-$(nproc)}" --target onnx_fuzzer engine_file_fuzzer
-export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"
+# intercept_tls_get_addr=0: see scripts/sanitize.sh.
+export ASAN_OPTIONS="detect_leaks=1:intercept_tls_get_addr=0:halt_on_error=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 for target in onnx_fuzzer engine_file_fuzzer; do
   corpus=$build_dir/corpus/$target
