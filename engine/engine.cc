@@ -559,11 +559,16 @@ absl::Status WarmUp(const std::shared_ptr<EngineState>& state) {
 
 namespace {
 
+// A dispatch's CL_PROFILING_COMMAND_START and _END, in ns.
+struct DispatchSpan {
+  cl_ulong start = 0, end = 0;
+};
+
 // ProfileDispatches runs every dispatch once on a new profiling queue of the
 // engine's context with `slot_mems` bound, waits, and returns each one's
-// device time (CL_PROFILING_COMMAND_END - START) in milliseconds.
-absl::StatusOr<std::vector<double>> ProfileDispatches(std::shared_ptr<const EngineState> engine,
-                                                      absl::Span<const SlotMemory> slot_mems) {
+// start and end on the device's clock.
+absl::StatusOr<std::vector<DispatchSpan>> ProfileDispatches(
+    std::shared_ptr<const EngineState> engine, absl::Span<const SlotMemory> slot_mems) {
   RECQ_ASSIGN_OR_RETURN(RecordingResources res, RecordingResources::Create(engine));
   const ContextState& ctx = *engine->context;
   cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
@@ -587,19 +592,28 @@ absl::StatusOr<std::vector<double>> ProfileDispatches(std::shared_ptr<const Engi
   const absl::Status drained = cl::DrainQueue(queue.get());
   RECQ_RETURN_IF_ERROR(enqueued);
   RECQ_RETURN_IF_ERROR(drained);
-  std::vector<double> ms;
+  std::vector<DispatchSpan> spans;
   for (const cl::UniqueEvent& event : events) {
-    cl_ulong start = 0, end = 0;
+    DispatchSpan span;
     RECQ_RETURN_IF_ERROR(
-        cl::CheckCl(clGetEventProfilingInfo(event.get(), CL_PROFILING_COMMAND_START, sizeof(start),
-                                            &start, nullptr),
-                    "clGetEventProfilingInfo"));
-    RECQ_RETURN_IF_ERROR(cl::CheckCl(
-        clGetEventProfilingInfo(event.get(), CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr),
-        "clGetEventProfilingInfo"));
-    ms.push_back(static_cast<double>(end - start) * 1e-6);
+        cl::CheckCl(clGetEventProfilingInfo(event.get(), CL_PROFILING_COMMAND_START,
+                                            sizeof(span.start), &span.start, nullptr),
+                    "clGetEventProfilingInfo(CL_PROFILING_COMMAND_START)"));
+    RECQ_RETURN_IF_ERROR(cl::CheckCl(clGetEventProfilingInfo(event.get(), CL_PROFILING_COMMAND_END,
+                                                             sizeof(span.end), &span.end, nullptr),
+                                     "clGetEventProfilingInfo(CL_PROFILING_COMMAND_END)"));
+    spans.push_back(span);
   }
-  return ms;
+  return spans;
+}
+
+// WorkGroups is how many work-groups `d` launches; 0 where the driver picks
+// its local size.
+size_t WorkGroups(const Dispatch& d) {
+  if (!d.has_local()) return 0;
+  size_t groups = 1;
+  for (cl_uint i = 0; i < d.work_dim; ++i) groups *= (d.global[i] + d.local[i] - 1) / d.local[i];
+  return groups;
 }
 
 }  // namespace
@@ -862,11 +876,19 @@ std::vector<std::string> Engine::DispatchLabels() const {
 absl::StatusOr<std::vector<DispatchProfile>> Engine::Profile(const Bindings& bindings) const {
   std::vector<internal::SlotMemory> slot_mems;
   RECQ_RETURN_IF_ERROR(internal::ResolveBindings(*state_, bindings, slot_mems));
-  RECQ_ASSIGN_OR_RETURN(std::vector<double> ms, internal::ProfileDispatches(state_, slot_mems));
+  RECQ_ASSIGN_OR_RETURN(std::vector<internal::DispatchSpan> spans,
+                        internal::ProfileDispatches(state_, slot_mems));
   std::vector<DispatchProfile> profile;
-  for (size_t d = 0; d < ms.size(); ++d) {
+  for (size_t d = 0; d < spans.size(); ++d) {
     const internal::Dispatch& dispatch = state_->list.dispatches[d];
-    profile.push_back({dispatch.label, ms[d], dispatch.flops, dispatch.bytes});
+    DispatchProfile& p = profile.emplace_back();
+    p.label = dispatch.label;
+    p.device_ms = static_cast<double>(spans[d].end - spans[d].start) * 1e-6;
+    p.flops = dispatch.flops;
+    p.bytes = dispatch.bytes;
+    p.work_groups = internal::WorkGroups(dispatch);
+    // Signed: a driver's clock need not order commands that it ran at once.
+    p.start_ms = static_cast<double>(static_cast<int64_t>(spans[d].start - spans[0].start)) * 1e-6;
   }
   return profile;
 }

@@ -2,6 +2,8 @@
 
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -29,6 +31,7 @@
 #include "tools/latency_stats.h"
 #include "tools/onnx_commands.h"
 #include "tools/random_input.h"
+#include "tools/roofline.h"
 #include "tools/status_line.h"
 #include "tools/write_file.h"
 
@@ -53,7 +56,18 @@ absl::Status ClCall(cl_int err, const char* call) {
 struct Phase {
   std::vector<std::vector<double>> latency_ms;  // per stream
   double wall_s = 0;
+  // The process's CPU time (user + system, every thread: the driver's
+  // included, PoCL's device threads too) over the phase.
+  double cpu_s = 0;
 };
+
+// ProcessCpuSeconds is the process's user + system time so far.
+double ProcessCpuSeconds() {
+  rusage u{};
+  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) * 1e-6; };
+  return seconds(u.ru_utime) + seconds(u.ru_stime);
+}
 
 // Run for `seconds`, or exactly `iterations` inferences when > 0.
 struct PhaseLimit {
@@ -138,6 +152,7 @@ absl::StatusOr<Phase> RunPhase(StreamPool& pool, const std::string& mode, const 
   std::atomic<bool> stop{false};
   std::atomic<size_t> running{0};
   std::vector<absl::Status> results(n);
+  const double cpu_start = ProcessCpuSeconds();
   const Clock::time_point start = Clock::now();
   Ticket ticket(limit, start);
   std::vector<std::thread> threads;
@@ -173,6 +188,7 @@ absl::StatusOr<Phase> RunPhase(StreamPool& pool, const std::string& mode, const 
   }
   for (std::thread& t : threads) t.join();
   phase.wall_s = Seconds(Clock::now() - start);
+  phase.cpu_s = ProcessCpuSeconds() - cpu_start;
   line.Clear();
   for (const absl::Status& s : results) RECQ_RETURN_IF_ERROR(s);
   return phase;
@@ -182,21 +198,38 @@ absl::StatusOr<Phase> RunPhase(StreamPool& pool, const std::string& mode, const 
 struct DispatchTimes {
   std::string label;
   double mean_ms = 0, min_ms = 0;
+  size_t work_groups = 0;  // 0: the driver chose the local size
 };
 constexpr int kProfileRuns = 10;
 
-absl::StatusOr<std::vector<DispatchTimes>> ProfileDispatches(StreamPool::Stream& s) {
-  std::vector<DispatchTimes> out;
+// A device's profile: each dispatch's times, and how the runs used the
+// compute units (tools::SummarizeOccupancy; the gaps are means over runs).
+struct DeviceProfile {
+  std::vector<DispatchTimes> dispatches;
+  tools::ProfileOccupancy occupancy;
+};
+
+absl::StatusOr<DeviceProfile> ProfileDispatches(StreamPool::Stream& s) {
+  DeviceProfile out;
+  std::vector<DispatchTimes>& times = out.dispatches;
+  const uint32_t units = s.engine().context().device_info().compute_units;
+  double gaps_ms = 0, span_ms = 0;
   for (int run = 0; run < kProfileRuns; ++run) {
     RECQ_ASSIGN_OR_RETURN(std::vector<DispatchProfile> p, s.engine().Profile(s.bindings()));
-    if (out.empty()) {
-      for (const DispatchProfile& d : p) out.push_back({d.label, 0, d.device_ms});
+    if (times.empty()) {
+      for (const DispatchProfile& d : p) times.push_back({d.label, 0, d.device_ms, d.work_groups});
     }
-    for (size_t i = 0; i < p.size() && i < out.size(); ++i) {
-      out[i].mean_ms += p[i].device_ms / kProfileRuns;
-      out[i].min_ms = std::min(out[i].min_ms, p[i].device_ms);
+    for (size_t i = 0; i < p.size() && i < times.size(); ++i) {
+      times[i].mean_ms += p[i].device_ms / kProfileRuns;
+      times[i].min_ms = std::min(times[i].min_ms, p[i].device_ms);
     }
+    const tools::ProfileOccupancy o = tools::SummarizeOccupancy(p, units);
+    if (run == 0) out.occupancy = o;
+    gaps_ms += o.gaps_ms / kProfileRuns;
+    span_ms += o.span_ms / kProfileRuns;
   }
+  out.occupancy.gaps_ms = gaps_ms;
+  out.occupancy.span_ms = span_ms;
   return out;
 }
 
@@ -385,19 +418,26 @@ absl::Status BenchCommand(const BenchOptions& options) {
   }
   std::printf("throughput: %.1f inferences/s over %.2f s (%s)\n", throughput, phase.wall_s,
               by_device.c_str());
+  // On a CPU device this is how many cores the runs kept busy; on a GPU, the
+  // host's cost of driving it.
+  std::printf(
+      "host CPU: %.2f s over %.2f s, %.2f of %u hardware threads busy, %.3f ms per "
+      "inference\n",
+      phase.cpu_s, phase.wall_s, phase.cpu_s / phase.wall_s, std::thread::hardware_concurrency(),
+      1e3 * phase.cpu_s / static_cast<double>(std::max<size_t>(stats.count, 1)));
 
-  std::vector<std::vector<DispatchTimes>> profiles;
+  std::vector<DeviceProfile> profiles;
   if (options.profile) {
     for (size_t d = 0; d < num_devices; ++d) {
       line.Update(absl::StrFormat("profiling device %zu", d));
-      RECQ_ASSIGN_OR_RETURN(std::vector<DispatchTimes> p, ProfileDispatches(pool->stream(d)));
+      RECQ_ASSIGN_OR_RETURN(DeviceProfile p, ProfileDispatches(pool->stream(d)));
       profiles.push_back(std::move(p));
     }
     line.Clear();
     for (size_t d = 0; d < profiles.size(); ++d) {
       double total = 0;
-      for (const DispatchTimes& t : profiles[d]) total += t.mean_ms;
-      std::vector<DispatchTimes> slowest = profiles[d];
+      for (const DispatchTimes& t : profiles[d].dispatches) total += t.mean_ms;
+      std::vector<DispatchTimes> slowest = profiles[d].dispatches;
       std::sort(slowest.begin(), slowest.end(), [](const DispatchTimes& a, const DispatchTimes& b) {
         return a.mean_ms > b.mean_ms;
       });
@@ -405,10 +445,15 @@ absl::Status BenchCommand(const BenchOptions& options) {
       std::printf(
           "profile device %zu (mean of %d op-by-op runs): %.3f ms device time in %zu "
           "dispatches; slowest:",
-          d, kProfileRuns, total, profiles[d].size());
+          d, kProfileRuns, total, profiles[d].dispatches.size());
       for (const DispatchTimes& t : slowest)
         std::printf(" %s %.3f ms;", t.label.c_str(), t.mean_ms);
-      std::printf("\n");
+      const tools::ProfileOccupancy& o = profiles[d].occupancy;
+      std::printf(
+          "\n  %u compute units, %.1f%% kept busy by the work-groups; idle between dispatches "
+          "%.3f ms of %.3f ms (%.1f%%)\n",
+          o.units, 100.0 * o.busy_fraction, o.gaps_ms, o.span_ms,
+          100.0 * o.gaps_ms / std::max(o.span_ms, 1e-9));
     }
   }
 
@@ -509,6 +554,10 @@ absl::Status BenchCommand(const BenchOptions& options) {
   j.Int(static_cast<int64_t>(stats.count));
   j.Key("wall_s");
   j.Number(phase.wall_s);
+  j.Key("host_cpu_s");
+  j.Number(phase.cpu_s);
+  j.Key("host_threads_busy");
+  j.Number(phase.cpu_s / phase.wall_s);
   j.Key("throughput_per_s");
   j.Number(throughput);
   j.Key("latency_ms");
@@ -535,9 +584,20 @@ absl::Status BenchCommand(const BenchOptions& options) {
       j.Int(static_cast<int64_t>(d));
       j.Key("runs");
       j.Int(kProfileRuns);
+      const tools::ProfileOccupancy& o = profiles[d].occupancy;
+      j.Key("compute_units");
+      j.Int(o.units);
+      j.Key("busy_fraction");
+      j.Number(o.busy_fraction);
+      j.Key("dispatches_below_units");
+      j.Int(static_cast<int64_t>(o.below_units));
+      j.Key("idle_between_dispatches_ms");
+      j.Number(o.gaps_ms);
+      j.Key("span_ms");
+      j.Number(o.span_ms);
       j.Key("dispatches");
       j.BeginArray();
-      for (const DispatchTimes& t : profiles[d]) {
+      for (const DispatchTimes& t : profiles[d].dispatches) {
         j.BeginObject();
         j.Key("label");
         j.String(t.label);
@@ -545,6 +605,8 @@ absl::Status BenchCommand(const BenchOptions& options) {
         j.Number(t.mean_ms);
         j.Key("min_ms");
         j.Number(t.min_ms);
+        j.Key("work_groups");
+        j.Int(static_cast<int64_t>(t.work_groups));
         j.EndObject();
       }
       j.EndArray();

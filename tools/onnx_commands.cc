@@ -349,16 +349,20 @@ absl::Status PrintProfile(const Engine& engine, const Bindings& bindings) {
     double ms = 0, flops = 0, bytes = 0;
     int count = 0;
   };
-  auto line = [&](const char* name, double ms, double flops, double bytes) {
-    const double s = std::max(ms, 1e-9) * 1e-3;
-    std::printf("%9.3f ms %8.1f GFLOP/s %7.1f GB/s %5.1f%% roof  %s\n", ms, flops / s * 1e-9,
-                bytes / s * 1e-9, 100.0 * tools::RooflineFraction(roof, flops, bytes, ms), name);
+  const uint32_t units = engine.context().device_info().compute_units;
+  auto line = [&](const DispatchProfile& p) {
+    const double s = std::max(p.device_ms, 1e-9) * 1e-3;
+    const std::string groups = p.work_groups == 0 ? "-" : absl::StrCat(p.work_groups);
+    std::printf("%9.3f ms %8.1f GFLOP/s %7.1f GB/s %5.1f%% roof %6s wg  %s\n", p.device_ms,
+                p.flops / s * 1e-9, p.bytes / s * 1e-9,
+                100.0 * tools::RooflineFraction(roof, p.flops, p.bytes, p.device_ms),
+                groups.c_str(), p.label.c_str());
   };
   Sum total;
   std::map<std::string, Sum> by_kernel;
   std::printf("dispatches in order:\n");
   for (const DispatchProfile& p : profile) {
-    line(p.label.c_str(), p.device_ms, p.flops, p.bytes);
+    line(p);
     std::string kernel = p.label.substr(p.label.rfind('/') + 1);
     for (Sum* sum : {&total, &by_kernel[kernel]}) {
       sum->ms += p.device_ms;
@@ -380,7 +384,19 @@ absl::Status PrintProfile(const Engine& engine, const Bindings& bindings) {
   });
   slowest.resize(std::min<size_t>(slowest.size(), 10));
   std::printf("  slowest dispatches:\n");
-  for (const DispatchProfile& p : slowest) line(p.label.c_str(), p.device_ms, p.flops, p.bytes);
+  for (const DispatchProfile& p : slowest) line(p);
+  const tools::ProfileOccupancy o = tools::SummarizeOccupancy(profile, units);
+  std::printf(
+      "compute units: %u; the work-groups (wg) keep %.1f%% of them busy, weighted by device "
+      "time; %zu dispatches (%.3f ms, %.1f%%) launch fewer work-groups than units",
+      o.units, 100.0 * o.busy_fraction, o.below_units, o.below_units_ms,
+      100.0 * o.below_units_ms / std::max(total.ms, 1e-9));
+  if (o.unknown_groups > 0) std::printf("; %zu left to the driver", o.unknown_groups);
+  std::printf(
+      "\nbetween dispatches: the device idled %.3f ms of the %.3f ms from the first start to the "
+      "last end (%.1f%%); gaps median %.3f ms, max %.3f ms\n",
+      o.gaps_ms, o.span_ms, 100.0 * o.gaps_ms / std::max(o.span_ms, 1e-9), o.gap_median_ms,
+      o.gap_max_ms);
   return absl::OkStatus();
 }
 

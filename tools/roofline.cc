@@ -209,4 +209,41 @@ double RooflineFraction(const Roofline& roof, double flops, double bytes, double
   return bytes / (ms * 1e6) / roof.gbps;
 }
 
+double CoreOccupancy(size_t groups, uint32_t units) {
+  if (groups == 0 || units == 0) return 0;
+  const size_t waves = (groups + units - 1) / units;
+  return static_cast<double>(groups) / static_cast<double>(waves * units);
+}
+
+ProfileOccupancy SummarizeOccupancy(const std::vector<DispatchProfile>& profile, uint32_t units) {
+  ProfileOccupancy o;
+  o.units = units;
+  double known_ms = 0, busy_ms = 0, end_ms = 0;
+  std::vector<double> gaps;
+  for (size_t i = 0; i < profile.size(); ++i) {
+    const DispatchProfile& p = profile[i];
+    if (p.work_groups == 0) {
+      ++o.unknown_groups;
+    } else {
+      known_ms += p.device_ms;
+      busy_ms += p.device_ms * CoreOccupancy(p.work_groups, units);
+      if (p.work_groups < units) {
+        ++o.below_units;
+        o.below_units_ms += p.device_ms;
+      }
+    }
+    if (i > 0) gaps.push_back(std::max(0.0, p.start_ms - end_ms));
+    end_ms = std::max(end_ms, p.start_ms + p.device_ms);
+  }
+  o.busy_fraction = known_ms > 0 ? busy_ms / known_ms : 0;
+  o.span_ms = profile.empty() ? 0 : end_ms - profile.front().start_ms;
+  for (double g : gaps) o.gaps_ms += g;
+  if (!gaps.empty()) {
+    std::sort(gaps.begin(), gaps.end());
+    o.gap_median_ms = gaps[gaps.size() / 2];
+    o.gap_max_ms = gaps.back();
+  }
+  return o;
+}
+
 }  // namespace recq::tools

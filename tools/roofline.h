@@ -8,10 +8,14 @@
 #ifndef RECQ_TOOLS_ROOFLINE_H_
 #define RECQ_TOOLS_ROOFLINE_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "recq/context.h"
+#include "recq/engine.h"
 
 namespace recq::tools {
 
@@ -28,6 +32,29 @@ struct Roofline {
 // `flops` and moved `bytes` in `ms`: attainable is min(peak compute,
 // intensity * peak bandwidth) when flops > 0, else peak bandwidth.
 double RooflineFraction(const Roofline& roof, double flops, double bytes, double ms);
+
+// CoreOccupancy is the fraction of `units` compute units that a dispatch of
+// `groups` work-groups of equal cost keeps busy while it runs:
+// groups / (units * ceil(groups / units)). One group on two units is 0.5,
+// three are 0.75. 0 when either is unknown (0).
+double CoreOccupancy(size_t groups, uint32_t units);
+
+// How one profiled run used the device's compute units.
+struct ProfileOccupancy {
+  uint32_t units = 0;
+  // CoreOccupancy weighted by device time, over the dispatches whose
+  // work-groups are known.
+  double busy_fraction = 0;
+  size_t below_units = 0;     // dispatches of fewer work-groups than units
+  double below_units_ms = 0;  // their device time
+  size_t unknown_groups = 0;  // dispatches whose local size the driver chose
+  // Between dispatches: the device idles from one's end to the next's start.
+  double span_ms = 0;  // first start to last end
+  double gaps_ms = 0;  // the idle time, summed
+  double gap_median_ms = 0, gap_max_ms = 0;
+};
+
+ProfileOccupancy SummarizeOccupancy(const std::vector<DispatchProfile>& profile, uint32_t units);
 
 }  // namespace recq::tools
 

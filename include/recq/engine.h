@@ -209,6 +209,12 @@ struct DispatchProfile {
   double device_ms = 0;
   double flops = 0;  // Dispatch::flops, Dispatch::bytes: 0 when unknown
   double bytes = 0;
+  // Work-groups it launched; 0 where the driver chose the local size.
+  size_t work_groups = 0;
+  // When it started (CL_PROFILING_COMMAND_START), in ms after the first
+  // dispatch of the run started: dispatch i+1 waited start_ms[i+1] -
+  // (start_ms[i] + device_ms[i]) after dispatch i ended.
+  double start_ms = 0;
 };
 
 class Engine {

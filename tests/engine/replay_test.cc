@@ -258,9 +258,16 @@ TEST_F(ReplayTest, ProfileTimesEveryDispatchAndWritesTheOutput) {
   b.Set("y", out);
   RECQ_ASSERT_OK_AND_ASSIGN(std::vector<DispatchProfile> profile, engine_->Profile(b));
   ASSERT_EQ(profile.size(), engine_->stats().dispatches);
-  for (const DispatchProfile& p : profile) {
+  ASSERT_FALSE(profile.empty());
+  EXPECT_EQ(profile[0].start_ms, 0.0);
+  for (size_t i = 0; i < profile.size(); ++i) {
+    const DispatchProfile& p = profile[i];
     EXPECT_GE(p.device_ms, 0.0) << p.label;
     EXPECT_NE(p.label.find('/'), std::string::npos) << p.label;
+    // One in-order queue: each dispatch starts after the one before it.
+    if (i > 0) {
+      EXPECT_GE(p.start_ms, profile[i - 1].start_ms) << p.label;
+    }
   }
   auto cmp = reference::Compare(Download(out), Expected(host), kAtol, kRtol);
   EXPECT_TRUE(cmp.ok()) << cmp.ToString();

@@ -1,6 +1,7 @@
-// recq bench's parts: latency statistics, the JSON writer, the terminal
-// status line, and whole bench runs on a small MobileNet V2 (one test device
-// driven as two, both stream modes), checked through their JSON reports.
+// recq bench's parts: latency statistics, the occupancy summary, the JSON
+// writer, the terminal status line, and whole bench runs on a small
+// MobileNet V2 (one test device driven as two, both stream modes), checked
+// through their JSON reports.
 #include "tools/bench_command.h"
 
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "tools/json_writer.h"
 #include "tools/latency_stats.h"
 #include "tools/models/mobilenet_onnx.h"
+#include "tools/roofline.h"
 #include "tools/status_line.h"
 
 namespace recq::tools {
@@ -53,6 +55,43 @@ TEST(LatencyStatsTest, SmallAndEmptySamples) {
   LatencyStats none = Summarize({});
   EXPECT_EQ(none.count, 0u);
   EXPECT_EQ(none.max, 0);
+}
+
+TEST(OccupancyTest, WorkGroupsPerUnitAndIdleTimeBetweenDispatches) {
+  EXPECT_DOUBLE_EQ(CoreOccupancy(1, 2), 0.5);
+  EXPECT_DOUBLE_EQ(CoreOccupancy(3, 2), 0.75);
+  EXPECT_DOUBLE_EQ(CoreOccupancy(4, 2), 1.0);
+  EXPECT_DOUBLE_EQ(CoreOccupancy(5, 4), 5.0 / 8.0);
+  EXPECT_DOUBLE_EQ(CoreOccupancy(0, 2), 0.0);  // left to the driver
+  EXPECT_DOUBLE_EQ(CoreOccupancy(7, 0), 0.0);  // units unknown
+
+  // Three dispatches on two units: 1 ms of 1 group, 3 ms of 4 groups, then
+  // 2 ms whose local size the driver chose; 0.5 ms and 0.25 ms idle between.
+  std::vector<DispatchProfile> p(3);
+  p[0].device_ms = 1.0;
+  p[0].work_groups = 1;
+  p[0].start_ms = 0.0;
+  p[1].device_ms = 3.0;
+  p[1].work_groups = 4;
+  p[1].start_ms = 1.5;
+  p[2].device_ms = 2.0;
+  p[2].work_groups = 0;
+  p[2].start_ms = 4.75;
+  const ProfileOccupancy o = SummarizeOccupancy(p, 2);
+  EXPECT_EQ(o.units, 2u);
+  EXPECT_DOUBLE_EQ(o.busy_fraction, (1.0 * 0.5 + 3.0 * 1.0) / 4.0);
+  EXPECT_EQ(o.below_units, 1u);
+  EXPECT_DOUBLE_EQ(o.below_units_ms, 1.0);
+  EXPECT_EQ(o.unknown_groups, 1u);
+  EXPECT_DOUBLE_EQ(o.span_ms, 6.75);
+  EXPECT_DOUBLE_EQ(o.gaps_ms, 0.75);
+  EXPECT_DOUBLE_EQ(o.gap_median_ms, 0.5);  // of {0.25, 0.5}: the upper one
+  EXPECT_DOUBLE_EQ(o.gap_max_ms, 0.5);
+
+  // Overlapping timestamps (a driver's clock) count no negative idle time.
+  p[1].start_ms = 0.5;
+  EXPECT_DOUBLE_EQ(SummarizeOccupancy(p, 2).gaps_ms, 4.75 - 3.5);
+  EXPECT_EQ(SummarizeOccupancy({}, 2).span_ms, 0.0);
 }
 
 TEST(JsonWriterTest, NestingCommasEscapesAndNonFiniteNumbers) {
@@ -151,11 +190,26 @@ TEST_F(BenchCommandTest, IterationsOverTwoDevicesAndStreamsWithProfile) {
     EXPECT_THAT(json, HasSubstr(absl::StrCat("\"stream_mode\":\"", mode, "\""))) << mode;
     EXPECT_THAT(json, HasSubstr("\"streams_total\":4,\"inferences\":24,")) << mode;
     EXPECT_THAT(json, HasSubstr("\"latency_ms\":{\"count\":24,\"min\":")) << mode;
-    for (const char* key :
-         {"\"p50\":", "\"p90\":", "\"p95\":", "\"p99\":", "\"max\":", "\"throughput_per_s\":",
-          "\"driver\":", "\"backend\":\"", "\"per_stream\":[{\"stream\":0,\"device\":0",
-          "{\"stream\":3,\"device\":1", "\"profile\":[{\"device\":0,\"runs\":10",
-          "{\"device\":1,\"runs\":10", "\"label\":\"", "\"mean_ms\":"}) {
+    for (const char* key : {"\"p50\":",
+                            "\"p90\":",
+                            "\"p95\":",
+                            "\"p99\":",
+                            "\"max\":",
+                            "\"throughput_per_s\":",
+                            "\"driver\":",
+                            "\"backend\":\"",
+                            "\"per_stream\":[{\"stream\":0,\"device\":0",
+                            "{\"stream\":3,\"device\":1",
+                            "\"profile\":[{\"device\":0,\"runs\":10",
+                            "{\"device\":1,\"runs\":10",
+                            "\"label\":\"",
+                            "\"mean_ms\":",
+                            "\"host_cpu_s\":",
+                            "\"host_threads_busy\":",
+                            "\"compute_units\":",
+                            "\"busy_fraction\":",
+                            "\"idle_between_dispatches_ms\":",
+                            "\"work_groups\":"}) {
       EXPECT_THAT(json, HasSubstr(key)) << mode << ": " << key;
     }
     EXPECT_THAT(json, Not(HasSubstr("nan"))) << mode;
