@@ -22,7 +22,8 @@ import os
 import re
 import sys
 
-DISPATCH = re.compile(r"^\s*([\d.]+) ms\s+([\d.]+) GFLOP/s\s+([\d.]+) GB/s\s+([\d.]+)% roof\s+(\S+)$")
+DISPATCH = re.compile(
+    r"^\s*([\d.]+) ms\s+([\d.]+) GFLOP/s\s+([\d.]+) GB/s\s+([\d.]+)% roof\s+(?:(?:\d+|-) wg\s+)?(\S+)$")
 ROOF = re.compile(r"^roofline \(.*\): ([\d.]+) GFLOP/s, ([\d.]+) GB/s")
 GEMM_KINDS = ("conv2d", "gemm", "matmul")
 
