@@ -17,22 +17,40 @@ namespace recq::tools {
 namespace {
 
 constexpr const char* kSource = R"CL(
-// 8 independent float16 FMA chains per item, `iters` times: 256 FLOPs/iter.
+// RF_CHAINS independent FMA chains of RF_W-lane vectors per item, `iters`
+// times: 2 * RF_CHAINS * RF_W FLOPs per iteration. Build options set both:
+// on CPUs vectors of the registers' width and enough chains to cover the FMA
+// latency, all in registers (8 chains of float16 took 18 of an AVX2 core's 16
+// vector registers, and the spills halved the figure).
+#ifndef RF_W
+#define RF_W 16
+#endif
+#ifndef RF_CHAINS
+#define RF_CHAINS 8
+#endif
+#define RF_CAT_(a, b) a##b
+#define RF_CAT(a, b) RF_CAT_(a, b)
+#define floatW RF_CAT(float, RF_W)
 __kernel void roof_fma(__global float* out, int iters, float a, float b) {
   const float s = (float)get_global_id(0);
   // Distinct lanes: a splat would let the compiler keep one lane per chain.
-  float16 v0 = (float16)(s) + (float16)(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f,
-                                        10.0f, 11.0f, 12.0f, 13.0f, 14.0f, 15.0f) * 0.01f;
-  float16 v1 = v0 + 1.0f, v2 = v0 + 2.0f, v3 = v0 + 3.0f;
-  float16 v4 = v0 + 4.0f, v5 = v0 + 5.0f, v6 = v0 + 6.0f, v7 = v0 + 7.0f;
+  float lanes[RF_W];
+  for (int i = 0; i < RF_W; ++i) lanes[i] = s + 0.01f * (float)i;
+  const floatW v0 = RF_CAT(vload, RF_W)(0, lanes);
+  floatW v[RF_CHAINS];
+#pragma unroll
+  for (int c = 0; c < RF_CHAINS; ++c) v[c] = v0 + (float)c;
   for (int i = 0; i < iters; ++i) {
-    v0 = fma(v0, a, b); v1 = fma(v1, a, b); v2 = fma(v2, a, b); v3 = fma(v3, a, b);
-    v4 = fma(v4, a, b); v5 = fma(v5, a, b); v6 = fma(v6, a, b); v7 = fma(v7, a, b);
+#pragma unroll
+    for (int c = 0; c < RF_CHAINS; ++c) v[c] = fma(v[c], a, b);
   }
-  const float16 t = v0 + v1 + v2 + v3 + v4 + v5 + v6 + v7;
-  const float8 h = t.lo + t.hi;
-  const float4 q = h.lo + h.hi;
-  out[get_global_id(0)] = q.x + q.y + q.z + q.w;
+  floatW t = v[0];
+#pragma unroll
+  for (int c = 1; c < RF_CHAINS; ++c) t += v[c];
+  float sum = 0.0f;
+  RF_CAT(vstore, RF_W)(t, 0, lanes);
+  for (int i = 0; i < RF_W; ++i) sum += lanes[i];
+  out[get_global_id(0)] = sum;
 }
 // Each item copies `n` consecutive float16s.
 __kernel void roof_copy(__global const float16* restrict x, __global float16* restrict y, int n) {
@@ -99,15 +117,22 @@ absl::StatusOr<Roofline> Measure(const Context& context) {
   cl.program = clCreateProgramWithSource(context.context(), 1, &src, nullptr, &err);
   if (err != CL_SUCCESS) return ClError("clCreateProgramWithSource", err);
   cl_device_id device = context.device();
-  if ((err = clBuildProgram(cl.program, 1, &device, "", nullptr, nullptr)) != CL_SUCCESS) {
+  const DeviceInfo& info = context.device_info();
+  const bool gpu = (info.type & CL_DEVICE_TYPE_GPU) != 0;
+  // GPUs: 8 chains of float16 per item (many items hide the latency). CPUs:
+  // the registers' width (8 lanes on AVX2 hosts, 16 on AVX-512 ones) and 12
+  // chains, which cover 2 FMA pipes of latency 4-5 with registers to spare.
+  const int width = gpu ? 16 : (info.native_vector_width_float >= 16 ? 16 : 8);
+  const int chains = gpu ? 8 : 12;
+  const std::string options = absl::StrCat("-DRF_W=", width, " -DRF_CHAINS=", chains);
+  if ((err = clBuildProgram(cl.program, 1, &device, options.c_str(), nullptr, nullptr)) !=
+      CL_SUCCESS) {
     return ClError("clBuildProgram", err);
   }
   cl.fma = clCreateKernel(cl.program, "roof_fma", &err);
   if (err != CL_SUCCESS) return ClError("clCreateKernel(roof_fma)", err);
   cl.copy = clCreateKernel(cl.program, "roof_copy", &err);
   if (err != CL_SUCCESS) return ClError("clCreateKernel(roof_copy)", err);
-  const DeviceInfo& info = context.device_info();
-  const bool gpu = (info.type & CL_DEVICE_TYPE_GPU) != 0;
   const size_t items = std::max<size_t>(1, info.compute_units) * (gpu ? 4096 : 64);
   // 64 MiB per copy buffer (less where the device allows less): far above
   // caches of CPUs and GPUs alike.
@@ -162,7 +187,7 @@ absl::StatusOr<Roofline> Measure(const Context& context) {
   auto copy_ms = BestMs(context.queue(), cl.copy, copy_items, 0, 15);
   if (!copy_ms.ok()) return copy_ms.status();
   Roofline roof;
-  roof.gflops = 256.0 * double(iters) * double(items) / (*fma_ms * 1e6);
+  roof.gflops = 2.0 * chains * width * double(iters) * double(items) / (*fma_ms * 1e6);
   roof.gbps = 2.0 * double(copy_items * size_t(per_item) * 64) / (*copy_ms * 1e6);
   return roof;
 }
@@ -178,7 +203,7 @@ absl::StatusOr<Roofline> DeviceRoofline(const Context& context) {
     std::ifstream in(file);
     std::string magic;
     Roofline roof;
-    if (in >> magic >> roof.gflops >> roof.gbps && magic == "recq-roofline-v3" && roof.gflops > 0 &&
+    if (in >> magic >> roof.gflops >> roof.gbps && magic == "recq-roofline-v4" && roof.gflops > 0 &&
         roof.gbps > 0 && roof.gflops < 1e9 && roof.gbps < 1e8) {
       roof.cached = true;
       roof.cache_file = file;
@@ -193,7 +218,7 @@ absl::StatusOr<Roofline> DeviceRoofline(const Context& context) {
   const std::string tmp = absl::StrCat(file, ".tmp");
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << "recq-roofline-v3 " << roof->gflops << " " << roof->gbps << "\n";
+    out << "recq-roofline-v4 " << roof->gflops << " " << roof->gbps << "\n";
   }
   std::filesystem::rename(tmp, file, ec);  // a failed write only means measuring again
   return roof;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -92,6 +93,33 @@ TEST(OccupancyTest, WorkGroupsPerUnitAndIdleTimeBetweenDispatches) {
   p[1].start_ms = 0.5;
   EXPECT_DOUBLE_EQ(SummarizeOccupancy(p, 2).gaps_ms, 4.75 - 3.5);
   EXPECT_EQ(SummarizeOccupancy({}, 2).span_ms, 0.0);
+}
+
+// The roofline: measured into the context's cache directory, read back from
+// there, and measured again over a file of another format.
+TEST(RooflineTest, MeasuredCachedAndRemeasuredOverADamagedFile) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/roofline_", getpid());
+  ContextOptions options;
+  options.cache_dir = dir;
+  RECQ_ASSERT_OK_AND_ASSIGN(Context context, Context::Create(options));
+  RECQ_ASSERT_OK_AND_ASSIGN(Roofline measured, DeviceRoofline(context));
+  EXPECT_FALSE(measured.cached);
+  EXPECT_GT(measured.gflops, 0.0);
+  EXPECT_GT(measured.gbps, 0.0);
+  ASSERT_FALSE(measured.cache_file.empty());
+  RECQ_ASSERT_OK_AND_ASSIGN(Roofline cached, DeviceRoofline(context));
+  EXPECT_TRUE(cached.cached);
+  EXPECT_EQ(cached.cache_file, measured.cache_file);
+  EXPECT_NEAR(cached.gflops, measured.gflops, 1e-3 * measured.gflops);
+  EXPECT_NEAR(cached.gbps, measured.gbps, 1e-3 * measured.gbps);
+  {
+    std::ofstream damaged(measured.cache_file, std::ios::trunc);
+    damaged << "recq-roofline-v3 54.0 17.0\n";  // the earlier format: measured again
+  }
+  RECQ_ASSERT_OK_AND_ASSIGN(Roofline again, DeviceRoofline(context));
+  EXPECT_FALSE(again.cached);
+  EXPECT_GT(again.gflops, 0.0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(JsonWriterTest, NestingCommasEscapesAndNonFiniteNumbers) {
