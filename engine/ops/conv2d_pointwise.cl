@@ -8,7 +8,7 @@
 // zero-padded past OC: an input channel's OCB weights are adjacent, and each
 // is broadcast from memory into its FMA. Loading them as one vector and
 // broadcasting its lanes cost a shuffle per FMA: MobileNet V2's pointwise
-// layers took 1.35x as long that way (AVX2, PoCL 3.1, RECQ_TUNING=off).
+// layers took 1.3x as long that way (AVX2, PoCL 3.1, RECQ_TUNING=off).
 // `r`, when not NULL, is a residual of Y's shape added after the bias and
 // before the activation (a fused Add, as in conv2d_pointwise_gpu).
 // Global size: (ceil(HW/VW), ceil(OC/OCB), N), rounded up to the local size.
