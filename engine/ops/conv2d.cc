@@ -214,9 +214,12 @@ ConvShape ConvShapeOf(const Node& node, const LoweringContext& ctx) {
   const bool unit_dilation = a.dilations[0] == 1 && a.dilations[1] == 1;
   s.shifts_3x3 = w[2] == 3 && w[3] == 3 && unit_dilation && a.strides[0] == a.strides[1] &&
                  (a.strides[0] == 1 || a.strides[0] == 2) && a.pads[1] == 1;
-  s.pointwise = a.groups == 1 && w[2] == 1 && w[3] == 1 && a.strides[0] == 1 && a.strides[1] == 1 &&
-                a.pads[0] == 0 && a.pads[1] == 0 && a.pads[2] == 0 && a.pads[3] == 0 &&
-                s.constant_weights;
+  const bool unpadded_1x1 = a.groups == 1 && w[2] == 1 && w[3] == 1 && a.pads[0] == 0 &&
+                            a.pads[1] == 0 && a.pads[2] == 0 && a.pads[3] == 0 &&
+                            s.constant_weights;
+  const bool unit_stride = a.strides[0] == 1 && a.strides[1] == 1;
+  s.pointwise = unpadded_1x1 && unit_stride;
+  s.pointwise_strided = unpadded_1x1 && !unit_stride;
   s.depthwise = a.groups == x[1] && out[1] == x[1];
   return s;
 }

@@ -13,9 +13,10 @@ namespace recq::internal {
 
 // The shape facts the variants' fit tests read.
 struct ConvShape {
-  bool pointwise = false;   // 1x1, stride 1, no padding, groups 1, constant weights
-  bool depthwise = false;   // groups == C == OC
-  bool shifts_3x3 = false;  // 3x3, unit dilation, equal strides of 1 or 2, left pad 1
+  bool pointwise = false;          // 1x1, stride 1, no padding, groups 1, constant weights
+  bool pointwise_strided = false;  // the same with a stride above 1 (ResNet's downsampling)
+  bool depthwise = false;          // groups == C == OC
+  bool shifts_3x3 = false;         // 3x3, unit dilation, equal strides of 1 or 2, left pad 1
   bool constant_weights = false;
   bool groups_1 = false;
 };

@@ -1,20 +1,19 @@
 // Conv2D's CPU kernel family: vector work-items and small groups, tuned on
 // PoCL. In order of preference: pointwise (1x1 stride 1 as a register-blocked
-// GEMM), depthwise 3x3 strips, depthwise KxK strips (conv2d_depthwise.cl:
-// square kernels up to 7x7, any padding), Winograd F(4x4, 3x3) (3x3 stride
-// 1 with 16 or more channels each way and 32 or more 4x4 output tiles),
-// the tiled direct convolution on
-// rows first copied into zero-padded scratch (where a quarter or more of the
-// tiles would take the edge path: narrow padded maps), the tiled direct
-// convolution (any kernel, stride, dilation, padding and groups with
-// constant weights), dense 3x3 strips, and the generic one-output-per-item
-// convolution (weights that are not constants).
+// GEMM; a stride above 1 after a copy of the strided pixels), depthwise 3x3 strips, depthwise KxK
+// strips (conv2d_depthwise.cl: square kernels up to 7x7, any padding), Winograd F(4x4, 3x3) (3x3
+// stride 1 with 16 or more channels each way and 32 or more 4x4 output tiles), the tiled direct
+// convolution on rows first copied into zero-padded scratch (where a quarter or more of the tiles
+// would take the edge path: narrow padded maps), the tiled direct convolution (any kernel, stride,
+// dilation, padding and groups with constant weights), dense 3x3 strips, and the generic
+// one-output-per-item convolution (weights that are not constants).
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -72,7 +71,10 @@ std::array<size_t, 3> PointwiseGroup(int64_t wg) {
   return {size_t(tiles), size_t(std::max<int64_t>(wg / tiles, 1)), 1};
 }
 
-absl::Status LowerPointwise(LoweringContext& ctx, const Node& node) {
+// The pointwise kernel, after a copy of the strided pixels into scratch
+// when `strided` (1x1 with a stride above 1: ResNet's downsampling
+// shortcuts, which the tiled kernel ran at 15-25 % of this host's roof).
+absl::Status LowerPointwiseImpl(LoweringContext& ctx, const Node& node, bool strided) {
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const auto [y, residual, act] = ctx.OutputOf(node);
@@ -81,17 +83,51 @@ absl::Status LowerPointwise(LoweringContext& ctx, const Node& node) {
   RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
   RECQ_ASSIGN_OR_RETURN(const int64_t ocb, Param(ctx, node, "ocb", h.at("ocb"), {4, 8, 16}));
   RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", h.at("wg"), 1, 1024));
+  // Both kernels from one program build: no second compile on a cold start.
+  const std::vector<std::string> options = {absl::StrCat("-DRECQ_PW_VW=", vw),
+                                            absl::StrCat("-DRECQ_PW_OCB=", ocb)};
+  DispatchArg src = ctx.Arg(node.inputs[0]);
+  if (strided) {
+    const auto& a = AttrsOr<Conv2DAttrs>(node);
+    Dispatch sd;
+    sd.label = "conv2d_subsample";
+    sd.kernel = ctx.Kernel("conv2d_pointwise.cl", "conv2d_subsample", options);
+    const std::array<size_t, 3> rows = {size_t(out[2]), size_t(x[0] * x[1]), 1};
+    SetRange(sd, rows, WorkGroupFor(rows, 16));
+    sd.args = {src, ctx.Scratch()};
+    AddInts(sd, {x[0] * x[1], x[2], x[3], out[2], out[3], a.strides[0], a.strides[1]});
+    // Reads and writes the output's share of the input.
+    const double in_bytes = double(ctx.graph().value(node.inputs[0]).desc.ByteSize());
+    sd.bytes = 2.0 * in_bytes * double(hw) / double(x[2] * x[3]);
+    ctx.Emit(std::move(sd));
+    src = ctx.Scratch();
+  }
   Dispatch d;
   d.label = "conv2d_pointwise";
-  d.kernel = ctx.Kernel("conv2d_pointwise.cl", "conv2d_pointwise",
-                        {absl::StrCat("-DRECQ_PW_VW=", vw), absl::StrCat("-DRECQ_PW_OCB=", ocb)});
+  d.kernel = ctx.Kernel("conv2d_pointwise.cl", "conv2d_pointwise", options);
   const std::array<size_t, 3> range = {CeilDiv(hw, vw), CeilDiv(out[1], ocb), size_t(out[0])};
   SetRange(d, range, PointwiseGroup(wg));
-  d.args = {ctx.Arg(node.inputs[0]), PackPointwiseWeights(ctx, node.inputs[1], out[1], x[1], ocb),
-            ctx.Arg(Bias(node)), ctx.Arg(residual), ctx.Arg(y)};
+  d.args = {src, PackPointwiseWeights(ctx, node.inputs[1], out[1], x[1], ocb), ctx.Arg(Bias(node)),
+            ctx.Arg(residual), ctx.Arg(y)};
   AddInts(d, {x[0], x[1], hw, out[1]});
   SetConvWork(node, ctx, residual, d);
   return Finish(ctx, std::move(d), act);
+}
+
+absl::Status LowerPointwise(LoweringContext& ctx, const Node& node) {
+  return LowerPointwiseImpl(ctx, node, /*strided=*/false);
+}
+
+absl::Status LowerPointwiseStrided(LoweringContext& ctx, const Node& node) {
+  return LowerPointwiseImpl(ctx, node, /*strided=*/true);
+}
+
+// The strided pixels' copy: the input's channels at the output's size.
+size_t PointwiseStridedScratch(const Node& node, const LoweringContext& ctx) {
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  // Floats: enough for either storage precision.
+  return size_t(x[0] * x[1] * out[2] * out[3]) * sizeof(float);
 }
 
 // Depthwise 3x3 parameters: vw output columns per item, wg items per group.
@@ -562,6 +598,12 @@ std::vector<KernelVariant> ConvCpuVariants() {
          return Cpu(ctx) && ConvShapeOf(n, ctx).pointwise;
        },
        LowerPointwise, /*absorbs_residual_add=*/true, PointwiseSpace},
+      {"conv2d_pointwise_strided",
+       [](const Node& n, const LoweringContext& ctx) {
+         return Cpu(ctx) && ConvShapeOf(n, ctx).pointwise_strided;
+       },
+       LowerPointwiseStrided, /*absorbs_residual_add=*/true, PointwiseSpace,
+       PointwiseStridedScratch},
       {"conv2d_depthwise3x3",
        [](const Node& n, const LoweringContext& ctx) {
          const ConvShape s = ConvShapeOf(n, ctx);

@@ -96,3 +96,17 @@ __kernel void conv2d_pointwise(__global const RECQ_T* restrict x, __global const
     }
   }
 }
+
+// conv2d_subsample: a strided pointwise convolution's first dispatch. Copies
+// the pixels the convolution reads, x [N*C][H][W] at rows oy*SH and columns
+// ox*SW, into xs [N*C][OH][OW], which conv2d_pointwise then reads as a stride-1
+// input. Global size: (OH, N*C), rounded up to the local size.
+__kernel void conv2d_subsample(__global const RECQ_T* restrict x, __global RECQ_T* restrict xs,
+                               int NC, int H, int W, int OH, int OW, int SH, int SW) {
+  const int oy = get_global_id(0);
+  const int nc = get_global_id(1);
+  if (oy >= OH || nc >= NC) return;
+  const __global RECQ_T* src = x + ((size_t)nc * H + (size_t)oy * SH) * W;
+  __global RECQ_T* dst = xs + ((size_t)nc * OH + oy) * OW;
+  for (int i = 0; i < OW; ++i) RECQ_STORE(dst, i, RECQ_LOAD(src, (size_t)i * SW));
+}

@@ -49,13 +49,13 @@ TEST(OpRegistryTest, ConvDeclaresBothFamiliesInOrderOfPreference) {
   ASSERT_NE(conv, nullptr);
   std::vector<std::string> names;
   for (const KernelVariant& v : conv->variants) names.push_back(v.name);
-  EXPECT_EQ(names,
-            (std::vector<std::string>{
-                "conv2d_pointwise", "conv2d_depthwise3x3", "conv2d_depthwise_kxk",
-                "conv2d_tiled_padded", "conv2d_tiled", "conv2d_winograd", "conv2d_dense3x3",
-                "conv2d", "conv2d_pointwise_gpu", "conv2d_depthwise_gpu", "conv2d_igemm_mma",
-                "conv2d_igemm_gpu_128x64", "conv2d_igemm_gpu_64x64", "conv2d_igemm_gpu_32x64",
-                "conv2d_igemm_gpu_32x32", "conv2d_igemm_mma_tuned", "conv2d_direct_gpu"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "conv2d_pointwise", "conv2d_pointwise_strided", "conv2d_depthwise3x3",
+                       "conv2d_depthwise_kxk", "conv2d_tiled_padded", "conv2d_tiled",
+                       "conv2d_winograd", "conv2d_dense3x3", "conv2d", "conv2d_pointwise_gpu",
+                       "conv2d_depthwise_gpu", "conv2d_igemm_mma", "conv2d_igemm_gpu_128x64",
+                       "conv2d_igemm_gpu_64x64", "conv2d_igemm_gpu_32x64", "conv2d_igemm_gpu_32x32",
+                       "conv2d_igemm_mma_tuned", "conv2d_direct_gpu"}));
   EXPECT_TRUE(conv->absorbs_activation);
   EXPECT_TRUE(conv->fold_channel_affine);
   EXPECT_TRUE(FindOp(OpType::kAdd)->is_residual_add);

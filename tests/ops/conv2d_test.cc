@@ -4,10 +4,9 @@
 // rewrite. Every case runs with both kernel families (the test parameter
 // `cpu` / `gpu`, EngineOptions::kernel_target), so the GPU variants are held
 // to the reference on PoCL too. Every kernel variant the lowering selects is
-// reached: CPU generic, pointwise, depthwise 3x3, dense 3x3 with their vector
-// widths and tails (both with a fused residual Add); GPU pointwise (1, 2 or
-// 4 output channels per item, C split in 1-8 slices, fused residual Add),
-// depthwise and direct.
+// reached: CPU generic, pointwise (stride 1 and strided), depthwise 3x3, dense 3x3 with their
+// vector widths and tails (both with a fused residual Add); GPU pointwise (1, 2 or 4 output
+// channels per item, C split in 1-8 slices, fused residual Add), depthwise and direct.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -444,6 +443,20 @@ std::vector<ForcedCase> ForcedCases() {
        Conv("dense3x3_s2", {2, 3, 11, 17}, 8, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}), false)},
       {"conv2d_pointwise", cpu,
        Conv("pointwise", {1, 9, 5, 7}, 11, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true, kRelu6)},
+      // conv2d_pointwise_strided: odd sizes (a last row and column taken),
+      // 16- and 8-pixel tiles and the lane-by-lane path (OH*OW < 8), unequal
+      // strides, stride 3, batches, no bias.
+      {"conv2d_pointwise_strided", cpu,
+       Conv("pointwise_s2_hw49", {1, 16, 13, 13}, 20, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0}), true,
+            kRelu)},
+      {"conv2d_pointwise_strided", cpu,
+       Conv("pointwise_s2_w56_batch2", {2, 8, 6, 56}, 12, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0}),
+            false)},
+      {"conv2d_pointwise_strided", cpu,
+       Conv("pointwise_s2x1_hw12", {1, 9, 5, 4}, 7, {1, 1}, Attrs({2, 1}, {0, 0, 0, 0}), true,
+            kRelu6)},
+      {"conv2d_pointwise_strided", cpu,
+       Conv("pointwise_s3_lanes", {1, 6, 7, 5}, 5, {1, 1}, Attrs({3, 3}, {0, 0, 0, 0}))},
       {"conv2d_depthwise3x3", cpu,
        Conv("depthwise3x3", {1, 5, 9, 18}, 5, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}, 5))},
       // conv2d_depthwise_kxk: 5x5 (EfficientNet, MobileNet V3), 3x3 without a
@@ -577,8 +590,31 @@ INSTANTIATE_TEST_SUITE_P(
         Conv("k3_vw8_relu", {1, 8, 6, 13}, 8, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu),
         Conv("k3_vw16_batch2", {2, 4, 5, 32}, 12, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), false),
         Conv("k3_lanes_w5_relu", {1, 6, 4, 5}, 6, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu),
-        Conv("k1_s2", {1, 8, 10, 34}, 16, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0})),
         Conv("groups4_k3", {1, 16, 7, 9}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 4), true, kRelu)),
+    [](const ::testing::TestParamInfo<ConvCase>& info) { return info.param.name; });
+
+// A strided 1x1 (ResNet's downsampling shortcut) runs as the strided pixels'
+// copy and conv2d_pointwise, which absorbs the residual Add after it (and
+// the Add's Relu): two dispatches, matching the reference.
+class PointwiseStridedResidualTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(PointwiseStridedResidualTest, FusedAndMatchesReference) {
+  const ConvCase& c = GetParam();
+  auto build = [&] { return ResidualGraph(c, /*residual_first=*/true); };
+  absl::StatusOr<std::vector<std::string>> labels =
+      DispatchLabels(build(), KernelTarget::kCpu, /*optimize=*/true);
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  ASSERT_EQ(labels->size(), 2u);
+  EXPECT_TRUE(EndsWith(labels->front(), "/conv2d_subsample")) << labels->front();
+  EXPECT_TRUE(EndsWith(labels->back(), "/conv2d_pointwise")) << labels->back();
+  RECQ_EXPECT_MATCHES_REFERENCE(build(), For(KernelTarget::kCpu));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, PointwiseStridedResidualTest,
+    ::testing::Values(Conv("k1_s2", {1, 8, 10, 34}, 16, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0})),
+                      Conv("k1_s2_relu_batch2", {2, 12, 15, 15}, 24, {1, 1},
+                           Attrs({2, 2}, {0, 0, 0, 0}), true, kRelu)),
     [](const ::testing::TestParamInfo<ConvCase>& info) { return info.param.name; });
 
 // conv2d_winograd absorbs the residual Add (and the Add's Relu) in its

@@ -217,6 +217,11 @@ std::vector<SpaceCase> Cases() {
        ConvGraph({1, 12, 5, 7}, 20, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0})), 0, 9},
       {"pointwise_hw35_oc20_part2", "conv2d_pointwise", cpu,
        ConvGraph({1, 12, 5, 7}, 20, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0})), 9},
+      // The same kernel behind the strided pixels' copy, whose dispatch
+      // takes no parameters: a sample of the space, which the two cases
+      // above cover whole. 5x7 outputs of a stride-2 1x1.
+      {"pointwise_strided_s2_hw35", "conv2d_pointwise_strided", cpu,
+       ConvGraph({1, 12, 9, 13}, 20, {1, 1}, ConvAttrs({2, 2}, {0, 0, 0, 0})), 0, 6},
       {"depthwise3x3_w19", "conv2d_depthwise3x3", cpu,
        ConvGraph({1, 5, 9, 19}, 5, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}, 5), kRelu)},
       // 5x5 depthwise, stride 2, 19 columns: strips past both widths.
