@@ -41,6 +41,18 @@ __kernel void resize_taps(__global const RECQ_T* restrict x, __global const floa
 }
 
 #ifdef KY
+// recq_resize_rows: the KY input rows of `plane` (w_in wide) that output
+// row oy reads, and their weights, from the H axis's taps at the table's
+// start.
+inline void recq_resize_rows(__global const RECQ_T* plane, __global const float* table, int oy,
+                             int w_in, __global const RECQ_T** rows, float* wy) {
+  for (int ty = 0; ty < KY; ++ty) {
+    const int ay = 2 * (oy * KY + ty);
+    rows[ty] = plane + (int)table[ay] * w_in;
+    wy[ty] = table[ay + 1];
+  }
+}
+
 // Resizing of the last two axes only, KY and KX taps (1 or 2) each. The
 // table holds the H axis's taps, then the W axis's from wtab on. Each
 // work-item writes XPER consecutive outputs of one row (the H taps and row
@@ -53,14 +65,9 @@ __kernel void resize_2d(__global const RECQ_T* restrict x, __global const float*
   const int oy = get_global_id(1);
   const int p = get_global_id(2);
   if (ox0 >= w || oy >= h || p >= planes) return;
-  __global const RECQ_T* plane = x + (size_t)p * h_in * w_in;
   __global const RECQ_T* rows[KY];
   float wy[KY];
-  for (int ty = 0; ty < KY; ++ty) {
-    const int ay = 2 * (oy * KY + ty);
-    rows[ty] = plane + (int)table[ay] * w_in;
-    wy[ty] = table[ay + 1];
-  }
+  recq_resize_rows(x + (size_t)p * h_in * w_in, table, oy, w_in, rows, wy);
   __global RECQ_T* out = y + ((size_t)p * h + oy) * w;
   const int end = min(ox0 + XPER, w);
   for (int ox = ox0; ox < end; ++ox) {
@@ -91,14 +98,9 @@ __kernel void resize_2d_strips(__global const RECQ_T* restrict x,
   const int oy = get_global_id(1);
   const int p = get_global_id(2);
   if (ox0 >= w || oy >= h || p >= planes) return;
-  __global const RECQ_T* plane = x + (size_t)p * h_in * w_in;
   __global const RECQ_T* rows[KY];
   float wy[KY];
-  for (int ty = 0; ty < KY; ++ty) {
-    const int ay = 2 * (oy * KY + ty);
-    rows[ty] = plane + (int)table[ay] * w_in;
-    wy[ty] = table[ay + 1];
-  }
+  recq_resize_rows(x + (size_t)p * h_in * w_in, table, oy, w_in, rows, wy);
   __global RECQ_T* out = y + ((size_t)p * h + oy) * w;
   if (w < 16) {
     for (int ox = 0; ox < w; ++ox) {
