@@ -1,12 +1,14 @@
 // Conv2D's CPU kernel family: vector work-items and small groups, tuned on
 // PoCL. In order of preference: pointwise (1x1 stride 1 as a register-blocked
-// GEMM; a stride above 1 after a copy of the strided pixels), depthwise 3x3 strips, depthwise KxK
-// strips (conv2d_depthwise.cl: square kernels up to 7x7, any padding), Winograd F(4x4, 3x3) (3x3
-// stride 1 with 16 or more channels each way and 32 or more 4x4 output tiles), the tiled direct
-// convolution on rows first copied into zero-padded scratch (where a quarter or more of the tiles
-// would take the edge path: narrow padded maps), the tiled direct convolution (any kernel, stride,
-// dilation, padding and groups with constant weights), dense 3x3 strips, and the generic
-// one-output-per-item convolution (weights that are not constants).
+// GEMM; a stride above 1 after a copy of the strided pixels), depthwise 3x3
+// strips, depthwise KxK strips (conv2d_depthwise.cl: square kernels up to 7x7,
+// any padding), Winograd F(4x4, 3x3) (3x3 stride 1 with 16 or more channels
+// each way and 32 or more 4x4 output tiles), the tiled direct convolution on
+// rows first copied into zero-padded scratch (where a quarter or more of the
+// tiles would take the edge path: narrow padded maps), the tiled direct
+// convolution (any kernel, stride, dilation, padding and groups with constant
+// weights), dense 3x3 strips, and the generic one-output-per-item convolution
+// (weights that are not constants).
 #include <algorithm>
 #include <array>
 #include <cstdint>

@@ -1,12 +1,13 @@
 // Conv2D against the CPU reference: kernel sizes, strides, symmetric and
 // asymmetric pads, dilation, groups (incl. depthwise), bias, batch, fused
 // activations, and the Conv -> BatchNorm / Conv -> Relu graphs the passes
-// rewrite. Every case runs with both kernel families (the test parameter
-// `cpu` / `gpu`, EngineOptions::kernel_target), so the GPU variants are held
-// to the reference on PoCL too. Every kernel variant the lowering selects is
-// reached: CPU generic, pointwise (stride 1 and strided), depthwise 3x3, dense 3x3 with their
-// vector widths and tails (both with a fused residual Add); GPU pointwise (1, 2 or 4 output
-// channels per item, C split in 1-8 slices, fused residual Add), depthwise and direct.
+// rewrite. Every case runs with both kernel families (the test parameter `cpu`
+// / `gpu`, EngineOptions::kernel_target), so the GPU variants are held to the
+// reference on PoCL too. Every kernel variant the lowering selects is reached:
+// CPU generic, pointwise (stride 1 and strided), depthwise 3x3, dense 3x3 with
+// their vector widths and tails (both with a fused residual Add); GPU pointwise
+// (1, 2 or 4 output channels per item, C split in 1-8 slices, fused residual
+// Add), depthwise and direct.
 #include <algorithm>
 #include <array>
 #include <cmath>
