@@ -101,10 +101,17 @@ double CubicWeight(double d, double a) {
   return 0;
 }
 
+// The taps per output of an axis resized from `in` to `out` (0: not
+// resized).
+int TapCount(const ResizeAttrs& a, int64_t in, int64_t out, double scale) {
+  if (in == out && scale == 1.0) return 0;
+  return a.mode == ResizeMode::kNearest ? 1 : a.mode == ResizeMode::kLinear ? 2 : 4;
+}
+
 AxisTaps TapsOf(const ResizeAttrs& a, int64_t in, int64_t out, double scale) {
   AxisTaps t;
-  if (in == out && scale == 1.0) return t;
-  t.count = a.mode == ResizeMode::kNearest ? 1 : a.mode == ResizeMode::kLinear ? 2 : 4;
+  t.count = TapCount(a, in, out, scale);
+  if (t.count == 0) return t;
   auto push = [&t](int64_t index, double weight) {
     t.table.push_back(static_cast<float>(index));
     t.table.push_back(static_cast<float>(weight));
@@ -135,13 +142,6 @@ AxisTaps TapsOf(const ResizeAttrs& a, int64_t in, int64_t out, double scale) {
     }
   }
   return t;
-}
-
-// The taps per output of an axis resized from `in` to `out` (0: not
-// resized), as TapsOf counts them.
-int TapCount(const ResizeAttrs& a, int64_t in, int64_t out, double scale) {
-  if (in == out && scale == 1.0) return 0;
-  return a.mode == ResizeMode::kNearest ? 1 : a.mode == ResizeMode::kLinear ? 2 : 4;
 }
 
 // Whether the CPU family resizes `node` in two passes (resize_2d_rows, then
@@ -233,9 +233,12 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
       }
     }
     DispatchArg t2 = ctx.AddConstant(both);
+    // Outputs of a row per work-item (resize_2d's XPER; the CPU kernels'
+    // strips are 16 wide).
+    const int64_t per = gpu ? 1 : 16;
     const std::vector<std::string> options = {absl::StrCat("-DKY=", ty.count),
                                               absl::StrCat("-DKX=", tx.count),
-                                              absl::StrCat("-DXPER=", gpu ? 1 : 16)};
+                                              absl::StrCat("-DXPER=", per)};
     if (SeparableOnCpu(node, ctx)) {
       const std::array<size_t, 3> rows = {CeilDiv(w, 16), size_t(h_in), size_t(planes)};
       Dispatch r = MakeDispatch(ctx, "resize.cl", "resize_2d_rows", {1}, options);
@@ -253,7 +256,6 @@ absl::Status Lower(LoweringContext& ctx, const Node& node) {
       AddInts(ce, {h_in, h, w, planes});
       return absl::OkStatus();
     }
-    const int64_t per = gpu ? 1 : 16;
     Dispatch d =
         MakeDispatch(ctx, "resize.cl", gpu ? "resize_2d" : "resize_2d_strips", {1}, options);
     d.work_dim = 3;
