@@ -1,14 +1,19 @@
 // Conv2D's CPU kernel family: vector work-items and small groups, tuned on
-// PoCL. In order of preference: pointwise (1x1 stride 1 as a register-blocked
-// GEMM; a stride above 1 after a copy of the strided pixels), depthwise 3x3
-// strips, depthwise KxK strips (conv2d_depthwise.cl: square kernels up to 7x7,
-// any padding), Winograd F(4x4, 3x3) (3x3 stride 1 with 16 or more channels
-// each way and 32 or more 4x4 output tiles), the tiled direct convolution on
-// rows first copied into zero-padded scratch (where a quarter or more of the
-// tiles would take the edge path: narrow padded maps), the tiled direct
-// convolution (any kernel, stride, dilation, padding and groups with constant
-// weights), dense 3x3 strips, and the generic one-output-per-item convolution
-// (weights that are not constants).
+// PoCL. In order of preference:
+// - the panel GEMM (groups 1: any kernel, stride, dilation and padding, the
+//   pixels' taps copied into panels first; 1x1 stride 1 with few output
+//   channels reads its input in place);
+// - pointwise (1x1 stride 1 as a register-blocked GEMM; a stride above 1
+//   after a copy of the strided pixels);
+// - depthwise 3x3 strips, then depthwise KxK strips (conv2d_depthwise.cl:
+//   square kernels up to 7x7, any padding);
+// - the tiled direct convolution on rows first copied into zero-padded
+//   scratch (where a quarter or more of the tiles would take the edge path:
+//   narrow padded maps), then the tiled direct convolution (any kernel,
+//   stride, dilation, padding and groups with constant weights);
+// - Winograd F(4x4, 3x3) (3x3 stride 1 with 16 or more channels each way and
+//   32 or more 4x4 output tiles), dense 3x3 strips, and the generic
+//   one-output-per-item convolution (weights that are not constants).
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -130,6 +135,148 @@ size_t PointwiseStridedScratch(const Node& node, const LoweringContext& ctx) {
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   // Floats: enough for either storage precision.
   return size_t(x[0] * x[1] * out[2] * out[3]) * sizeof(float);
+}
+
+// --- conv2d_gemm (conv2d_gemm.cl): groups-1 convolutions as a product of
+// the weights [OC][C*KH*KW] by panels of VW output pixels' taps, written by
+// conv2d_panels first (im2col). Where the direct tiled kernels broadcast
+// weights over a row of output columns, this streams each panel
+// contiguously and reuses it across the output channels of a work-group:
+// ResNet-50's convolutions took 0.68x the replay time of the direct kernels
+// and VGG-11's 0.60x (AVX2, PoCL 3.1, docs/performance.md).
+
+// A stride-1 1x1 convolution with at most this many output channels reads
+// its input in place instead of through panels: the copy costs as much as
+// 1/OC of the product, and MobileNet V2's 16- to 64-channel projections ran
+// 0.41-0.79x as long without it (AVX2, PoCL 3.1), its wider layers
+// 1.0-1.4x as long.
+constexpr int64_t kGemmDirectMaxChannels = 64;
+// The panels' largest size: above it the direct kernels run instead.
+constexpr size_t kGemmMaxPanelBytes = size_t(64) << 20;
+// Below 64 output channels the copy's share grows, and the panels must be
+// at most this large (the L2 and L3 caches still hold them): Inception-v3's
+// 32-channel 3x3 on 147x147 (25 MB of panels) took 1.6x as long as the
+// tiled kernel, MobileNet V2's 32-channel stem (1.4 MB) 0.89x.
+constexpr size_t kGemmSmallMaxPanelBytes = size_t(4) << 20;
+
+// The input read in place (no panels): see kGemmDirectMaxChannels. 16
+// pixels or more, so that a tile of either width fits in the image.
+bool GemmDirect(const Node& node, const LoweringContext& ctx) {
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  return ConvShapeOf(node, ctx).pointwise && out[1] <= kGemmDirectMaxChannels &&
+         out[2] * out[3] >= 16;
+}
+
+// Panels: N * K * HW floats, HW rounded up to 16 pixels (either width),
+// in either storage precision; none when the input is read in place.
+size_t GemmScratch(const Node& node, const LoweringContext& ctx) {
+  if (GemmDirect(node, ctx)) return 0;
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  return size_t(out[0] * w[1] * w[2] * w[3]) * CeilDiv(out[2] * out[3], 16) * 16 * sizeof(float);
+}
+
+bool GemmFits(const Node& node, const LoweringContext& ctx) {
+  const ConvShape s = ConvShapeOf(node, ctx);
+  if (!Cpu(ctx) || !s.groups_1 || !s.constant_weights) return false;
+  if (GemmDirect(node, ctx)) return true;
+  const size_t panels = GemmScratch(node, ctx);
+  const int64_t oc = ShapeOf(ctx, node.outputs[0])[1];
+  return panels <= kGemmMaxPanelBytes && (oc >= 64 || panels <= kGemmSmallMaxPanelBytes);
+}
+
+// Parameters: vw pixels per panel (one vector), rm output channels per item
+// (rm vector accumulators: 4 of float16 with AVX2's 16 registers, 8 with
+// AVX-512's 32; 8 with AVX2 took 1.5x as long on ResNet-50, spilling), wg
+// items per work-group (the channel blocks sharing one panel).
+KernelParams GemmHeuristic(const Node& node, const LoweringContext& ctx) {
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const int64_t vw = out[2] * out[3] >= 16 ? 16 : 8;
+  const int64_t rm = std::clamp<int64_t>(ctx.device().CpuAccumulatorLanes() / vw, 2, 8);
+  return {{"vw", vw}, {"rm", rm}, {"wg", 16}};
+}
+
+std::vector<KernelParams> GemmSpace(const Node& node, const LoweringContext& ctx) {
+  return ParamSpace(GemmHeuristic(node, ctx), {{"vw", {8, 16}}, {"rm", {4, 8}}, {"wg", {16, 64}}});
+}
+
+// conv2d_panels' table: per panel and tap, each lane's input offset within
+// a channel's plane (-1: padding, or past the output); then per panel and
+// tap the first offset of VW consecutive in-plane inputs, or -1.
+std::shared_ptr<const HostData> PanelOffsets(const Node& node, const LoweringContext& ctx,
+                                             int64_t vw) {
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const int64_t hw = out[2] * out[3], taps = w[2] * w[3];
+  const int64_t tiles = int64_t(CeilDiv(hw, vw));
+  std::vector<int32_t> offs(size_t(tiles * taps * (vw + 1)), -1);
+  int32_t* runs = offs.data() + tiles * taps * vw;
+  for (int64_t t = 0; t < tiles; ++t) {
+    for (int64_t kh = 0; kh < w[2]; ++kh) {
+      for (int64_t kw = 0; kw < w[3]; ++kw) {
+        const int64_t tap = kh * w[3] + kw;
+        int32_t* lane = offs.data() + (t * taps + tap) * vw;
+        bool run = true;
+        for (int64_t i = 0; i < vw; ++i) {
+          const int64_t q = t * vw + i;
+          const int64_t ih = q / out[3] * a.strides[0] - a.pads[0] + kh * a.dilations[0];
+          const int64_t iw = q % out[3] * a.strides[1] - a.pads[1] + kw * a.dilations[1];
+          if (q < hw && ih >= 0 && ih < x[2] && iw >= 0 && iw < x[3]) {
+            lane[i] = int32_t(ih * x[3] + iw);
+          }
+          run = run && lane[i] >= 0 && lane[i] == lane[0] + i;
+        }
+        if (run) runs[t * taps + tap] = lane[0];
+      }
+    }
+  }
+  return std::make_shared<const HostData>(std::move(offs));
+}
+
+absl::Status LowerGemm(LoweringContext& ctx, const Node& node) {
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  const int64_t hw = out[2] * out[3];
+  const int64_t k = w[1] * w[2] * w[3];
+  const KernelParams h = GemmHeuristic(node, ctx);
+  RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
+  RECQ_ASSIGN_OR_RETURN(const int64_t rm, Param(ctx, node, "rm", h.at("rm"), {2, 4, 6, 8}));
+  RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", h.at("wg"), 1, 1024));
+  const bool direct = GemmDirect(node, ctx);
+  // Both kernels from one program build: no second compile on a cold start.
+  std::vector<std::string> options = {absl::StrCat("-DRECQ_CG_VW=", vw),
+                                      absl::StrCat("-DRECQ_CG_RM=", rm)};
+  if (direct) options.push_back("-DRECQ_CG_DIRECT=1");
+  const int64_t tiles = int64_t(CeilDiv(hw, vw));
+  if (!direct) {
+    Dispatch pd;
+    pd.label = "conv2d_panels";
+    pd.kernel = ctx.Kernel("conv2d_gemm.cl", "conv2d_panels", options);
+    const std::array<size_t, 3> panels = {size_t(x[1]), size_t(tiles), size_t(x[0])};
+    SetRange(pd, panels, WorkGroupFor(panels, 16));
+    pd.args = {ctx.Arg(node.inputs[0]), ctx.AddConstant(PanelOffsets(node, ctx, vw)),
+               ctx.Scratch()};
+    AddInts(pd, {x[0], x[1], x[2] * x[3], tiles, w[2] * w[3]});
+    // Reads the input, writes the panels.
+    const double in_bytes = double(ctx.graph().value(node.inputs[0]).desc.ByteSize());
+    pd.bytes = in_bytes * (1.0 + double(out[0] * k * tiles * vw) / double(Product(x, 0, 4)));
+    ctx.Emit(std::move(pd));
+  }
+  Dispatch d;
+  d.label = "conv2d_gemm";
+  d.kernel = ctx.Kernel("conv2d_gemm.cl", "conv2d_gemm", options);
+  const std::array<size_t, 3> range = {CeilDiv(out[1], rm), size_t(tiles), size_t(out[0])};
+  SetRange(d, range, {size_t(wg), 1, 1});
+  d.args = {direct ? ctx.Arg(node.inputs[0]) : ctx.Scratch(),
+            PackPointwiseWeights(ctx, node.inputs[1], out[1], k, rm), ctx.Arg(Bias(node)),
+            ctx.Arg(residual), ctx.Arg(y)};
+  AddInts(d, {out[0], k, hw, out[1]});
+  SetConvWork(node, ctx, residual, d);
+  return Finish(ctx, std::move(d), act);
 }
 
 // Depthwise 3x3 parameters: vw output columns per item, wg items per group.
@@ -595,6 +742,7 @@ std::vector<KernelParams> TiledSpace(const Node& node, const LoweringContext& ct
 
 std::vector<KernelVariant> ConvCpuVariants() {
   return {
+      {"conv2d_gemm", GemmFits, LowerGemm, /*absorbs_residual_add=*/true, GemmSpace, GemmScratch},
       {"conv2d_pointwise",
        [](const Node& n, const LoweringContext& ctx) {
          return Cpu(ctx) && ConvShapeOf(n, ctx).pointwise;

@@ -186,7 +186,11 @@ struct EngineStats {
   size_t intermediate_bytes = 0;  // planned intermediate memory per recording
   size_t unplanned_bytes = 0;     // sum of all intermediate tensors
   size_t lower_bound_bytes = 0;   // most intermediate bytes alive at one step
-  size_t weight_bytes = 0;
+  size_t weight_bytes = 0;        // every constant uploaded, tables included
+  // Of weight_bytes: the constants that are not floats (the model's integer
+  // tensors, index tables of the lowering), which fp16 storage leaves as
+  // they are.
+  size_t integer_constant_bytes = 0;
   double compile_ms = 0;          // Compile or LoadEngine in all, warm-up included
   double warmup_ms = 0;           // of which the warm-up run (EngineOptions::warm_up)
   size_t warmup_dispatches = 0;   // distinct launch shapes the warm-up enqueued

@@ -49,13 +49,14 @@ TEST(OpRegistryTest, ConvDeclaresBothFamiliesInOrderOfPreference) {
   ASSERT_NE(conv, nullptr);
   std::vector<std::string> names;
   for (const KernelVariant& v : conv->variants) names.push_back(v.name);
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "conv2d_pointwise", "conv2d_pointwise_strided", "conv2d_depthwise3x3",
-                       "conv2d_depthwise_kxk", "conv2d_tiled_padded", "conv2d_tiled",
-                       "conv2d_winograd", "conv2d_dense3x3", "conv2d", "conv2d_pointwise_gpu",
-                       "conv2d_depthwise_gpu", "conv2d_igemm_mma", "conv2d_igemm_gpu_128x64",
-                       "conv2d_igemm_gpu_64x64", "conv2d_igemm_gpu_32x64", "conv2d_igemm_gpu_32x32",
-                       "conv2d_igemm_mma_tuned", "conv2d_direct_gpu"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{
+                "conv2d_gemm", "conv2d_pointwise", "conv2d_pointwise_strided",
+                "conv2d_depthwise3x3", "conv2d_depthwise_kxk", "conv2d_tiled_padded",
+                "conv2d_tiled", "conv2d_winograd", "conv2d_dense3x3", "conv2d",
+                "conv2d_pointwise_gpu", "conv2d_depthwise_gpu", "conv2d_igemm_mma",
+                "conv2d_igemm_gpu_128x64", "conv2d_igemm_gpu_64x64", "conv2d_igemm_gpu_32x64",
+                "conv2d_igemm_gpu_32x32", "conv2d_igemm_mma_tuned", "conv2d_direct_gpu"}));
   EXPECT_TRUE(conv->absorbs_activation);
   EXPECT_TRUE(conv->fold_channel_affine);
   EXPECT_TRUE(FindOp(OpType::kAdd)->is_residual_add);
@@ -115,7 +116,7 @@ TEST(OpRegistryTest, UnknownOpIsAClearError) {
 }
 
 // A pointwise conv: the chooser forces the generic conv2d instead of
-// conv2d_pointwise; the output still matches the reference and the dispatch
+// conv2d_gemm; the output still matches the reference and the dispatch
 // is labelled with the chosen variant.
 TEST(VariantChooserTest, PicksAmongFittingVariants) {
   GraphBuilder b;
@@ -135,7 +136,8 @@ TEST(VariantChooserTest, PicksAmongFittingVariants) {
     return fitting.back();
   };
   RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), graph, options));
-  EXPECT_EQ(offered, (std::vector<std::string>{"conv2d_pointwise", "conv2d_tiled", "conv2d"}));
+  EXPECT_EQ(offered, (std::vector<std::string>{"conv2d_gemm", "conv2d_pointwise", "conv2d_tiled",
+                                               "conv2d"}));
   EXPECT_EQ(engine.DispatchLabels(), (std::vector<std::string>{"Conv2D_0/conv2d"}));
 
   auto host = reference::RandomTensor({1, 8, 6, 6}, 8);

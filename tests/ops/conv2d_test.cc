@@ -111,9 +111,11 @@ absl::StatusOr<std::vector<std::string>> DispatchLabels(const absl::StatusOr<OpG
   return labels;
 }
 
-// The pointwise kernel of each family, as dispatch labels end.
+// The kernel a pointwise convolution takes by default in each family, as
+// dispatch labels end: on CPUs the panel GEMM, which reads the input in
+// place for 64 output channels or fewer.
 std::string PointwiseKernel(KernelTarget target) {
-  return target == KernelTarget::kGpu ? "/conv2d_pointwise_gpu" : "/conv2d_pointwise";
+  return target == KernelTarget::kGpu ? "/conv2d_pointwise_gpu" : "/conv2d_gemm";
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
@@ -412,6 +414,47 @@ std::vector<ForcedCase> ForcedCases() {
       {padded, cpu,
        Conv("groups32_ocpg4_w14", {1, 128, 16, 14}, 128, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}, 32))},
       {padded, cpu, Conv("k5_w28_vw16", {2, 5, 6, 28}, 12, {5, 5}, Attrs({1, 1}, {2, 2, 2, 2}))},
+      // conv2d_gemm: panels of 16 pixels (exact, partial, rows crossing
+      // inside a panel) and of 8 (fewer than 16 pixels), one partial panel
+      // (fewer than 8); taps in a run (one vector load) and lane by lane
+      // (padding, strides, dilation); output channels past a block of 4;
+      // stems with 3 channels; 1x1 in place (64 output channels or fewer,
+      // 16 pixels or more: a shifted last tile), through panels (more than
+      // 64, or fewer pixels) and strided; batches, no bias, activations.
+      {"conv2d_gemm", cpu,
+       Conv("gemm_k3_w30_oc13", {1, 6, 9, 30}, 13, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
+            kRelu)},
+      {"conv2d_gemm", cpu,
+       Conv("gemm_k3_s2_batch2_nobias", {2, 5, 11, 17}, 8, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}),
+            false)},
+      {"conv2d_gemm", cpu,
+       Conv("gemm_k7_s2_stem", {1, 3, 20, 40}, 16, {7, 7}, Attrs({2, 2}, {3, 3, 3, 3}), true,
+            kRelu)},
+      {"conv2d_gemm", cpu,
+       Conv("gemm_k3_dil2x1_asym", {1, 4, 13, 24}, 8, {3, 3},
+            Attrs({1, 1}, {1, 2, 2, 1}, 1, {2, 1}), true, kHardSwish)},
+      {"conv2d_gemm", cpu,
+       Conv("gemm_k1x7_w17", {1, 8, 9, 17}, 12, {1, 7}, Attrs({1, 1}, {0, 3, 0, 3}))},
+      {"conv2d_gemm", cpu,
+       Conv("gemm_k3_hw12_vw8", {1, 7, 3, 4}, 6, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
+            kSigmoid)},
+      {"conv2d_gemm", cpu,
+       Conv("gemm_k3_hw6_lanes", {1, 5, 2, 3}, 9, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}))},
+      {"conv2d_gemm", cpu,
+       Conv("gemm_k3_c200_deep", {1, 200, 6, 8}, 16, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}))},
+      {"conv2d_gemm", cpu,
+       Conv("gemm_pw_inplace_hw120", {1, 12, 6, 20}, 20, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
+            kRelu6)},
+      {"conv2d_gemm", cpu,
+       Conv("gemm_pw_inplace_batch2_nobias", {2, 9, 5, 7}, 11, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}),
+            false)},
+      {"conv2d_gemm", cpu,
+       Conv("gemm_pw_panels_oc72", {1, 16, 5, 7}, 72, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
+            kRelu)},
+      {"conv2d_gemm", cpu,
+       Conv("gemm_pw_panels_hw12", {1, 8, 3, 4}, 10, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}))},
+      {"conv2d_gemm", cpu,
+       Conv("gemm_k1_s2_w56", {2, 8, 5, 56}, 12, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0}))},
       // conv2d_winograd, F(4x4, 3x3): output sizes that are not multiples of
       // the 4x4 tile (partial tiles at the bottom and right), padding 0, 1
       // and asymmetric, channel counts that are not multiples of the
@@ -577,12 +620,17 @@ absl::StatusOr<OpGraph> ResidualGraph(const ConvCase& c, bool residual_first) {
 TEST_P(TiledResidualTest, FusedAndMatchesReference) {
   const ConvCase& c = GetParam();
   auto build = [&] { return ResidualGraph(c, /*residual_first=*/true); };
+  auto forced = std::make_shared<int>(0);
+  const VariantChooser tiled = ForceVariant(OpType::kConv2D, "conv2d_tiled", forced);
   absl::StatusOr<std::vector<std::string>> labels =
-      DispatchLabels(build(), KernelTarget::kCpu, /*optimize=*/true);
+      DispatchLabels(build(), KernelTarget::kCpu, /*optimize=*/true, tiled);
   ASSERT_TRUE(labels.ok()) << labels.status();
+  ASSERT_GT(*forced, 0) << "conv2d_tiled does not fit " << c.name;
   ASSERT_EQ(labels->size(), 1u);
   EXPECT_TRUE(EndsWith(labels->front(), "/conv2d_tiled")) << labels->front();
-  RECQ_EXPECT_MATCHES_REFERENCE(build(), For(KernelTarget::kCpu));
+  CheckOptions options = For(KernelTarget::kCpu);
+  options.choose_variant = tiled;
+  RECQ_EXPECT_MATCHES_REFERENCE(build(), options);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -602,13 +650,18 @@ class PointwiseStridedResidualTest : public ::testing::TestWithParam<ConvCase> {
 TEST_P(PointwiseStridedResidualTest, FusedAndMatchesReference) {
   const ConvCase& c = GetParam();
   auto build = [&] { return ResidualGraph(c, /*residual_first=*/true); };
+  auto forced = std::make_shared<int>(0);
+  const VariantChooser strided = ForceVariant(OpType::kConv2D, "conv2d_pointwise_strided", forced);
   absl::StatusOr<std::vector<std::string>> labels =
-      DispatchLabels(build(), KernelTarget::kCpu, /*optimize=*/true);
+      DispatchLabels(build(), KernelTarget::kCpu, /*optimize=*/true, strided);
   ASSERT_TRUE(labels.ok()) << labels.status();
+  ASSERT_GT(*forced, 0) << "conv2d_pointwise_strided does not fit " << c.name;
   ASSERT_EQ(labels->size(), 2u);
   EXPECT_TRUE(EndsWith(labels->front(), "/conv2d_subsample")) << labels->front();
   EXPECT_TRUE(EndsWith(labels->back(), "/conv2d_pointwise")) << labels->back();
-  RECQ_EXPECT_MATCHES_REFERENCE(build(), For(KernelTarget::kCpu));
+  CheckOptions options = For(KernelTarget::kCpu);
+  options.choose_variant = strided;
+  RECQ_EXPECT_MATCHES_REFERENCE(build(), options);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -617,6 +670,39 @@ INSTANTIATE_TEST_SUITE_P(
                       Conv("k1_s2_relu_batch2", {2, 12, 15, 15}, 24, {1, 1},
                            Attrs({2, 2}, {0, 0, 0, 0}), true, kRelu)),
     [](const ::testing::TestParamInfo<ConvCase>& info) { return info.param.name; });
+
+// conv2d_gemm, the CPUs' default for groups-1 convolutions, absorbs the
+// residual Add after it (and the Add's Relu) in its product: two dispatches,
+// the panels' copy and the product, matching the reference. A 3x3, a
+// strided 1x1 (ResNet's shortcut) and a 7x7 stem; partial panels of 16 and
+// 8 pixels, output channels past a block of 4, batches, no bias.
+class PanelGemmResidualTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(PanelGemmResidualTest, FusedAndMatchesReference) {
+  const ConvCase& c = GetParam();
+  for (bool residual_first : {true, false}) {
+    SCOPED_TRACE(residual_first ? "residual first" : "conv output first");
+    auto build = [&] { return ResidualGraph(c, residual_first); };
+    absl::StatusOr<std::vector<std::string>> labels =
+        DispatchLabels(build(), KernelTarget::kCpu, /*optimize=*/true);
+    ASSERT_TRUE(labels.ok()) << labels.status();
+    ASSERT_EQ(labels->size(), 2u);
+    EXPECT_TRUE(EndsWith(labels->front(), "/conv2d_panels")) << labels->front();
+    EXPECT_TRUE(EndsWith(labels->back(), "/conv2d_gemm")) << labels->back();
+    RECQ_EXPECT_MATCHES_REFERENCE(build(), For(KernelTarget::kCpu));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, PanelGemmResidualTest,
+                         ::testing::Values(Conv("k3_hw300_oc13_relu", {1, 8, 15, 20}, 13, {3, 3},
+                                                Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu),
+                                           Conv("k1_s2_hw12_batch2", {2, 12, 6, 8}, 24, {1, 1},
+                                                Attrs({2, 2}, {0, 0, 0, 0}), false),
+                                           Conv("k7_s2_stem_relu", {1, 3, 22, 30}, 16, {7, 7},
+                                                Attrs({2, 2}, {3, 3, 3, 3}), true, kRelu)),
+                         [](const ::testing::TestParamInfo<ConvCase>& info) {
+                           return info.param.name;
+                         });
 
 // conv2d_winograd absorbs the residual Add (and the Add's Relu) in its
 // output transform: three dispatches (input transform, GEMM, output
@@ -739,11 +825,14 @@ TEST_P(Conv2DPassesTest, ConvChain) {
 // 1x1 conv -> Add (MobileNet V2's projection + residual): with either
 // kernel family the Add is fused into the pointwise conv, whichever operand
 // the conv output is, with or without an activation after the sum (a Relu
-// node, the Add's fused activation after the passes), so each graph runs as
-// one dispatch (two without the passes when there is a Relu). The shapes
-// reach conv2d_pointwise's tails: 16-pixel tiles exact and with a shifted
-// last tile, 8-pixel tiles, the lane-by-lane path (HW < 8), output channels
-// not a multiple of 8, batches, no bias.
+// node, the Add's fused activation after the passes). On GPUs that is one
+// dispatch (two without the passes when there is a Relu). On CPUs both
+// pointwise kernels are held to it: conv2d_gemm, the default (one dispatch
+// reading the input in place for 64 output channels or fewer and 16 pixels
+// or more, else the panels' copy first), and conv2d_pointwise, forced. The
+// shapes reach their tails: 16-pixel tiles exact and with a shifted last
+// tile, 8-pixel tiles, the lane-by-lane paths (HW < 8), output channels not
+// a multiple of 4 or 8, more than 64, batches, no bias.
 struct ResidualCase {
   std::string name;
   std::vector<int64_t> x;  // [N,C,H,W]
@@ -760,27 +849,49 @@ class PointwiseResidualTest
 TEST_P(PointwiseResidualTest, FusedAndMatchesReference) {
   const ResidualCase& c = std::get<0>(GetParam());
   const KernelTarget target = std::get<1>(GetParam());
-  for (bool conv_first : {true, false}) {
-    SCOPED_TRACE(conv_first ? "conv output first" : "conv output second");
-    auto build = [&] {
-      OpGraphBuilder b;
-      TensorRef x = b.Input("x", c.x);
-      TensorRef r = b.Input("r", {c.x[0], c.out_channels, c.x[2], c.x[3]});
-      TensorRef y = b.graph().Conv2D(x, b.Constant("w", {c.out_channels, c.x[1], 1, 1}),
-                                     c.bias ? b.Constant("b", {c.out_channels}) : TensorRef{},
-                                     Attrs({1, 1}, {0, 0, 0, 0}));
-      TensorRef z = conv_first ? b.graph().Add(y, r) : b.graph().Add(r, y);
-      if (c.relu) z = b.graph().Relu(z);
-      return std::move(b).Build(z);
-    };
-    for (bool optimize : {true, false}) {
-      absl::StatusOr<std::vector<std::string>> labels = DispatchLabels(build(), target, optimize);
-      ASSERT_TRUE(labels.ok()) << labels.status();
-      const size_t expected = c.relu && !optimize ? 2 : 1;
-      ASSERT_EQ(labels->size(), expected) << "optimize=" << optimize;
-      EXPECT_TRUE(EndsWith(labels->front(), PointwiseKernel(target))) << labels->front();
+  std::vector<std::string> kernels = {PointwiseKernel(target)};
+  if (target == KernelTarget::kCpu) kernels.push_back("/conv2d_pointwise");
+  for (const std::string& kernel : kernels) {
+    SCOPED_TRACE(kernel);
+    auto forced = std::make_shared<int>(0);
+    VariantChooser choose;
+    if (kernel == "/conv2d_pointwise") {
+      choose = ForceVariant(OpType::kConv2D, "conv2d_pointwise", forced);
     }
-    RECQ_EXPECT_MATCHES_REFERENCE(build(), For(target));
+    const bool panels = kernel == "/conv2d_gemm" && (c.out_channels > 64 || c.x[2] * c.x[3] < 16);
+    const size_t conv_dispatches = panels ? 2 : 1;
+    for (bool conv_first : {true, false}) {
+      SCOPED_TRACE(conv_first ? "conv output first" : "conv output second");
+      auto build = [&] {
+        OpGraphBuilder b;
+        TensorRef x = b.Input("x", c.x);
+        TensorRef r = b.Input("r", {c.x[0], c.out_channels, c.x[2], c.x[3]});
+        TensorRef y = b.graph().Conv2D(x, b.Constant("w", {c.out_channels, c.x[1], 1, 1}),
+                                       c.bias ? b.Constant("b", {c.out_channels}) : TensorRef{},
+                                       Attrs({1, 1}, {0, 0, 0, 0}));
+        TensorRef z = conv_first ? b.graph().Add(y, r) : b.graph().Add(r, y);
+        if (c.relu) z = b.graph().Relu(z);
+        return std::move(b).Build(z);
+      };
+      for (bool optimize : {true, false}) {
+        absl::StatusOr<std::vector<std::string>> labels =
+            DispatchLabels(build(), target, optimize, choose);
+        ASSERT_TRUE(labels.ok()) << labels.status();
+        const size_t expected = conv_dispatches + (c.relu && !optimize ? 1 : 0);
+        ASSERT_EQ(labels->size(), expected) << "optimize=" << optimize;
+        if (panels) {
+          EXPECT_TRUE(EndsWith(labels->front(), "/conv2d_panels")) << labels->front();
+        }
+        EXPECT_TRUE(EndsWith((*labels)[conv_dispatches - 1], kernel))
+            << (*labels)[conv_dispatches - 1];
+      }
+      CheckOptions options = For(target);
+      options.choose_variant = choose;
+      RECQ_EXPECT_MATCHES_REFERENCE(build(), options);
+    }
+    if (kernel == "/conv2d_pointwise") {
+      EXPECT_GT(*forced, 0);
+    }
   }
 }
 

@@ -209,6 +209,18 @@ std::vector<SpaceCase> Cases() {
       {"winograd_c19_k21_part3", "conv2d_winograd", cpu,
        ConvGraph({1, 19, 25, 18}, 21, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 12, SIZE_MAX,
        WinogradAtol(19)},
+      // conv2d_gemm: 21 columns by 9 rows (panels crossing rows, a partial
+      // last panel of 16 and of 8), 13 output channels (tails past blocks
+      // of 4 and 8); then a 1x1 with 35 pixels read in place (a shifted
+      // last tile of 16 and of 8) and 20 output channels.
+      {"gemm_k3_oc13_part1", "conv2d_gemm", cpu,
+       ConvGraph({1, 6, 9, 21}, 13, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 0, 4},
+      {"gemm_k3_oc13_part2", "conv2d_gemm", cpu,
+       ConvGraph({1, 6, 9, 21}, 13, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu), 4},
+      {"gemm_pw_hw35_oc20_part1", "conv2d_gemm", cpu,
+       ConvGraph({1, 12, 5, 7}, 20, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0})), 0, 4},
+      {"gemm_pw_hw35_oc20_part2", "conv2d_gemm", cpu,
+       ConvGraph({1, 12, 5, 7}, 20, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0})), 4},
       // Two groups of 4 output channels, stride 2 with padding.
       {"tiled_grouped_s2", "conv2d_tiled", cpu,
        ConvGraph({1, 8, 11, 19}, 8, {3, 3}, ConvAttrs({2, 2}, {1, 1, 1, 1}, 2))},

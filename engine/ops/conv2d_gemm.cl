@@ -1,0 +1,127 @@
+// Convolution on CPUs as a GEMM over packed pixel panels, in two dispatches:
+//   Y[n][oc][q] = act(sum_k W[oc][k] * X(n, k, q) + bias[oc] (+ R[n][oc][q])),
+// q < OH*OW the output pixel, k = (c * KH + kh) * KW + kw the tap, and
+// X(n, k, q) the input pixel that tap reads for that output (zero in the
+// padding). Groups 1, any kernel, stride, dilation and padding.
+//
+// conv2d_panels copies X into panels p [N][ceil(OH*OW/VW)][K][VW]: panel t
+// holds the VW output pixels t*VW .. t*VW+VW-1 (zero past OH*OW), one
+// vector per tap, so that the product streams each panel contiguously.
+// conv2d_gemm then multiplies the weights, packed by the lowering as
+// [ceil(OC/RM)][K][RM] (zero past OC), by the panels: each work-item computes
+// RM output channels of one panel with RM vector accumulators, each weight
+// broadcast from memory into its FMA. The items of a work-group take
+// consecutive channel blocks of one panel, so the panel is read from the
+// caches after the first.
+//
+// With -DRECQ_CG_DIRECT (stride-1 1x1 convolutions, OH*OW >= VW) there are
+// no panels: conv2d_gemm reads the input in place, as a [K][OH*OW] matrix.
+//
+// Build options: -DRECQ_CG_VW=8|16 (pixels per panel, one vector),
+// -DRECQ_CG_RM=2..8 (output channels per item) and -DRECQ_CG_DIRECT.
+#ifndef RECQ_CG_VW
+#define RECQ_CG_VW 16
+#endif
+#ifndef RECQ_CG_RM
+#define RECQ_CG_RM 4
+#endif
+
+#define VW RECQ_CG_VW
+#define RM RECQ_CG_RM
+#define CG_CAT_(a, b) a##b
+#define CG_CAT(a, b) CG_CAT_(a, b)
+#define floatV CG_CAT(float, VW)
+#define vloadV CG_CAT(vload, VW)
+#define vstoreV CG_CAT(vstore, VW)
+#define loadV CG_CAT(RECQ_LOAD, VW)
+#define storeV CG_CAT(RECQ_STORE, VW)
+#define activateV CG_CAT(recq_activate, VW)
+
+// One work-item per (input channel c, panel t, image n): the KH*KW taps of
+// channel c for the panel's VW pixels. `offs` (built by the lowering) holds,
+// per panel and tap, each lane's input offset within the channel's plane,
+// -1 where the lane reads padding or lies past OH*OW; then, per panel and
+// tap, the offset of a run of VW consecutive inputs the lanes read, or -1:
+// those taps load one vector.
+// Global size: (C, tiles, N), rounded up to the local size.
+__kernel void conv2d_panels(__global const RECQ_T* restrict x, __global const int* restrict offs,
+                            __global RECQ_T* restrict p, int N, int C, int HW_IN, int tiles,
+                            int taps) {
+  const int c = get_global_id(0);
+  const int t = get_global_id(1);
+  const int n = get_global_id(2);
+  if (c >= C || t >= tiles || n >= N) return;
+  const __global RECQ_T* xc = x + ((size_t)n * C + c) * HW_IN;
+  __global RECQ_T* dst = p + (((size_t)n * tiles + t) * C + c) * taps * VW;
+  const __global int* lane = offs + (size_t)t * taps * VW;
+  const __global int* run = offs + (size_t)tiles * taps * VW + (size_t)t * taps;
+  for (int k = 0; k < taps; ++k) {
+    const int at = run[k];
+    if (at >= 0) {
+      storeV(dst, k, loadV(xc + at, 0));
+    } else {
+      float v[VW];
+#pragma unroll
+      for (int i = 0; i < VW; ++i) {
+        const int o = lane[k * VW + i];
+        v[i] = o >= 0 ? RECQ_LOAD(xc, o) : 0.0f;
+      }
+      storeV(dst, k, vloadV(0, v));
+    }
+  }
+}
+
+// One work-item per (channel block b, panel t, image n). Global size:
+// (ceil(OC/RM), tiles, N), rounded up to the local size.
+__kernel void conv2d_gemm(__global const RECQ_T* restrict p, __global const RECQ_T* restrict wp,
+                          __global const RECQ_T* restrict bias, __global const RECQ_T* restrict r,
+                          __global RECQ_T* restrict y, int N, int K, int HW, int OC, int act,
+                          float act_a, float act_b) {
+  const int b = get_global_id(0);
+  const int t = get_global_id(1);
+  const int n = get_global_id(2);
+  const int tiles = (HW + VW - 1) / VW;
+  const int oc0 = b * RM;
+  if (oc0 >= OC || t >= tiles || n >= N) return;
+#ifdef RECQ_CG_DIRECT
+  // A stride-1 1x1 convolution reads its input in place: tap k of pixel q
+  // is X[n][k][q], row k of a [K][HW] matrix. A partial last tile moves
+  // back to end at HW (HW >= VW) and rewrites its neighbour's values.
+  const int q0 = min(t * VW, HW - VW);
+  const __global RECQ_T* pq = p + (size_t)n * K * HW + q0;
+#define CG_STEP HW
+#else
+  const int q0 = t * VW;
+  const __global RECQ_T* pq = p + ((size_t)n * tiles + t) * K * VW;
+#define CG_STEP VW
+#endif
+  const __global RECQ_T* w = wp + (size_t)b * K * RM;
+  floatV acc[RM];
+#pragma unroll
+  for (int j = 0; j < RM; ++j) acc[j] = (floatV)(0.0f);
+  for (int k = 0; k < K; ++k) {
+    const floatV xv = loadV(pq + (size_t)k * CG_STEP, 0);
+    const __global RECQ_T* wk = w + k * RM;
+#pragma unroll
+    for (int j = 0; j < RM; ++j) acc[j] = fma((floatV)(RECQ_LOAD(wk, j)), xv, acc[j]);
+  }
+  const bool full = q0 + VW <= HW;
+  const size_t at = ((size_t)n * OC + oc0) * HW + q0;
+#pragma unroll
+  for (int j = 0; j < RM; ++j) {
+    if (oc0 + j >= OC) break;
+    floatV s = acc[j] + (bias ? RECQ_LOAD(bias, oc0 + j) : 0.0f);
+    const size_t row = at + (size_t)j * HW;
+    if (full) {
+      if (r) s += loadV(r + row, 0);
+      storeV(y + row, 0, activateV(s, act, act_a, act_b));
+    } else {
+      float v[VW];
+      vstoreV(s, 0, v);
+      for (int i = 0; q0 + i < HW; ++i) {
+        const float e = v[i] + (r ? RECQ_LOAD(r, row + i) : 0.0f);
+        RECQ_STORE(y, row + i, recq_activate(e, act, act_a, act_b));
+      }
+    }
+  }
+}
