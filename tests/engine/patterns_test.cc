@@ -32,6 +32,25 @@ int Count(const Graph& g, OpType op) {
   return n;
 }
 
+// Compiles `g` for each kernel family, expects `cpu` and `gpu` dispatches,
+// and compares the output with the unfused graph run by the reference
+// executor, on inputs in [-2, 2].
+void ExpectDispatchesPerFamily(const Graph& g, const std::vector<int64_t>& shape, uint64_t seed,
+                               size_t cpu, size_t gpu) {
+  for (auto target : {EngineOptions::KernelTarget::kCpu, EngineOptions::KernelTarget::kGpu}) {
+    const bool on_gpu = target == EngineOptions::KernelTarget::kGpu;
+    SCOPED_TRACE(on_gpu ? "gpu kernels" : "cpu kernels");
+    EngineOptions options;
+    options.kernel_target = target;
+    RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g, options));
+    EXPECT_EQ(engine.stats().dispatches, on_gpu ? gpu : cpu);
+    auto host = reference::RandomTensor(shape, seed, -2.0f, 2.0f);
+    auto cmp = reference::Compare(testing::RunRecorded(engine, "x", host, "y"),
+                                  testing::ReferenceOutput(g, "x", host, "y"), 1e-5f, 1e-4f);
+    EXPECT_TRUE(cmp.ok()) << cmp.ToString();
+  }
+}
+
 // conv -> x; y = Mul(x, Sigmoid(x)) (as PyTorch exports SiLU), operands in
 // either order.
 Graph ConvSilu(bool sigmoid_first) {
@@ -68,17 +87,7 @@ TEST(PatternsTest, SiluBecomesOneActivationFusedIntoTheConv) {
 
     // The convolution's own dispatches only: on CPUs its panels' copy and
     // the product, whose epilogue applies the SiLU; one kernel on GPUs.
-    for (auto target : {EngineOptions::KernelTarget::kCpu, EngineOptions::KernelTarget::kGpu}) {
-      EngineOptions options;
-      options.kernel_target = target;
-      RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g, options));
-      EXPECT_EQ(engine.stats().dispatches, target == EngineOptions::KernelTarget::kGpu ? 1u : 2u);
-      auto host = reference::RandomTensor({1, 4, 7, 7}, 12, -2.0f, 2.0f);
-      // The unfused graph is the reference.
-      auto cmp = reference::Compare(testing::RunRecorded(engine, "x", host, "y"),
-                                    testing::ReferenceOutput(g, "x", host, "y"), 1e-5f, 1e-4f);
-      EXPECT_TRUE(cmp.ok()) << cmp.ToString();
-    }
+    ExpectDispatchesPerFamily(g, {1, 4, 7, 7}, 12, /*cpu=*/2, /*gpu=*/1);
   }
 }
 
@@ -1095,16 +1104,7 @@ TEST(PatternsTest, SqueezeExciteBecomesOneNode) {
   // Unfused: convolution, pool, two products (activations fused), Mul.
   // Fused: the convolution (on CPUs its panels' copy and the product), then
   // two kernels on GPUs, three on CPUs.
-  for (auto target : {EngineOptions::KernelTarget::kCpu, EngineOptions::KernelTarget::kGpu}) {
-    EngineOptions options;
-    options.kernel_target = target;
-    RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), g, options));
-    EXPECT_EQ(engine.stats().dispatches, target == EngineOptions::KernelTarget::kGpu ? 3u : 5u);
-    auto host = reference::RandomTensor({1, 4, 9, 9}, 26, -2.0f, 2.0f);
-    auto cmp = reference::Compare(testing::RunRecorded(engine, "x", host, "y"),
-                                  testing::ReferenceOutput(g, "x", host, "y"), 1e-5f, 1e-4f);
-    EXPECT_TRUE(cmp.ok()) << cmp.ToString();
-  }
+  ExpectDispatchesPerFamily(g, {1, 4, 9, 9}, 26, /*cpu=*/5, /*gpu=*/3);
 }
 
 TEST(PatternsTest, SqueezeExciteLookAlikesAreLeftAlone) {
