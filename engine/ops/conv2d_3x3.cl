@@ -1,13 +1,15 @@
 // 3x3 convolutions with stride 1 or 2 and left pad 1 (any top pad; bottom
 // and right pads are implied by OH/OW: input past the edge reads as zero),
 // unit dilation, optional bias, fused activation. Each work-item computes VW
-// consecutive outputs of one output row with vector FMAs; the three taps of
-// a kernel row come from one or two vector loads and lane shuffles.
+// consecutive outputs of one output row (RB rows in conv2d_depthwise3x3)
+// with vector FMAs; the three taps of a kernel row come from one or two
+// vector loads and lane shuffles.
 //   conv2d_depthwise3x3: groups == C == OC, one channel per work-item.
 //   conv2d_dense3x3: groups 1, 8 output channels per work-item.
 // A partial last strip of a row is moved back to end at OW (strips overlap
 // and write identical values); rows narrower than VW are stored lane by lane.
-// Build options: -DRECQ_C3_STRIDE=1|2, -DRECQ_C3_VW=8|16.
+// Build options: -DRECQ_C3_STRIDE=1|2, -DRECQ_C3_VW=8|16 (and for
+// conv2d_depthwise3x3 -DRECQ_C3_RB=1|2|4, below).
 #ifndef RECQ_C3_STRIDE
 #define RECQ_C3_STRIDE 1
 #endif
@@ -75,39 +77,59 @@ inline void c3_taps(const __global RECQ_T* row, int q, int W, floatV* o0, floatV
 #endif
 }
 
-// Global size: (ceil(OW/VW), OH, N*C), rounded up to the local size.
+// Each work-item computes RB output rows (-DRECQ_C3_RB=1|2|4) of one strip:
+// each input row they read is loaded once and feeds every output row whose
+// window covers it ((RB-1)*S+3 rows loaded for RB outputs, not 3*RB).
+// Global size: (ceil(OW/VW), ceil(OH/RB), N*C), rounded up to the local size.
+#ifndef RECQ_C3_RB
+#define RECQ_C3_RB 1
+#endif
 __kernel void conv2d_depthwise3x3(__global const RECQ_T* restrict x, __global const RECQ_T* restrict w,
                                   __global const RECQ_T* restrict bias, __global RECQ_T* restrict y,
                                   int N, int C, int H, int W, int OH, int OW, int PT, int act,
                                   float act_a, float act_b) {
   int ow0 = get_global_id(0) * RECQ_C3_VW;
-  const int oh = get_global_id(1);
+  const int oh0 = get_global_id(1) * RECQ_C3_RB;
   const int nc = get_global_id(2);
-  if (ow0 >= OW || oh >= OH || nc >= N * C) return;
+  if (ow0 >= OW || oh0 >= OH || nc >= N * C) return;
   if (OW >= RECQ_C3_VW) ow0 = min(ow0, OW - RECQ_C3_VW);
   const int c = nc % C;
   const __global RECQ_T* xc = x + (size_t)nc * H * W;
   const __global RECQ_T* wc = w + c * 9;
-  floatV acc = (floatV)(bias ? RECQ_LOAD(bias, c) : 0.0f);
+  floatV acc[RECQ_C3_RB];
+  const float b = bias ? RECQ_LOAD(bias, c) : 0.0f;
+#pragma unroll
+  for (int j = 0; j < RECQ_C3_RB; ++j) acc[j] = (floatV)(b);
   const int q = ow0 * RECQ_C3_STRIDE;  // input column of the centre tap of lane 0
-  for (int kh = 0; kh < 3; ++kh) {
-    const int ih = oh * RECQ_C3_STRIDE - PT + kh;
+#pragma unroll
+  for (int r = 0; r < (RECQ_C3_RB - 1) * RECQ_C3_STRIDE + 3; ++r) {
+    const int ih = oh0 * RECQ_C3_STRIDE - PT + r;
     if (ih < 0 || ih >= H) continue;
     const __global RECQ_T* row = xc + (size_t)ih * W;
     floatV t0, t1, t2;
     c3_taps(row, q, W, &t0, &t1, &t2);
-    acc = fma((floatV)(RECQ_LOAD(wc, kh * 3 + 0)), t0, acc);
-    acc = fma((floatV)(RECQ_LOAD(wc, kh * 3 + 1)), t1, acc);
-    acc = fma((floatV)(RECQ_LOAD(wc, kh * 3 + 2)), t2, acc);
+    // Output row oh0 + j reads this row as its kernel row r - j*S.
+#pragma unroll
+    for (int j = 0; j < RECQ_C3_RB; ++j) {
+      const int kh = r - j * RECQ_C3_STRIDE;
+      if (kh < 0 || kh > 2) continue;
+      acc[j] = fma((floatV)(RECQ_LOAD(wc, kh * 3 + 0)), t0, acc[j]);
+      acc[j] = fma((floatV)(RECQ_LOAD(wc, kh * 3 + 1)), t1, acc[j]);
+      acc[j] = fma((floatV)(RECQ_LOAD(wc, kh * 3 + 2)), t2, acc[j]);
+    }
   }
-  const floatV v = activateV(acc, act, act_a, act_b);
-  __global RECQ_T* yp = y + ((size_t)nc * OH + oh) * OW + ow0;
-  if (OW >= RECQ_C3_VW) {
-    storeV(yp, 0, v);
-  } else {
-    float t[RECQ_C3_VW];
-    vstoreV(v, 0, t);
-    for (int i = 0; i < OW; ++i) RECQ_STORE(yp, i, t[i]);
+#pragma unroll
+  for (int j = 0; j < RECQ_C3_RB; ++j) {
+    if (oh0 + j >= OH) break;
+    const floatV v = activateV(acc[j], act, act_a, act_b);
+    __global RECQ_T* yp = y + ((size_t)nc * OH + oh0 + j) * OW + ow0;
+    if (OW >= RECQ_C3_VW) {
+      storeV(yp, 0, v);
+    } else {
+      float t[RECQ_C3_VW];
+      vstoreV(v, 0, t);
+      for (int i = 0; i < OW; ++i) RECQ_STORE(yp, i, t[i]);
+    }
   }
 }
 

@@ -234,8 +234,11 @@ std::vector<SpaceCase> Cases() {
       // above cover whole. 5x7 outputs of a stride-2 1x1.
       {"pointwise_strided_s2_hw35", "conv2d_pointwise_strided", cpu,
        ConvGraph({1, 12, 9, 13}, 20, {1, 1}, ConvAttrs({2, 2}, {0, 0, 0, 0})), 0, 6},
-      {"depthwise3x3_w19", "conv2d_depthwise3x3", cpu,
-       ConvGraph({1, 5, 9, 19}, 5, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}, 5), kRelu)},
+      // 19 columns, 9 rows: a partial last block of 2 and of 4 rows.
+      {"depthwise3x3_w19_part1", "conv2d_depthwise3x3", cpu,
+       ConvGraph({1, 5, 9, 19}, 5, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}, 5), kRelu), 0, 9},
+      {"depthwise3x3_w19_part2", "conv2d_depthwise3x3", cpu,
+       ConvGraph({1, 5, 9, 19}, 5, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}, 5), kRelu), 9},
       // 5x5 depthwise, stride 2, 19 columns: strips past both widths.
       {"depthwise5x5_s2_w19", "conv2d_depthwise_kxk", cpu,
        ConvGraph({1, 5, 11, 19}, 5, {5, 5}, ConvAttrs({2, 2}, {2, 2, 2, 2}, 5), kRelu)},
