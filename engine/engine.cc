@@ -375,9 +375,7 @@ absl::Status UploadConstants(EngineState& state) {
       RECQ_ASSIGN_OR_RETURN(mem, UploadConstant(state.context->context.get(), *data, &bytes));
     }
     state.stats.weight_bytes += bytes;
-    if (data->dtype() != DataType::kFloat32 && data->dtype() != DataType::kFloat16) {
-      state.stats.integer_constant_bytes += bytes;
-    }
+    if (!IsFloatingPoint(data->dtype())) state.stats.integer_constant_bytes += bytes;
     state.constants.push_back(std::move(mem));
   }
   return absl::OkStatus();

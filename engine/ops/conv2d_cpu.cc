@@ -142,8 +142,8 @@ size_t PointwiseStridedScratch(const Node& node, const LoweringContext& ctx) {
 // conv2d_panels first (im2col). Where the direct tiled kernels broadcast
 // weights over a row of output columns, this streams each panel
 // contiguously and reuses it across the output channels of a work-group:
-// ResNet-50's convolutions took 0.68x the replay time of the direct kernels
-// and VGG-11's 0.60x (AVX2, PoCL 3.1, docs/performance.md).
+// ResNet-50's convolutions took 0.74x the device time of the direct kernels
+// and Inception-v3's 0.59x (AVX2, PoCL 3.1, docs/performance.md).
 
 // A stride-1 1x1 convolution with at most this many output channels reads
 // its input in place instead of through panels: the copy costs as much as

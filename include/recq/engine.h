@@ -187,7 +187,7 @@ struct EngineStats {
   size_t unplanned_bytes = 0;     // sum of all intermediate tensors
   size_t lower_bound_bytes = 0;   // most intermediate bytes alive at one step
   size_t weight_bytes = 0;        // every constant uploaded, tables included
-  // Of weight_bytes: the constants that are not floats (the model's integer
+  // Of weight_bytes: the integer and bool constants (the model's integer
   // tensors, index tables of the lowering), which fp16 storage leaves as
   // they are.
   size_t integer_constant_bytes = 0;
