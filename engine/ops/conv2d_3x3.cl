@@ -77,6 +77,18 @@ inline void c3_taps(const __global RECQ_T* row, int q, int W, floatV* o0, floatV
 #endif
 }
 
+// Stores a strip's VW outputs at yp: one vector, or lane by lane where the
+// row is narrower than a strip (OW < VW).
+inline void c3_store(__global RECQ_T* yp, floatV v, int OW) {
+  if (OW >= RECQ_C3_VW) {
+    storeV(yp, 0, v);
+    return;
+  }
+  float t[RECQ_C3_VW];
+  vstoreV(v, 0, t);
+  for (int i = 0; i < OW; ++i) RECQ_STORE(yp, i, t[i]);
+}
+
 // Each work-item computes RB output rows (-DRECQ_C3_RB=1|2|4) of one strip:
 // each input row they read is loaded once and feeds every output row whose
 // window covers it ((RB-1)*S+3 rows loaded for RB outputs, not 3*RB).
@@ -121,15 +133,7 @@ __kernel void conv2d_depthwise3x3(__global const RECQ_T* restrict x, __global co
 #pragma unroll
   for (int j = 0; j < RECQ_C3_RB; ++j) {
     if (oh0 + j >= OH) break;
-    const floatV v = activateV(acc[j], act, act_a, act_b);
-    __global RECQ_T* yp = y + ((size_t)nc * OH + oh0 + j) * OW + ow0;
-    if (OW >= RECQ_C3_VW) {
-      storeV(yp, 0, v);
-    } else {
-      float t[RECQ_C3_VW];
-      vstoreV(v, 0, t);
-      for (int i = 0; i < OW; ++i) RECQ_STORE(yp, i, t[i]);
-    }
+    c3_store(y + ((size_t)nc * OH + oh0 + j) * OW + ow0, activateV(acc[j], act, act_a, act_b), OW);
   }
 }
 
@@ -175,13 +179,6 @@ __kernel void conv2d_dense3x3(__global const RECQ_T* restrict x, __global const 
   for (int j = 0; j < 8; ++j) {
     if (oc0 + j >= OC) break;
     const floatV v = activateV(acc[j] + (bias ? RECQ_LOAD(bias, oc0 + j) : 0.0f), act, act_a, act_b);
-    __global RECQ_T* yp = y + (((size_t)n * OC + oc0 + j) * OH + oh) * OW + ow0;
-    if (OW >= RECQ_C3_VW) {
-      storeV(yp, 0, v);
-    } else {
-      float t[RECQ_C3_VW];
-      vstoreV(v, 0, t);
-      for (int i = 0; i < OW; ++i) RECQ_STORE(yp, i, t[i]);
-    }
+    c3_store(y + (((size_t)n * OC + oc0 + j) * OH + oh) * OW + ow0, v, OW);
   }
 }
