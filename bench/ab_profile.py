@@ -5,11 +5,13 @@ Each round runs, for each build in turn,
 `recq bench MODEL --profile --iterations N --warmup W --json F` with
 $RECQ_TUNING (default off: the heuristics' variants, the same in both builds
 unless the change is in them) and reads from the report the replay's p50, the
-device time of all dispatches (mean of the op-by-op profile runs) and the
-device time of the dispatches whose label matches --match. Then, per figure,
-the medians over rounds and the median of the per-round after/before ratios,
-with their range. Device times move less with the host's load than
-whole-run latencies, and the matched dispatches show where a change acts.
+device time of all dispatches (mean of the op-by-op profile runs), the sum
+of each dispatch's fastest run (device_min_ms: what the host's neighbours
+disturb least) and the device time of the dispatches whose label matches
+--match. Then, per figure, the medians over rounds and the median of the
+per-round after/before ratios, with their range. Device times move less
+with the host's load than whole-run latencies, and the matched dispatches
+show where a change acts.
 
   python3 bench/ab_profile.py build/models/resnet50.onnx /tmp/recq-before \\
       build/tools/recq --match 'layer[234].0/downsample' --rounds 5 --json out.json
@@ -38,6 +40,7 @@ def run_once(recq, model, args, report):
     return {
         "p50_ms": d["latency_ms"]["p50"],
         "device_ms": sum(x["mean_ms"] for x in profile),
+        "device_min_ms": sum(x["min_ms"] for x in profile),
         "matched_ms": sum(matched),
         "matched_dispatches": len(matched),
     }
@@ -66,7 +69,7 @@ def main():
                 + (f", matched {v['matched_ms']:.2f} ms ({v['matched_dispatches']})"
                    if args.match else "")
                 for n, v in row.items()), flush=True)
-    keys = ["p50_ms", "device_ms"] + (["matched_ms"] if args.match else [])
+    keys = ["p50_ms", "device_ms", "device_min_ms"] + (["matched_ms"] if args.match else [])
     summary = {}
     for k in keys:
         ratios = [r["after"][k] / r["before"][k] for r in rounds if r["before"][k] > 0]

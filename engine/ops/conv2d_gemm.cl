@@ -71,6 +71,16 @@ __kernel void conv2d_panels(__global const RECQ_T* restrict x, __global const in
   }
 }
 
+// The epilogue's activation: none, Relu and Clip inline, the others through
+// common.cl's recq_activate. PoCL 3.1 compiled that switch into a call per
+// accumulator row, which products of few taps paid for in full.
+inline floatV cg_activate(floatV v, int act, float a, float b) {
+  if (act == RECQ_ACT_NONE) return v;
+  if (act == RECQ_ACT_RELU) return fmax(v, (floatV)(0.0f));
+  if (act == RECQ_ACT_CLIP) return fmin(fmax(v, (floatV)(a)), (floatV)(b));
+  return activateV(v, act, a, b);
+}
+
 // One work-item per (channel block b, panel t, image n). Global size:
 // (ceil(OC/RM), tiles, N), rounded up to the local size.
 __kernel void conv2d_gemm(__global const RECQ_T* restrict p, __global const RECQ_T* restrict wp,
@@ -114,7 +124,7 @@ __kernel void conv2d_gemm(__global const RECQ_T* restrict p, __global const RECQ
     const size_t row = at + (size_t)j * HW;
     if (full) {
       if (r) s += loadV(r + row, 0);
-      storeV(y + row, 0, activateV(s, act, act_a, act_b));
+      storeV(y + row, 0, cg_activate(s, act, act_a, act_b));
     } else {
       float v[VW];
       vstoreV(s, 0, v);
