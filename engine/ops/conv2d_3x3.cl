@@ -36,12 +36,12 @@ inline float8 dw_load8(const __global RECQ_T* p, int q, int n) {
 #define floatV float16
 #define vstoreV vstore16
 #define storeV RECQ_STORE16
-#define activateV recq_activate16
+#define activateV recq_activate_inline16
 #else
 #define floatV float8
 #define vstoreV vstore8
 #define storeV RECQ_STORE8
-#define activateV recq_activate8
+#define activateV recq_activate_inline8
 #endif
 
 // The three taps of one kernel row for VW consecutive outputs whose centre

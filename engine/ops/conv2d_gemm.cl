@@ -35,7 +35,7 @@
 #define vstoreV CG_CAT(vstore, VW)
 #define loadV CG_CAT(RECQ_LOAD, VW)
 #define storeV CG_CAT(RECQ_STORE, VW)
-#define activateV CG_CAT(recq_activate, VW)
+#define activateV CG_CAT(recq_activate_inline, VW)
 
 // One work-item per (input channel c, panel t, image n): the KH*KW taps of
 // channel c for the panel's VW pixels. `offs` (built by the lowering) holds,
@@ -69,16 +69,6 @@ __kernel void conv2d_panels(__global const RECQ_T* restrict x, __global const in
       storeV(dst, k, vloadV(0, v));
     }
   }
-}
-
-// The epilogue's activation: none, Relu and Clip inline, the others through
-// common.cl's recq_activate. PoCL 3.1 compiled that switch into a call per
-// accumulator row, which products of few taps paid for in full.
-inline floatV cg_activate(floatV v, int act, float a, float b) {
-  if (act == RECQ_ACT_NONE) return v;
-  if (act == RECQ_ACT_RELU) return fmax(v, (floatV)(0.0f));
-  if (act == RECQ_ACT_CLIP) return fmin(fmax(v, (floatV)(a)), (floatV)(b));
-  return activateV(v, act, a, b);
 }
 
 // One work-item per (channel block b, panel t, image n). Global size:
@@ -124,7 +114,7 @@ __kernel void conv2d_gemm(__global const RECQ_T* restrict p, __global const RECQ
     const size_t row = at + (size_t)j * HW;
     if (full) {
       if (r) s += loadV(r + row, 0);
-      storeV(y + row, 0, cg_activate(s, act, act_a, act_b));
+      storeV(y + row, 0, activateV(s, act, act_a, act_b));
     } else {
       float v[VW];
       vstoreV(s, 0, v);
