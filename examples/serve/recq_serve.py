@@ -5,27 +5,35 @@ One replica per device; each replica loads the model once, records it
 OpenCL queue) and serves HTTP requests:
 
     POST /             body: JSON {"inputs": {"NAME": nested list, ...}} (or
-                       {"input": nested list} for a model of one input), or
-                       an .npy file (Content-Type: application/x-npy) for a
-                       model of one input.
+                       {"input": nested list} for a model of one input), an
+                       .npy file (Content-Type: application/x-npy), or an
+                       image (Content-Type: image/jpeg, image/png, ...; needs
+                       Pillow), for a model of one input. An image is decoded
+                       to RGB, resized to the input's HxW (bilinear), scaled
+                       to [0, 1] and normalized with ImageNet's mean and std
+                       into a float NCHW tensor (image_to_tensor).
     response           JSON {"outputs": {"NAME": nested list, ...}, "shapes": ...},
                        or .npy of the first output when the request sends
                        Accept: application/x-npy.
 
 @serve.batch gathers concurrent requests; a batch is enqueued on the
-replica's recordings at once and then waited for, so the device overlaps the
-requests of one batch (recq engines have static shapes; a model whose batch
-dimension is fixed at 1 is batched this way, request by request).
+replica's recordings at once and then waited for on a worker thread, so the
+device overlaps the requests of one batch and the replica goes on decoding
+and gathering the next batch meanwhile (recq engines have static shapes; a
+model whose batch dimension is fixed at 1 is batched this way, request by
+request). Up to `max_concurrent_batches` batches are in flight, each on
+recordings of its own.
 
 Run locally (see README.md in this folder for a multi-node GPU cluster):
 
     serve run recq_serve:build_app model=/path/model.onnx device=cpu:0
 """
 
+import asyncio
 import io
 import json
 import os
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Sequence
 
 import numpy as np
 from ray import serve
@@ -49,15 +57,44 @@ def _replica_device(device: str) -> str:
     return f"gpu:{int(ids[0])}"
 
 
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+def image_to_tensor(body: bytes, shape: Sequence[int], mean: Sequence[float] = IMAGENET_MEAN,
+                    std: Sequence[float] = IMAGENET_STD) -> np.ndarray:
+    """An encoded image (any format Pillow reads) as a float32 [1, 3, H, W] tensor.
+
+    Decoded to RGB, resized to the input's H x W (bilinear), scaled to [0, 1]
+    and normalized per channel: (x - mean) / std.
+    """
+    from PIL import Image  # only image requests need Pillow
+
+    if len(shape) != 4 or shape[0] != 1 or shape[1] != 3:
+        raise ValueError(f"an image body needs an input of shape [1, 3, H, W]; the model's "
+                         f"input has shape {list(shape)}")
+    try:
+        image = Image.open(io.BytesIO(body)).convert("RGB")
+    except Exception as e:  # Pillow raises several types for a body it cannot read
+        raise ValueError(f"the body is not an image Pillow can decode: {e}") from e
+    image = image.resize((int(shape[3]), int(shape[2])), Image.BILINEAR)
+    x = np.asarray(image, dtype=np.float32) / np.float32(255)
+    x = (x - np.asarray(mean, np.float32)) / np.asarray(std, np.float32)
+    return np.ascontiguousarray(x.transpose(2, 0, 1)[None])
+
+
 @serve.deployment
 class RecqModel:
     def __init__(self, model: str, device: str = "", max_batch_size: int = 8,
-                 tuning: str = "off"):
+                 tuning: str = "off", max_concurrent_batches: int = 2):
         import recq  # imported in the replica's process
 
         self.engine = recq.Engine.load(model, device=_replica_device(device), tuning=tuning)
         self.inputs = {i.name: i for i in self.engine.inputs}
-        self.recordings = [self.engine.record() for _ in range(max_batch_size)]
+        # One recording per request slot: at most max_concurrent_batches batches
+        # of max_batch_size requests are in flight, each request on a recording
+        # (an OpenCL queue) of its own.
+        self.free = [self.engine.record() for _ in range(max_batch_size * max_concurrent_batches)]
         self.infer.set_max_batch_size(max_batch_size)
 
     def _decode(self, feeds: Dict[str, Any]) -> Dict[str, np.ndarray]:
@@ -68,22 +105,33 @@ class RecqModel:
             out[name] = np.asarray(feeds[name], dtype=info.dtype).reshape(info.shape)
         return out
 
-    @serve.batch(max_batch_size=8, batch_wait_timeout_s=0.005)
+    @serve.batch(max_batch_size=8, batch_wait_timeout_s=0.005, max_concurrent_batches=2)
     async def infer(self, batch: List[Dict[str, np.ndarray]]) -> List[Dict[str, np.ndarray]]:
-        # One recording per request of the batch, all enqueued before any wait.
-        handles = [self.recordings[i].enqueue(feeds) for i, feeds in enumerate(batch)]
-        return [h.wait() for h in handles]
+        # One recording per request of the batch, all enqueued before any wait;
+        # the waits run on a worker thread (they release the GIL), so the
+        # event loop keeps taking requests meanwhile.
+        recordings = [self.free.pop() for _ in batch]
+        try:
+            handles = [rec.enqueue(feeds) for rec, feeds in zip(recordings, batch)]
+            return await asyncio.to_thread(lambda: [h.wait() for h in handles])
+        finally:
+            self.free.extend(recordings)
 
     async def __call__(self, request: Request) -> Response:
         body = await request.body()
-        if request.headers.get("content-type", "").startswith("application/x-npy"):
-            if len(self.inputs) != 1:
-                return JSONResponse({"error": "an .npy body needs a model of one input"}, 400)
-            feeds = {next(iter(self.inputs)): np.load(io.BytesIO(body), allow_pickle=False)}
-        else:
-            payload = json.loads(body)
-            feeds = payload.get("inputs") or {next(iter(self.inputs)): payload["input"]}
+        content_type = request.headers.get("content-type", "")
         try:
+            if content_type.startswith(("application/x-npy", "image/")):
+                if len(self.inputs) != 1:
+                    raise ValueError(f"a {content_type} body needs a model of one input")
+                name, info = next(iter(self.inputs.items()))
+                if content_type.startswith("image/"):
+                    feeds = {name: image_to_tensor(body, info.shape)}
+                else:
+                    feeds = {name: np.load(io.BytesIO(body), allow_pickle=False)}
+            else:
+                payload = json.loads(body)
+                feeds = payload.get("inputs") or {next(iter(self.inputs)): payload["input"]}
             outputs = await self.infer(self._decode(feeds))
         except (ValueError, KeyError) as e:
             return JSONResponse({"error": str(e)}, 400)
@@ -96,11 +144,20 @@ class RecqModel:
 
 
 def build_app(args: Dict[str, str]):
-    """`serve run recq_serve:build_app model=M.onnx [device=ray-gpu] [replicas=N] [gpus=1]`."""
+    """`serve run recq_serve:build_app model=M.onnx [device=ray-gpu] [replicas=N] [gpus=1]`.
+
+    Also `cpus=`, `max_batch_size=` (8), `max_concurrent_batches=` (2),
+    `max_ongoing_requests=` (4 times their product) and `tuning=` (off).
+    """
     replicas = int(args.get("replicas", 1))
     gpus = float(args.get("gpus", 0))
     batch = int(args.get("max_batch_size", 8))
+    batches = int(args.get("max_concurrent_batches", 2))
     return RecqModel.options(
         num_replicas=replicas,
+        # Serve's default (5 requests in a replica at once) would cap each batch,
+        # and requests that the router holds back while every replica is full
+        # wait out its back-off: let the replica's batch queue hold them.
+        max_ongoing_requests=int(args.get("max_ongoing_requests", 4 * batch * batches)),
         ray_actor_options={"num_cpus": float(args.get("cpus", 1)), "num_gpus": gpus},
-    ).bind(args["model"], args.get("device", ""), batch, args.get("tuning", "off"))
+    ).bind(args["model"], args.get("device", ""), batch, args.get("tuning", "off"), batches)

@@ -134,6 +134,38 @@ def test_served_answers_match_the_engine(served, mobilenet_path):
         assert_bitwise_equal({out.name: got[i]}, {out.name: want[i]})
 
 
+def test_served_images_match_the_engine_on_the_same_preprocessing(served, mobilenet_path):
+    """PNG bodies of another size than the input: the replica decodes, resizes
+    and normalizes them (image_to_tensor), and its answers equal the engine's
+    on that tensor bit for bit. A body that is no image is a 400."""
+    Image = pytest.importorskip("PIL.Image", reason="Pillow is not installed")
+    import recq_serve
+
+    engine = recq.Engine.load(str(mobilenet_path), device=DEVICE or None, tuning="off")
+    inp, out = engine.inputs[0], engine.outputs[0]
+    rng = np.random.default_rng()
+    bodies = []
+    for _ in range(6):
+        buf = io.BytesIO()
+        pixels = rng.integers(0, 256, size=(80, 120, 3), dtype=np.uint8)
+        Image.fromarray(pixels).save(buf, format="PNG")
+        bodies.append(buf.getvalue())
+    want = [engine.run({inp.name: recq_serve.image_to_tensor(b, inp.shape)})[out.name]
+            for b in bodies]
+
+    def ask(body):
+        answer = post(served, body, "image/png", accept="application/x-npy")
+        return np.load(io.BytesIO(answer), allow_pickle=False)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
+        got = list(pool.map(ask, bodies))
+    for g, w in zip(got, want):
+        assert_bitwise_equal({out.name: g}, {out.name: w})
+    with pytest.raises(urllib.error.HTTPError) as err:
+        post(served, b"not an image", "image/jpeg")
+    assert err.value.code == 400 and b"not an image Pillow can decode" in err.value.read()
+
+
 def test_bucketed_text_answers_match_exact_shape_engines(served):
     """Requests of random lengths, eight at a time, so that @serve.batch stacks
     requests of one bucket into one padded run; each answer against an engine
