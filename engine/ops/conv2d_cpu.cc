@@ -257,7 +257,10 @@ absl::Status LowerGemm(LoweringContext& ctx, const Node& node) {
     pd.label = "conv2d_panels";
     pd.kernel = ctx.Kernel("conv2d_gemm.cl", "conv2d_panels", options);
     const std::array<size_t, 3> panels = {size_t(x[1]), size_t(tiles), size_t(x[0])};
-    SetRange(pd, panels, WorkGroupFor(panels, 16));
+    // 16 channels per group whatever C is (the kernel skips those past C):
+    // PoCL compiles a work-group function per local size at the first
+    // enqueue, and a 3-channel stem's own shape would cost one more.
+    SetRange(pd, panels, {16, 1, 1});
     pd.args = {ctx.Arg(node.inputs[0]), ctx.AddConstant(PanelOffsets(node, ctx, vw)),
                ctx.Scratch()};
     AddInts(pd, {x[0], x[1], x[2] * x[3], tiles, w[2] * w[3]});
