@@ -21,7 +21,7 @@ replica's recordings at once and then waited for on a worker thread, so the
 device overlaps the requests of one batch and the replica goes on decoding
 and gathering the next batch meanwhile (recq engines have static shapes; a
 model whose batch dimension is fixed at 1 is batched this way, request by
-request). Up to `max_concurrent_batches` batches are in flight, each on
+request). Up to CONCURRENT_BATCHES (2) batches are in flight, each on
 recordings of its own.
 
 Run locally (see README.md in this folder for a multi-node GPU cluster):
@@ -57,6 +57,8 @@ def _replica_device(device: str) -> str:
     return f"gpu:{int(ids[0])}"
 
 
+# Batches in flight per replica: one running while the next is gathered.
+CONCURRENT_BATCHES = 2
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 
@@ -86,15 +88,15 @@ def image_to_tensor(body: bytes, shape: Sequence[int], mean: Sequence[float] = I
 @serve.deployment
 class RecqModel:
     def __init__(self, model: str, device: str = "", max_batch_size: int = 8,
-                 tuning: str = "off", max_concurrent_batches: int = 2):
+                 tuning: str = "off"):
         import recq  # imported in the replica's process
 
         self.engine = recq.Engine.load(model, device=_replica_device(device), tuning=tuning)
         self.inputs = {i.name: i for i in self.engine.inputs}
-        # One recording per request slot: at most max_concurrent_batches batches
-        # of max_batch_size requests are in flight, each request on a recording
+        # One recording per request slot: at most CONCURRENT_BATCHES batches of
+        # max_batch_size requests are in flight, each request on a recording
         # (an OpenCL queue) of its own.
-        self.free = [self.engine.record() for _ in range(max_batch_size * max_concurrent_batches)]
+        self.free = [self.engine.record() for _ in range(max_batch_size * CONCURRENT_BATCHES)]
         self.infer.set_max_batch_size(max_batch_size)
 
     def _decode(self, feeds: Dict[str, Any]) -> Dict[str, np.ndarray]:
@@ -105,7 +107,8 @@ class RecqModel:
             out[name] = np.asarray(feeds[name], dtype=info.dtype).reshape(info.shape)
         return out
 
-    @serve.batch(max_batch_size=8, batch_wait_timeout_s=0.005, max_concurrent_batches=2)
+    @serve.batch(max_batch_size=8, batch_wait_timeout_s=0.005,
+                 max_concurrent_batches=CONCURRENT_BATCHES)
     async def infer(self, batch: List[Dict[str, np.ndarray]]) -> List[Dict[str, np.ndarray]]:
         # One recording per request of the batch, all enqueued before any wait;
         # the waits run on a worker thread (they release the GIL), so the
@@ -146,18 +149,18 @@ class RecqModel:
 def build_app(args: Dict[str, str]):
     """`serve run recq_serve:build_app model=M.onnx [device=ray-gpu] [replicas=N] [gpus=1]`.
 
-    Also `cpus=`, `max_batch_size=` (8), `max_concurrent_batches=` (2),
-    `max_ongoing_requests=` (4 times their product) and `tuning=` (off).
+    Also `cpus=`, `max_batch_size=` (8), `max_ongoing_requests=` (4 times
+    max_batch_size times CONCURRENT_BATCHES) and `tuning=` (off).
     """
     replicas = int(args.get("replicas", 1))
     gpus = float(args.get("gpus", 0))
     batch = int(args.get("max_batch_size", 8))
-    batches = int(args.get("max_concurrent_batches", 2))
     return RecqModel.options(
         num_replicas=replicas,
         # Serve's default (5 requests in a replica at once) would cap each batch,
         # and requests that the router holds back while every replica is full
         # wait out its back-off: let the replica's batch queue hold them.
-        max_ongoing_requests=int(args.get("max_ongoing_requests", 4 * batch * batches)),
+        max_ongoing_requests=int(args.get("max_ongoing_requests",
+                                          4 * batch * CONCURRENT_BATCHES)),
         ray_actor_options={"num_cpus": float(args.get("cpus", 1)), "num_gpus": gpus},
-    ).bind(args["model"], args.get("device", ""), batch, args.get("tuning", "off"), batches)
+    ).bind(args["model"], args.get("device", ""), batch, args.get("tuning", "off"))
