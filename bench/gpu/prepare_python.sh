@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ $# -lt 2 ]; then
-  sed -n '2,14p' "$0"
+  sed -n '2,16p' "$0"
   exit 2
 fi
 py_include=$(cd "$1" && pwd)
@@ -31,7 +31,9 @@ rm -rf "$work"
 mkdir -p "$work"
 object=$work/recq_py.o
 module=$work/_recq$suffix
-host_include=$(python3 -c "import sys; print(f'python{sys.version_info[0]}.{sys.version_info[1]}')")
+# The include folder of the interpreter the build's module is for.
+python=$(sed -n 's/^Python3_EXECUTABLE:FILEPATH=//p' "$build/CMakeCache.txt")
+host_include=$("${python:-python3}" -c "import sys; print(f'python{sys.version_info[0]}.{sys.version_info[1]}')")
 # The build's commands that compile and link the host's module.
 cmds=$(ninja -C "$build" -t commands "${host_module#"$build"/}")
 compile=$(grep -- '-c [^ ]*python/src/recq_py.cc' <<<"$cmds")
@@ -44,7 +46,7 @@ compile=${compile/" -isystem "/" -isystem $pybind11_include -isystem "}
 link=${link/"$compile_obj"/"$PWD/$object"}
 link=${link/" -o ${host_module#"$build"/} "/" -o $PWD/$module "}
 (cd "$build" && eval "$compile" && eval "$link")
-../shared/tools/gpu-bundle.sh gpu-bundle "$build/tools/recq" "$module"
+"${RECQ_GPU_BUNDLER:-../shared/tools/gpu-bundle.sh}" gpu-bundle "$build/tools/recq" "$module"
 # That machine's C++ runtime is newer than this one's and backward compatible;
 # the interpreter there must keep it, for its own extensions.
 rm -f gpu-bundle/lib/libstdc++.so.6 gpu-bundle/lib/libgcc_s.so.1

@@ -10,6 +10,16 @@
 #                      libraries: bash bench/gpu/prepare_python.sh here;
 #   RAY_SITE           a folder with ray[serve] and the packages it needs that
 #                      the machine lacks (default /tmp/site), on PYTHONPATH.
+#                      Made here: `pip download "ray[serve]==2.60.0"
+#                      --only-binary=:all: --python-version 3.12 --platform
+#                      manylinux2014_x86_64 ...`, the wheels of packages the
+#                      machine lacks unzipped into one folder (grpcio-reflection
+#                      at the machine's grpcio version; Ray's jars/ and
+#                      dashboard/client/build/ are not needed), packed with
+#                      `tar cf - . | xz -9` (43 MB for Ray 2.60), carried in a
+#                      call of its own and unpacked there into /tmp/site; the
+#                      next call, within the machine's warm period, carries
+#                      gpu-bundle/ and runs this script.
 # The models are exported there (bench/models/export_models.py, random
 # weights). SERVE_ROUNDS, SERVE_REQUESTS, SERVE_CLIENTS and SERVE_THREADS set
 # the run (defaults 3, 3000, 4, 8). Reports go to $OUT (or ./gpu-results).
