@@ -39,6 +39,8 @@ import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SERVE_DIR = REPO / "examples" / "serve"
+# Every request: a JPEG in, the first output back as .npy.
+HEADERS = {"Content-Type": "image/jpeg", "Accept": "application/x-npy"}
 
 
 def make_images(count, size, seed):
@@ -76,9 +78,7 @@ def client(args):
             k = (t * 7919 + i) % len(images)
             t0 = time.perf_counter()
             try:
-                conn.request("POST", "/", body=images[k],
-                             headers={"Content-Type": "image/jpeg",
-                                      "Accept": "application/x-npy"})
+                conn.request("POST", "/", body=images[k], headers=HEADERS)
                 resp = conn.getresponse()
                 data = resp.read()
             except (OSError, http.client.HTTPException) as e:
@@ -142,8 +142,7 @@ def wait_ready(port, image, timeout_s=600):
     while True:
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-            conn.request("POST", "/", body=image,
-                         headers={"Content-Type": "image/jpeg", "Accept": "application/x-npy"})
+            conn.request("POST", "/", body=image, headers=HEADERS)
             resp = conn.getresponse()
             resp.read()
             if resp.status == 200:
