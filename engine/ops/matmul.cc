@@ -769,17 +769,17 @@ KernelParams PackedHeuristic(const PackedShape& s, const DeviceFacts& device) {
   // panel of B and walks 128 rows): on ViT-B/16's MLP product (197x768 by
   // 768x3072, `recq tune --exhaustive`, AVX-512) 9.7 ms against 15.1 ms
   // with 4. One row for one (a classifier at batch 1: rows past M would be
-  // computed and dropped). Steps of K: 4 at a time (a vload4 of each row of
-  // A) where the registers hold four vectors of B beside the accumulators
-  // (AVX-512), else one (ViT-B/16 on an AVX2 host, PoCL 3.1: about 560 ->
-  // 370 ms; the four steps' vectors spilled).
+  // computed and dropped). One step of K at a time, each element of A
+  // broadcast from memory into its FMA: with four (a vload4 of each row of
+  // A, four vectors of B held) the same products ran at 59-64 % of the
+  // roof against 78-95 % (`gemm_bench --target=cpu`, ViT-B/16's, Swin-T's
+  // and ConvNeXt-T's shapes, PoCL 3.1, 2-core AMD EPYC with AVX-512,
+  // 2026-11-28), and on an AVX2 host the four steps' vectors spilled
+  // (ViT-B/16: about 560 -> 370 ms with one).
   const bool wide = device.CpuAccumulatorLanes() >= 128;
   const int64_t vw = s.n >= 16 ? 16 : 8;
   const int64_t rows = wide ? 8 : 4;
-  return {{"vw", vw},
-          {"rm", s.m >= rows ? rows : (s.m >= 4 ? 4 : 1)},
-          {"ks", wide ? 4 : 1},
-          {"wg", 16}};
+  return {{"vw", vw}, {"rm", s.m >= rows ? rows : (s.m >= 4 ? 4 : 1)}, {"ks", 1}, {"wg", 16}};
 }
 
 std::vector<KernelParams> PackedSpace(const PackedShape& s, const DeviceFacts& device) {
@@ -818,7 +818,7 @@ absl::Status EmitPacked(LoweringContext& ctx, const Node& node, const PackedShap
                          absl::StrCat("-DRECQ_MP_KS=", ks)});
   const std::array<size_t, 3> range = {CeilDiv(s.m, rm), CeilDiv(s.n, vw), 1};
   SetRange(d, range, WorkGroupFor(range, size_t(wg)));
-  d.args = {ctx.Arg(a), PackPanels(ctx, b, s, vw), e.c, ctx.Arg(y)};
+  d.args = {ctx.Arg(a), PackPanels(ctx, b, s, vw), e.c, e.r, ctx.Arg(y)};
   AddInts(d, {s.m, s.n, s.k});
   AddEpilogueArgs(d, e);
   d.flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
@@ -858,9 +858,11 @@ PackedShape GemmPackedShape(const LoweringContext& ctx, const Node& node) {
   return {g.m, g.n, g.k, AttrsOr<GemmAttrs>(node).trans_b};
 }
 
+// With the residual Add after it absorbed (GemmEpilogue), Y is that Add's
+// output.
 absl::Status LowerGemmPacked(LoweringContext& ctx, const Node& node) {
   return EmitPacked(ctx, node, GemmPackedShape(ctx, node), node.inputs[0], node.inputs[1],
-                    node.outputs[0], GemmEpilogue(ctx, node));
+                    ctx.OutputOf(node).y, GemmEpilogue(ctx, node));
 }
 
 // The CPU family's matrix-vector product with constant weights
@@ -1062,6 +1064,7 @@ KernelVariant MatMulPackedCpuVariant() {
   KernelVariant v{"matmul_packed", MatMulPackedFits, LowerMatMulPacked};
   v.absorbs_residual_add = true;
   v.absorbs_bias_add = true;
+  v.absorbs_bias_then_residual = true;
   v.param_space = [](const Node& n, const LoweringContext& ctx) {
     return PackedSpace(MatMulPackedShape(ctx, n), ctx.device());
   };
@@ -1088,6 +1091,7 @@ KernelVariant GemmGemvCpuVariant() {
 
 KernelVariant GemmPackedCpuVariant() {
   KernelVariant v{"gemm_packed", GemmPackedFits, LowerGemmPacked};
+  v.absorbs_residual_add = true;
   v.param_space = [](const Node& n, const LoweringContext& ctx) {
     return PackedSpace(GemmPackedShape(ctx, n), ctx.device());
   };

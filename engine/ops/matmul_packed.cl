@@ -1,6 +1,10 @@
 // MatMul and Gemm on CPUs (PoCL) with constant weights, register-blocked:
-//   Y[m][n] = act(alpha * sum_k A[m][k] * B[k][n] + beta * C[m * c_sm + n * c_sn]),
-// A [M, K] row-major (the activations), C optional (NULL: none).
+//   Y[m][n] = act(alpha * sum_k A[m][k] * B[k][n] + beta * C[m * c_sm + n * c_sn]
+//                 + R[m][n]),
+// A [M, K] row-major (the activations), C optional (NULL: none; a bias
+// [N] or a residual [M, N]), R optional (NULL: none; a residual [M, N]
+// added after the bias C: a Linear layer's bias and the block's residual
+// Add, or the residual Add after a Gemm).
 // `bp` holds B packed by the lowering as [ceil(N/VW)][K][VW], zero past N,
 // so an item's panel of B is one contiguous stream. Each work-item computes
 // RM rows by VW columns with RM vector accumulators, four steps of K at a
@@ -30,7 +34,8 @@
 #define activateV MP_CAT(recq_activate, RECQ_MP_VW)
 
 __kernel void matmul_packed(__global const RECQ_T* restrict a, __global const RECQ_T* restrict bp,
-                            __global const RECQ_T* restrict c, __global RECQ_T* restrict y, int M,
+                            __global const RECQ_T* restrict c, __global const RECQ_T* restrict r,
+                            __global RECQ_T* restrict y, int M,
                             int N, int K, float alpha, float beta, int c_sm, int c_sn, int act,
                             float act_a, float act_b) {
   const int m0 = get_global_id(0) * RECQ_MP_RM;
@@ -71,9 +76,21 @@ __kernel void matmul_packed(__global const RECQ_T* restrict a, __global const RE
     if (m >= M) break;
     floatV v = alpha * acc[i];
     if (c) {
-      float* lanes = (float*)&v;
-      for (int j = 0; j < RECQ_MP_VW && n0 + j < N; ++j) {
-        lanes[j] += beta * RECQ_LOAD(c, (size_t)m * c_sm + (size_t)(n0 + j) * c_sn);
+      if (full && c_sn == 1) {
+        v += beta * loadV(c + (size_t)m * c_sm + n0, 0);
+      } else {
+        float* lanes = (float*)&v;
+        for (int j = 0; j < RECQ_MP_VW && n0 + j < N; ++j) {
+          lanes[j] += beta * RECQ_LOAD(c, (size_t)m * c_sm + (size_t)(n0 + j) * c_sn);
+        }
+      }
+    }
+    if (r) {
+      if (full) {
+        v += loadV(r + (size_t)m * N + n0, 0);
+      } else {
+        float* lanes = (float*)&v;
+        for (int j = 0; n0 + j < N; ++j) lanes[j] += RECQ_LOAD(r, (size_t)m * N + n0 + j);
       }
     }
     v = activateV(v, act, act_a, act_b);

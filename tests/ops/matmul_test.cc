@@ -250,9 +250,11 @@ TEST_P(GemmResidualTest, AbsorbsTheAddAndMatchesReference) {
     return std::move(b).Build(y);
   };
   const bool mma = variant == "gemm_mma";
-  const absl::StatusOr<std::vector<std::string>> labels =
-      DispatchLabelsOf(*build(), EngineOptions::KernelTarget::kGpu,
-                       ForceVariant(OpType::kGemm, variant, std::make_shared<int>(0)), mma);
+  const EngineOptions::KernelTarget target = variant == "gemm_packed"
+                                                 ? EngineOptions::KernelTarget::kCpu
+                                                 : EngineOptions::KernelTarget::kGpu;
+  const absl::StatusOr<std::vector<std::string>> labels = DispatchLabelsOf(
+      *build(), target, ForceVariant(OpType::kGemm, variant, std::make_shared<int>(0)), mma);
   ASSERT_TRUE(labels.ok()) << labels.status();
   ASSERT_FALSE(labels->empty());
   for (const std::string& label : *labels) {
@@ -275,6 +277,18 @@ INSTANTIATE_TEST_SUITE_P(
                                          GemmResidualCase{"one_slice_relu", 100, 24, 52, true},
                                          GemmResidualCase{"through_view", 100, 24, 52, false,
                                                           true})),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
+
+// The CPU family's Gemm with constant weights (matmul_packed.cl) adds the
+// residual after its bias C: N not a multiple of the panel (52 = 3 x 16 + 4)
+// and M not of the row block (100).
+INSTANTIATE_TEST_SUITE_P(
+    Packed, GemmResidualTest,
+    ::testing::Combine(::testing::Values("gemm_packed"),
+                       ::testing::Values(GemmResidualCase{"deep_k", 100, 256, 52, false},
+                                         GemmResidualCase{"relu", 100, 24, 52, true},
+                                         GemmResidualCase{"full_panels_through_view", 37, 24, 64,
+                                                          false, true})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
 // A transformer block's residual stream: a Linear layer's product, bias
@@ -380,7 +394,8 @@ INSTANTIATE_TEST_SUITE_P(
 // (matmul_packed.cl): rows past the row block (M not a multiple of 4 or 8),
 // columns past the panel (N not a multiple of 8 or 16), K not a multiple of
 // 4, batches of A as rows, and the Add after it absorbed (bias [N] or
-// [1, 1, N], or a residual, with the Add's ReLU). matmul_gemv_cpu
+// [1, 1, N], or a residual, with the Add's ReLU; a bias and the residual
+// Add after it, both absorbed). matmul_gemv_cpu
 // (matmul_gemv_cpu.cl): one to four rows (batches of A folded), N not a
 // multiple of the panel, K odd or below 4, the same Adds. The CPU family's
 // dispatch list must hold one of the two products and no Add.
@@ -409,14 +424,16 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, MatMulPackedTest,
     ::testing::Combine(
         ::testing::Values("matmul_packed"),
-        ::testing::Values(AddCase{"exact", {16, 32}, {32, 32}, {}},
-                          AddCase{"one_row", {1, 40}, {40, 24}, {24}},
-                          AddCase{"ragged_m_n_k", {13, 30}, {30, 21}, {}},
-                          AddCase{"k_below_4", {9, 3}, {3, 8}, {}},
-                          AddCase{"batches_as_rows", {2, 5, 6}, {6, 10}, {}},
-                          AddCase{"bias", {1, 11, 36}, {36, 40}, {40}},
-                          AddCase{"bias3d_relu", {1, 11, 36}, {36, 40}, {1, 1, 40}, true},
-                          AddCase{"residual_relu", {1, 11, 36}, {36, 40}, {1, 11, 40}, true})),
+        ::testing::Values(
+            AddCase{"exact", {16, 32}, {32, 32}, {}}, AddCase{"one_row", {1, 40}, {40, 24}, {24}},
+            AddCase{"ragged_m_n_k", {13, 30}, {30, 21}, {}},
+            AddCase{"k_below_4", {9, 3}, {3, 8}, {}},
+            AddCase{"batches_as_rows", {2, 5, 6}, {6, 10}, {}},
+            AddCase{"bias", {1, 11, 36}, {36, 40}, {40}},
+            AddCase{"bias3d_relu", {1, 11, 36}, {36, 40}, {1, 1, 40}, true},
+            AddCase{"residual_relu", {1, 11, 36}, {36, 40}, {1, 11, 40}, true},
+            AddCase{"bias_residual_full_panels", {1, 19, 36}, {36, 48}, {48}, false, {1, 19, 48}},
+            kBiasResidualSplitK, kBiasResidualReluBatched, kResidualThroughView)),
     [](const auto& info) { return std::get<1>(info.param).name; });
 
 INSTANTIATE_TEST_SUITE_P(
