@@ -383,6 +383,79 @@ absl::Status LowerGpuSplit(LoweringContext& ctx, const Node& node) {
   return absl::OkStatus();
 }
 
+// --- CPU, keys in vector lanes ---
+
+// attention_cpu_kt: K copied transposed into scratch (attention.cl), then
+// each row's scores of 16 keys summed as one vector. For query rows of 8
+// and more (encoders, prefill); a decode step's one row keeps
+// attention_cpu, which reads the cache in place.
+constexpr int64_t kKtLanes = 16;
+
+bool CpuKtFits(const Node& node, const LoweringContext& ctx) {
+  return !ctx.device().GpuKernels() && AttrsOr<AttentionAttrs>(node).lq >= 8;
+}
+
+size_t CpuKtScratch(const Node& node, const LoweringContext&) {
+  const auto& a = AttrsOr<AttentionAttrs>(node);
+  return sizeof(float) * size_t(a.batch * a.heads * a.dk) * RoundUp(size_t(a.lk), kKtLanes);
+}
+
+KernelParams CpuKtHeuristic(const AttentionAttrs& a) {
+  // Four rows an item: their 4 x DV / 16 accumulators, four score vectors
+  // and a row of K^T fit AVX-512's 32 vector registers at DV 64.
+  return {{"rows", a.lq >= 4 ? 4 : (a.lq >= 2 ? 2 : 1)}};
+}
+
+absl::Status LowerCpuKt(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<AttentionAttrs>(node);
+  RECQ_ASSIGN_OR_RETURN(const int64_t rows,
+                        Param(ctx, node, "rows", CpuKtHeuristic(a).at("rows"), {1, 2, 4, 8}));
+  std::vector<std::string> options = CommonOptions(node, a);
+  options.push_back("-DRECQ_AT_CPU_KT=1");
+  // V and the output in vectors along the head where V's columns are
+  // contiguous (Q is read by element, K through kt).
+  int64_t width = 1;
+  for (int64_t w : {16, 8, 4}) {
+    if (a.v.sc == 1 && a.dv % w == 0) {
+      width = w;
+      break;
+    }
+  }
+  options.push_back(absl::StrCat("-DRECQ_AT_W=", width));
+  options.push_back(absl::StrCat("-DRECQ_AT_R=", rows));
+  Dispatch t =
+      MakeDispatch(ctx, "attention.cl", "attention_cpu_kt_transpose",
+                   {RoundUp(size_t(a.lk), kKtLanes), size_t(a.heads), size_t(a.batch)}, options);
+  t.args = {ctx.Arg(node.inputs[1]), ctx.Scratch(), DispatchArg::Scalar(ViewArg(a.k))};
+  AddInts(t, {a.lk, a.heads});
+  ctx.Emit(std::move(t));
+  Dispatch d;
+  d.label = "attention_cpu_kt";
+  d.kernel = ctx.Kernel("attention.cl", "attention_cpu_kt", std::move(options));
+  const std::array<size_t, 3> range = {CeilDiv(a.lq, rows), size_t(a.heads), size_t(a.batch)};
+  const size_t items = range[0] * range[1] * range[2];
+  const size_t units = ctx.device().compute_units != 0 ? ctx.device().compute_units : 1;
+  size_t group = 4;
+  while (group > 1 && CeilDiv(int64_t(items), int64_t(group)) < 4 * units) group /= 2;
+  SetRange(d, range, WorkGroupFor(range, group));
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Scratch(), ctx.Arg(node.inputs[2]),
+            HasMask(node) ? ctx.Arg(node.inputs[3]) : DispatchArg::Null(),
+            ctx.Arg(node.outputs[0])};
+  for (const AttentionView* v : {&a.q, &a.v, &a.mask, &a.o}) {
+    d.args.push_back(DispatchArg::Scalar(ViewArg(*v)));
+  }
+  AddInts(d, {a.lq, a.lk, a.heads});
+  d.args.push_back(DispatchArg::Scalar(a.scale));
+  AddInts(d, {a.causal_offset});
+  d.flops = 2.0 * double(a.batch * a.heads) * double(a.lq) * double(a.lk) * double(a.dk + a.dv);
+  ctx.Emit(std::move(d));
+  return absl::OkStatus();
+}
+
+std::vector<KernelParams> CpuKtSpace(const Node& node, const LoweringContext&) {
+  return ParamSpace(CpuKtHeuristic(AttrsOr<AttentionAttrs>(node)), {{"rows", {1, 2, 4}}});
+}
+
 // --- GPU, one query row (decode) ---
 
 // Whether attention_decode runs with `wg` items: one query row, a group of
@@ -487,12 +560,15 @@ RECQ_REGISTER_OPS(Attention) {
                   {"attention_gpu_split", GpuSplitFits, LowerGpuSplit},
                   {"attention_mma", MmaFits, LowerMma},
                   {"attention_gpu", GpuFits, LowerGpu},
+                  {"attention_cpu_kt", CpuKtFits, LowerCpuKt},
                   {"attention_cpu", nullptr, LowerCpu}};
   def.variants[0].param_space = DecodeSpace;
   def.variants[1].scratch_bytes = GpuSplitScratch;
   def.variants[2].param_space = MmaSpace;
   def.variants[3].param_space = GpuSpace;
-  def.variants[4].param_space = CpuSpace;
+  def.variants[4].param_space = CpuKtSpace;
+  def.variants[4].scratch_bytes = CpuKtScratch;
+  def.variants[5].param_space = CpuSpace;
   def.tuning_attrs = TuningAttrs;
   return table.Add(std::move(def));
 }

@@ -204,6 +204,177 @@ __kernel void attention_cpu(__global const RECQ_T* restrict q, __global const RE
 #endif  // RECQ_AT_CPU
 
 // ---------------------------------------------------------------------------
+// CPU family, keys in vector lanes (attention_cpu_kt): K is first copied
+// transposed into scratch, kt[(b * H + h) * DK + d][LKP] (LKP: Lk rounded up
+// to 16, zeros past Lk), by attention_cpu_kt_transpose, one item per key
+// (global (LKP, H, B)). Then one work-item per RECQ_AT_R query rows of one
+// (b, h), keys in blocks of 16: each row's 16 scores are one float16, summed
+// over d from a broadcast element of Q and a vector load of kt (no
+// horizontal sum per score, as attention_cpu's dot products need), the
+// block's mask added as vectors where its keys are contiguous, the online
+// softmax on whole vectors, then the output accumulated in vectors of
+// RECQ_AT_W along the head as attention_cpu does. Global size
+// (ceil(Lq / R), H, B).
+#ifdef RECQ_AT_CPU_KT
+
+#define KT_LANES 16
+#define KT_LKP(lk) (((lk) + KT_LANES - 1) / KT_LANES * KT_LANES)
+
+__kernel void attention_cpu_kt_transpose(__global const RECQ_T* restrict k,
+                                         __global float* restrict kt, int8 kv, int Lk, int H) {
+  const int j = get_global_id(0);
+  const int h = get_global_id(1);
+  const int b = get_global_id(2);
+  const int lkp = KT_LKP(Lk);
+  __global float* dst = kt + (size_t)(b * H + h) * RECQ_AT_DK * lkp + j;
+  if (j >= Lk) {
+    for (int d = 0; d < RECQ_AT_DK; ++d) dst[(size_t)d * lkp] = 0.0f;
+    return;
+  }
+  const int krow = recq_at_base(kv, b, h) + j * kv.s5;
+  for (int d = 0; d < RECQ_AT_DK; ++d) dst[(size_t)d * lkp] = RECQ_LOAD(k, krow + d * kv.s6);
+}
+
+#if RECQ_AT_W == 16
+#define KT_VT float16
+#define KT_LOADV(p, i) RECQ_LOAD16((p) + (i), 0)
+#define KT_STOREV(p, i, v) RECQ_STORE16((p) + (i), 0, (v))
+#elif RECQ_AT_W == 8
+#define KT_VT float8
+#define KT_LOADV(p, i) RECQ_LOAD8((p) + (i), 0)
+#define KT_STOREV(p, i, v) RECQ_STORE8((p) + (i), 0, (v))
+#elif RECQ_AT_W == 4
+#define KT_VT float4
+#define KT_LOADV(p, i) RECQ_LOAD4((p) + (i), 0)
+#define KT_STOREV(p, i, v) RECQ_STORE4((p) + (i), 0, (v))
+#else
+#define KT_VT float
+#define KT_LOADV(p, i) RECQ_LOAD((p), (i))
+#define KT_STOREV(p, i, v) RECQ_STORE((p), (i), (v))
+#endif
+#define KT_NV (RECQ_AT_DV / RECQ_AT_W)
+#define KT_R RECQ_AT_R
+
+__kernel void attention_cpu_kt(__global const RECQ_T* restrict q, __global const float* restrict kt,
+                               __global const RECQ_T* restrict v,
+                               __global const RECQ_T* restrict mask, __global RECQ_T* restrict o,
+                               int8 qv, int8 vv, int8 mv, int8 ov, int Lq, int Lk, int H,
+                               float scale, int causal_offset) {
+  const int i0 = get_global_id(0) * KT_R;
+  const int h = get_global_id(1);
+  const int b = get_global_id(2);
+  if (i0 >= Lq) return;
+  const int lkp = KT_LKP(Lk);
+  const int qb = recq_at_base(qv, b, h), vb = recq_at_base(vv, b, h);
+  __global const float* ktb = kt + (size_t)(b * H + h) * RECQ_AT_DK * lkp;
+  // Q rows, scaled; rows past Lq repeat the last one (not written).
+  float qs[KT_R][RECQ_AT_DK];
+  #pragma unroll
+  for (int r = 0; r < KT_R; ++r) {
+    const int i = min(i0 + r, Lq - 1);
+    for (int d = 0; d < RECQ_AT_DK; ++d) qs[r][d] = RECQ_LOAD(q, qb + i * qv.s5 + d * qv.s6) * scale;
+  }
+  KT_VT acc[KT_R][KT_NV];
+  float m[KT_R], l[KT_R];
+  #pragma unroll
+  for (int r = 0; r < KT_R; ++r) {
+    m[r] = -INFINITY;
+    l[r] = 0.0f;
+    #pragma unroll
+    for (int c = 0; c < KT_NV; ++c) acc[r][c] = (KT_VT)(0.0f);
+  }
+  int jend = Lk;
+#if RECQ_AT_CAUSAL
+  jend = clamp(min(i0 + KT_R, Lq) - 1 + causal_offset + 1, 0, Lk);
+#endif
+  const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (int j0 = 0; j0 < jend; j0 += KT_LANES) {
+    float16 s[KT_R];
+    #pragma unroll
+    for (int r = 0; r < KT_R; ++r) s[r] = (float16)(0.0f);
+    for (int d = 0; d < RECQ_AT_DK; ++d) {
+      const float16 kd = vload16(0, ktb + (size_t)d * lkp + j0);
+      #pragma unroll
+      for (int r = 0; r < KT_R; ++r) s[r] = fma((float16)(qs[r][d]), kd, s[r]);
+    }
+    const int16 j = j0 + lane;
+    float p[KT_R][KT_LANES];
+    #pragma unroll
+    for (int r = 0; r < KT_R; ++r) {
+      const int i = min(i0 + r, Lq - 1);
+#if RECQ_AT_MASK
+      const int mrow = recq_at_base(mv, b, h) + i * mv.s5;
+      if (mv.s6 == 1 && j0 + KT_LANES <= Lk) {
+        s[r] += RECQ_LOAD16(mask + mrow + j0, 0);
+      } else {
+        float* sl = (float*)&s[r];
+        for (int jj = 0; jj < KT_LANES && j0 + jj < Lk; ++jj) {
+          sl[jj] += RECQ_LOAD(mask, mrow + (j0 + jj) * mv.s6);
+        }
+      }
+#endif
+      int16 seen = j < Lk;
+#if RECQ_AT_CAUSAL
+      seen = seen & (j <= i + causal_offset);
+#endif
+      s[r] = select((float16)(-INFINITY), s[r], seen);
+      const float mn = fmax(m[r], recq_max16(s[r]));
+      float corr = 1.0f;
+      if (mn == -INFINITY) {
+        vstore16((float16)(0.0f), 0, p[r]);
+      } else {
+        corr = exp(m[r] - mn);
+        const float16 e = exp(s[r] - mn);
+        vstore16(e, 0, p[r]);
+        l[r] = l[r] * corr + recq_sum16(e);
+        m[r] = mn;
+      }
+      #pragma unroll
+      for (int c = 0; c < KT_NV; ++c) acc[r][c] *= corr;
+    }
+    const int keys = min(KT_LANES, jend - j0);
+    for (int jj = 0; jj < keys; ++jj) {
+      const int vrow = vb + (j0 + jj) * vv.s5;
+      #pragma unroll
+      for (int c = 0; c < KT_NV; ++c) {
+#if RECQ_AT_W > 1
+        const KT_VT vr = KT_LOADV(v, vrow + c * RECQ_AT_W);
+#else
+        const KT_VT vr = RECQ_LOAD(v, vrow + c * vv.s6);
+#endif
+        #pragma unroll
+        for (int r = 0; r < KT_R; ++r) acc[r][c] = fma((KT_VT)(p[r][jj]), vr, acc[r][c]);
+      }
+    }
+  }
+  const int ob = recq_at_base(ov, b, h);
+  #pragma unroll
+  for (int r = 0; r < KT_R; ++r) {
+    const int i = i0 + r;
+    if (i >= Lq) break;
+    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+    #pragma unroll
+    for (int c = 0; c < KT_NV; ++c) {
+      const KT_VT y = acc[r][c] * inv;
+#if RECQ_AT_W > 1
+      if (ov.s6 == 1) {
+        KT_STOREV(o, ob + i * ov.s5 + c * RECQ_AT_W, y);
+        continue;
+      }
+      const float* ys = (const float*)&y;
+      for (int e = 0; e < RECQ_AT_W; ++e) {
+        RECQ_STORE(o, ob + i * ov.s5 + (c * RECQ_AT_W + e) * ov.s6, ys[e]);
+      }
+#else
+      RECQ_STORE(o, ob + i * ov.s5 + c * ov.s6, y);
+#endif
+    }
+  }
+}
+
+#endif  // RECQ_AT_CPU_KT
+
+// ---------------------------------------------------------------------------
 // GPU family, FlashAttention style: a work-group of RECQ_AT_BQ query rows x
 // RECQ_AT_TPR items per row. The group's Q rows (scaled) stay in local
 // memory; K and V stream through it in tiles of RECQ_AT_BK keys. Item t of

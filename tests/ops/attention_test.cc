@@ -3,8 +3,8 @@
 // query row against 1 to 300 keys), Swin windows with a relative-position
 // bias and a window mask, BERT's additive mask derived from an int input,
 // causal masking, and odd head widths; every GPU variant parameter set of
-// its tuning space on the shapes where they differ, the matrix-unit
-// variant emulated on PoCL.
+// its tuning space on the shapes where they differ, the CPU variants with
+// their row counts, the matrix-unit variant emulated on PoCL.
 //
 // Tolerance: |actual - expected| <= 1e-5 + 1e-4 |expected| per element
 // (float32 sums of up to 300 products of magnitude <= 1, the online
@@ -97,6 +97,26 @@ void CheckAllVariants(const absl::StatusOr<OpGraph>& graph,
     o.choose_kernel = Force("attention_cpu", {{"rows", rows}, {"key_block", kb}}, forced);
     RECQ_EXPECT_MATCHES_REFERENCE(graph, o);
     EXPECT_GT(*forced, 0) << "attention_cpu did not fit";
+  }
+  // The keys-in-lanes CPU variant (query rows of 8 and more) with each
+  // row count.
+  int64_t lq = 0;
+  for (const Node& node : graph->graph.nodes()) {
+    if (const auto* a = node.attrs.get_if<AttentionAttrs>()) lq = a->lq;
+  }
+  for (int64_t rows : {1, 2, 4}) {
+    if (lq < 8) break;
+    SCOPED_TRACE(absl::StrCat("cpu_kt rows=", rows));
+    CheckOptions o = Tolerance();
+    o.kernel_targets = {EngineOptions::KernelTarget::kCpu};
+    o.precisions = {EngineOptions::Precision::kFp32};
+    if (rows == 4) o.precisions.push_back(EngineOptions::Precision::kFp16Storage);
+    o.optimize = {false};
+    o.recorded_runs = 1;
+    auto forced = std::make_shared<int>(0);
+    o.choose_kernel = Force("attention_cpu_kt", {{"rows", rows}}, forced);
+    RECQ_EXPECT_MATCHES_REFERENCE(graph, o);
+    EXPECT_GT(*forced, 0) << "attention_cpu_kt did not fit";
   }
   for (const GpuParams& p : gpu) {
     SCOPED_TRACE(

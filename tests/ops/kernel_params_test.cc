@@ -319,6 +319,7 @@ std::vector<SpaceCase> Cases() {
       {"gemm_gemv", "gemm_gemv", gpu, FcGraph(3, 21, 42)},
       // 9 query rows and 37 keys: partial row groups and key tiles.
       {"attention_cpu_l9x37", "attention_cpu", cpu, AttentionGraph(2, 9, 37, 16)},
+      {"attention_cpu_kt_l9x37", "attention_cpu_kt", cpu, AttentionGraph(2, 9, 37, 16)},
       {"attention_decode_l1x37", "attention_decode", gpu, AttentionGraph(2, 1, 37, 16)},
       // Matrix units (emulated): 21 query rows, 70 keys.
       {"attention_mma_l21x70_part1", "attention_mma", gpu, AttentionGraph(2, 21, 70, 16), 0, 6},
