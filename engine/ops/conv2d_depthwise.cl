@@ -23,12 +23,14 @@
 #define RECQ_DW_VLOAD vload16
 #define RECQ_DW_VSTORE vstore16
 #define RECQ_DW_STORE RECQ_STORE16
+#define RECQ_DW_LOAD RECQ_LOAD16
 #define RECQ_DW_ACTIVATE recq_activate16
 #elif RECQ_DW_VW == 8
 #define RECQ_DW_V float8
 #define RECQ_DW_VLOAD vload8
 #define RECQ_DW_VSTORE vstore8
 #define RECQ_DW_STORE RECQ_STORE8
+#define RECQ_DW_LOAD RECQ_LOAD8
 #define RECQ_DW_ACTIVATE recq_activate8
 #else
 #error "RECQ_DW_VW must be 8 or 16"
@@ -59,6 +61,18 @@ __kernel void conv2d_depthwise_kxk(__global const RECQ_T* restrict x,
     const int ih = oh * RECQ_DW_S - PT + kh;
     if (ih < 0 || ih >= H) continue;
     const __global RECQ_T* row = xc + (size_t)ih * W;
+#if RECQ_DW_S == 1
+    // Stride 1 inside the row: each tap's VW inputs are one unaligned
+    // vector load (the cache line is already there for the next tap).
+    if (inside) {
+#pragma unroll
+      for (int kw = 0; kw < RECQ_DW_K; ++kw) {
+        acc = fma((RECQ_DW_V)(RECQ_LOAD(wc, kh * RECQ_DW_K + kw)), RECQ_DW_LOAD(row + q + kw, 0),
+                  acc);
+      }
+      continue;
+    }
+#endif
     float seg[RECQ_DW_SPAN];
     if (inside) {
 #pragma unroll

@@ -32,6 +32,7 @@
 #define loadV MP_CAT(RECQ_LOAD, RECQ_MP_VW)
 #define storeV MP_CAT(RECQ_STORE, RECQ_MP_VW)
 #define activateV MP_CAT(recq_activate, RECQ_MP_VW)
+#define geluV MP_CAT(recq_gelu, RECQ_MP_VW)
 
 __kernel void matmul_packed(__global const RECQ_T* restrict a, __global const RECQ_T* restrict bp,
                             __global const RECQ_T* restrict c, __global const RECQ_T* restrict r,
@@ -70,10 +71,11 @@ __kernel void matmul_packed(__global const RECQ_T* restrict a, __global const RE
     for (int i = 0; i < RECQ_MP_RM; ++i) acc[i] = fma((floatV)(RECQ_LOAD(ar[i], k)), bv, acc[i]);
   }
   const bool full = n0 + RECQ_MP_VW <= N;
+  // Rows past M read row M-1's addends and are not written.
+  floatV out[RECQ_MP_RM];
 #pragma unroll
   for (int i = 0; i < RECQ_MP_RM; ++i) {
-    const int m = m0 + i;
-    if (m >= M) break;
+    const int m = min(m0 + i, M - 1);
     floatV v = alpha * acc[i];
     if (c) {
       if (full && c_sn == 1) {
@@ -93,12 +95,26 @@ __kernel void matmul_packed(__global const RECQ_T* restrict a, __global const RE
         for (int j = 0; n0 + j < N; ++j) lanes[j] += RECQ_LOAD(r, (size_t)m * N + n0 + j);
       }
     }
-    v = activateV(v, act, act_a, act_b);
+    out[i] = v;
+  }
+  // GELU (transformers' MLPs) inline over all rows at once; the other
+  // activations through the switch.
+  if (act == RECQ_ACT_GELU) {
+#pragma unroll
+    for (int i = 0; i < RECQ_MP_RM; ++i) out[i] = geluV(out[i]);
+  } else if (act != RECQ_ACT_NONE) {
+#pragma unroll
+    for (int i = 0; i < RECQ_MP_RM; ++i) out[i] = activateV(out[i], act, act_a, act_b);
+  }
+#pragma unroll
+  for (int i = 0; i < RECQ_MP_RM; ++i) {
+    const int m = m0 + i;
+    if (m >= M) break;
     __global RECQ_T* yr = y + (size_t)m * N + n0;
     if (full) {
-      storeV(yr, 0, v);
+      storeV(yr, 0, out[i]);
     } else {
-      const float* lanes = (const float*)&v;
+      const float* lanes = (const float*)&out[i];
       for (int j = 0; n0 + j < N; ++j) RECQ_STORE(yr, j, lanes[j]);
     }
   }

@@ -436,6 +436,44 @@ INSTANTIATE_TEST_SUITE_P(
             kBiasResidualSplitK, kBiasResidualReluBatched, kResidualThroughView)),
     [](const auto& info) { return std::get<1>(info.param).name; });
 
+// matmul_packed's epilogue with the bias Add's activation: GELU, which it
+// computes inline over its rows, and the others through the switch (tanh
+// GELU, HardSwish). 13 rows (a partial row block) and 40 columns (a
+// partial panel); inputs over [-4, 4) cover GELU's tails.
+class MatMulPackedActivationTest : public ::testing::TestWithParam<Activation> {};
+
+TEST_P(MatMulPackedActivationTest, MatchesReference) {
+  auto build = [&]() -> absl::StatusOr<OpGraph> {
+    OpGraphBuilder b;
+    TensorRef x = b.graph().AddNode(
+        OpType::kMatMul, {b.Input("a", {1, 13, 36}, -4.0f, 4.0f), b.Constant("w", {36, 40})});
+    x = b.graph().Add(x, b.Constant("bias", {40}));
+    b.graph().SetFusedActivation(x, GetParam());
+    return std::move(b).Build(x);
+  };
+  const absl::StatusOr<std::vector<std::string>> labels =
+      DispatchLabelsOf(*build(), EngineOptions::KernelTarget::kCpu);
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  ASSERT_EQ(labels->size(), 1u) << absl::StrJoin(*labels, ", ");
+  EXPECT_NE((*labels)[0].find("matmul_packed"), std::string::npos) << (*labels)[0];
+  RECQ_EXPECT_MATCHES_REFERENCE(build());
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, MatMulPackedActivationTest,
+                         ::testing::Values(Activation{ActivationKind::kGelu, 0.0f, 0.0f},
+                                           Activation{ActivationKind::kGeluTanh, 0.0f, 0.0f},
+                                           Activation{ActivationKind::kHardSwish, 0.0f, 0.0f}),
+                         [](const auto& info) {
+                           switch (info.param.kind) {
+                             case ActivationKind::kGelu:
+                               return std::string("Gelu");
+                             case ActivationKind::kGeluTanh:
+                               return std::string("GeluTanh");
+                             default:
+                               return std::string("HardSwish");
+                           }
+                         });
+
 INSTANTIATE_TEST_SUITE_P(
     GemvCpu, MatMulPackedTest,
     ::testing::Combine(

@@ -19,7 +19,7 @@
 // accurate for negative x too (the activation epilogues, the Gelu unary
 // op and fused element-wise kernels).
 #define RECQ_DEFINE_ACT_ERFC(T, N)                                                              \
-  inline T recq_act_erfc##N(T w) {                                                              \
+  __attribute__((always_inline)) inline T recq_act_erfc##N(T w) {                               \
     const T z = fabs(w);                                                                        \
     const T t = 1.0f / (1.0f + 0.5f * z);                                                       \
     const T p =                                                                                 \
@@ -117,6 +117,19 @@ inline float recq_max16(float16 v) {
 RECQ_DEFINE_VECTOR_ACTIVATE(float8, 8)
 RECQ_DEFINE_VECTOR_ACTIVATE(float16, 16)
 #undef RECQ_DEFINE_VECTOR_ACTIVATE
+
+// recq_gelu8 / 16: GELU (erf form) as recq_activate8 / 16 computes it,
+// always inlined: an epilogue that applies it to each of its accumulator
+// rows in one unrolled loop lets the compiler interleave the rows' long
+// chains (a division, a polynomial, exp), which one call per row, as
+// PoCL 3.1 compiles recq_activate16, runs one after another.
+#define RECQ_DEFINE_GELU(T, N)                                           \
+  __attribute__((always_inline)) inline T recq_gelu##N(T v) {            \
+    return 0.5f * v * recq_act_erfc##N(v * -0.70710678118654752f);       \
+  }
+RECQ_DEFINE_GELU(float8, 8)
+RECQ_DEFINE_GELU(float16, 16)
+#undef RECQ_DEFINE_GELU
 
 // recq_activate_inline8 / 16: the same, with none, Relu and Clip inline and
 // the rest through recq_activate8 / 16. PoCL 3.1 compiles that switch into
