@@ -118,6 +118,20 @@ int64_t CpuWidth(const AttentionAttrs& a) {
   return 1;
 }
 
+// SetCpuRowRange: the CPU kernels' items, `rows` query rows of one (b, h)
+// each, in groups of 4 items, fewer where that leaves under four groups per
+// compute unit: a decode step's 12 heads made 3 groups for PoCL's 2 cores,
+// one of which then ran two.
+void SetCpuRowRange(const LoweringContext& ctx, const AttentionAttrs& a, int64_t rows,
+                    Dispatch& d) {
+  const std::array<size_t, 3> range = {CeilDiv(a.lq, rows), size_t(a.heads), size_t(a.batch)};
+  const size_t items = range[0] * range[1] * range[2];
+  const size_t units = ctx.device().compute_units != 0 ? ctx.device().compute_units : 1;
+  size_t group = 4;
+  while (group > 1 && CeilDiv(int64_t(items), int64_t(group)) < 4 * units) group /= 2;
+  SetRange(d, range, WorkGroupFor(range, group));
+}
+
 KernelParams CpuHeuristic(const AttentionAttrs& a) {
   // Rows per item share each K and V load; one row for decode (Lq 1).
   // ViT-B/16's heads on PoCL (2-core Xeon, 2026-11-25, recq bench
@@ -141,15 +155,7 @@ absl::Status LowerCpu(LoweringContext& ctx, const Node& node) {
   Dispatch d;
   d.label = "attention_cpu";
   d.kernel = ctx.Kernel("attention.cl", "attention_cpu", std::move(options));
-  const std::array<size_t, 3> range = {CeilDiv(a.lq, rows), size_t(a.heads), size_t(a.batch)};
-  // Groups of 4 items, fewer where that leaves under four groups per
-  // compute unit: a decode step's 12 heads made 3 groups for PoCL's 2
-  // cores, one of which then ran two.
-  const size_t items = range[0] * range[1] * range[2];
-  const size_t units = ctx.device().compute_units != 0 ? ctx.device().compute_units : 1;
-  size_t group = 4;
-  while (group > 1 && CeilDiv(int64_t(items), int64_t(group)) < 4 * units) group /= 2;
-  SetRange(d, range, WorkGroupFor(range, group));
+  SetCpuRowRange(ctx, a, rows, d);
   AddArgs(ctx, node, a, d);
   ctx.Emit(std::move(d));
   return absl::OkStatus();
@@ -432,12 +438,7 @@ absl::Status LowerCpuKt(LoweringContext& ctx, const Node& node) {
   Dispatch d;
   d.label = "attention_cpu_kt";
   d.kernel = ctx.Kernel("attention.cl", "attention_cpu_kt", std::move(options));
-  const std::array<size_t, 3> range = {CeilDiv(a.lq, rows), size_t(a.heads), size_t(a.batch)};
-  const size_t items = range[0] * range[1] * range[2];
-  const size_t units = ctx.device().compute_units != 0 ? ctx.device().compute_units : 1;
-  size_t group = 4;
-  while (group > 1 && CeilDiv(int64_t(items), int64_t(group)) < 4 * units) group /= 2;
-  SetRange(d, range, WorkGroupFor(range, group));
+  SetCpuRowRange(ctx, a, rows, d);
   d.args = {ctx.Arg(node.inputs[0]), ctx.Scratch(), ctx.Arg(node.inputs[2]),
             HasMask(node) ? ctx.Arg(node.inputs[3]) : DispatchArg::Null(),
             ctx.Arg(node.outputs[0])};

@@ -22,14 +22,8 @@ inline int recq_at_base(int8 v, int b, int h) {
 }
 
 // ---------------------------------------------------------------------------
-// CPU family (PoCL): one work-item per RECQ_AT_R query rows of one (b, h),
-// vectors of RECQ_AT_W (1, 4, 8 or 16) along the head width when the
-// columns of Q, K and V are contiguous (RECQ_AT_W divides DK and DV), keys
-// in blocks of RECQ_AT_KB (4, 8 or 16) so that the rescale runs once a
-// block and exp runs on a vector of the block's scores.
-// Global size: (ceil(Lq / R), H, B).
-#ifdef RECQ_AT_CPU
-
+// Both CPU kernels: vectors of RECQ_AT_W (1, 4, 8 or 16) along the head.
+#if defined(RECQ_AT_CPU) || defined(RECQ_AT_CPU_KT)
 #if RECQ_AT_W == 16
 #define AT_VT float16
 #define AT_LOADV(p, i) RECQ_LOAD16((p) + (i), 0)
@@ -51,6 +45,36 @@ inline int recq_at_base(int8 v, int b, int h) {
 #define AT_STOREV(p, i, v) RECQ_STORE((p), (i), (v))
 #define AT_HSUM(v) (v)
 #endif
+
+// AT_LOAD_V_ROW: columns c * W.. of V's row at `vrow` (vectors where V's
+// columns are contiguous). AT_STORE_O: the same of the output's row i.
+#if RECQ_AT_W > 1
+#define AT_LOAD_V_ROW(v, vv, vrow, c) AT_LOADV((v), (vrow) + (c) * RECQ_AT_W)
+#define AT_STORE_O(o, ov, ob, i, c, y)                                                      \
+  do {                                                                                      \
+    if ((ov).s6 == 1) {                                                                     \
+      AT_STOREV((o), (ob) + (i) * (ov).s5 + (c) * RECQ_AT_W, (y));                          \
+    } else {                                                                                \
+      const float* ys_ = (const float*)&(y);                                                \
+      for (int e_ = 0; e_ < RECQ_AT_W; ++e_) {                                              \
+        RECQ_STORE((o), (ob) + (i) * (ov).s5 + ((c) * RECQ_AT_W + e_) * (ov).s6, ys_[e_]);  \
+      }                                                                                     \
+    }                                                                                       \
+  } while (0)
+#else
+#define AT_LOAD_V_ROW(v, vv, vrow, c) RECQ_LOAD((v), (vrow) + (c) * (vv).s6)
+#define AT_STORE_O(o, ov, ob, i, c, y) RECQ_STORE((o), (ob) + (i) * (ov).s5 + (c) * (ov).s6, (y))
+#endif
+#endif  // RECQ_AT_CPU || RECQ_AT_CPU_KT
+
+// ---------------------------------------------------------------------------
+// CPU family (PoCL): one work-item per RECQ_AT_R query rows of one (b, h),
+// vectors of RECQ_AT_W (1, 4, 8 or 16) along the head width when the
+// columns of Q, K and V are contiguous (RECQ_AT_W divides DK and DV), keys
+// in blocks of RECQ_AT_KB (4, 8 or 16) so that the rescale runs once a
+// block and exp runs on a vector of the block's scores.
+// Global size: (ceil(Lq / R), H, B).
+#ifdef RECQ_AT_CPU
 
 // The key block's probabilities as one vector (exp on all lanes at once).
 #if RECQ_AT_KB == 16
@@ -169,11 +193,7 @@ __kernel void attention_cpu(__global const RECQ_T* restrict q, __global const RE
       const int j = min(j0 + jj, Lk - 1);
       const int vrow = vb + j * vv.s5;
       for (int c = 0; c < AT_NV; ++c) {
-#if RECQ_AT_W > 1
-        const AT_VT vr = AT_LOADV(v, vrow + c * RECQ_AT_W);
-#else
-        const AT_VT vr = RECQ_LOAD(v, vrow + c * vv.s6);
-#endif
+        const AT_VT vr = AT_LOAD_V_ROW(v, vv, vrow, c);
         for (int r = 0; r < AT_R; ++r) acc[r][c] = fma((AT_VT)(p[r][jj]), vr, acc[r][c]);
       }
     }
@@ -185,18 +205,7 @@ __kernel void attention_cpu(__global const RECQ_T* restrict q, __global const RE
     const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
     for (int c = 0; c < AT_NV; ++c) {
       const AT_VT y = acc[r][c] * inv;
-#if RECQ_AT_W > 1
-      if (ov.s6 == 1) {
-        AT_STOREV(o, ob + i * ov.s5 + c * RECQ_AT_W, y);
-        continue;
-      }
-      const float* ys = (const float*)&y;
-      for (int e = 0; e < RECQ_AT_W; ++e) {
-        RECQ_STORE(o, ob + i * ov.s5 + (c * RECQ_AT_W + e) * ov.s6, ys[e]);
-      }
-#else
-      RECQ_STORE(o, ob + i * ov.s5 + c * ov.s6, y);
-#endif
+      AT_STORE_O(o, ov, ob, i, c, y);
     }
   }
 }
@@ -235,23 +244,6 @@ __kernel void attention_cpu_kt_transpose(__global const RECQ_T* restrict k,
   for (int d = 0; d < RECQ_AT_DK; ++d) dst[(size_t)d * lkp] = RECQ_LOAD(k, krow + d * kv.s6);
 }
 
-#if RECQ_AT_W == 16
-#define KT_VT float16
-#define KT_LOADV(p, i) RECQ_LOAD16((p) + (i), 0)
-#define KT_STOREV(p, i, v) RECQ_STORE16((p) + (i), 0, (v))
-#elif RECQ_AT_W == 8
-#define KT_VT float8
-#define KT_LOADV(p, i) RECQ_LOAD8((p) + (i), 0)
-#define KT_STOREV(p, i, v) RECQ_STORE8((p) + (i), 0, (v))
-#elif RECQ_AT_W == 4
-#define KT_VT float4
-#define KT_LOADV(p, i) RECQ_LOAD4((p) + (i), 0)
-#define KT_STOREV(p, i, v) RECQ_STORE4((p) + (i), 0, (v))
-#else
-#define KT_VT float
-#define KT_LOADV(p, i) RECQ_LOAD((p), (i))
-#define KT_STOREV(p, i, v) RECQ_STORE((p), (i), (v))
-#endif
 #define KT_NV (RECQ_AT_DV / RECQ_AT_W)
 #define KT_R RECQ_AT_R
 
@@ -269,19 +261,19 @@ __kernel void attention_cpu_kt(__global const RECQ_T* restrict q, __global const
   __global const float* ktb = kt + (size_t)(b * H + h) * RECQ_AT_DK * lkp;
   // Q rows, scaled; rows past Lq repeat the last one (not written).
   float qs[KT_R][RECQ_AT_DK];
-  #pragma unroll
+#pragma unroll
   for (int r = 0; r < KT_R; ++r) {
     const int i = min(i0 + r, Lq - 1);
     for (int d = 0; d < RECQ_AT_DK; ++d) qs[r][d] = RECQ_LOAD(q, qb + i * qv.s5 + d * qv.s6) * scale;
   }
-  KT_VT acc[KT_R][KT_NV];
+  AT_VT acc[KT_R][KT_NV];
   float m[KT_R], l[KT_R];
-  #pragma unroll
+#pragma unroll
   for (int r = 0; r < KT_R; ++r) {
     m[r] = -INFINITY;
     l[r] = 0.0f;
-    #pragma unroll
-    for (int c = 0; c < KT_NV; ++c) acc[r][c] = (KT_VT)(0.0f);
+#pragma unroll
+    for (int c = 0; c < KT_NV; ++c) acc[r][c] = (AT_VT)(0.0f);
   }
   int jend = Lk;
 #if RECQ_AT_CAUSAL
@@ -290,16 +282,16 @@ __kernel void attention_cpu_kt(__global const RECQ_T* restrict q, __global const
   const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   for (int j0 = 0; j0 < jend; j0 += KT_LANES) {
     float16 s[KT_R];
-    #pragma unroll
+#pragma unroll
     for (int r = 0; r < KT_R; ++r) s[r] = (float16)(0.0f);
     for (int d = 0; d < RECQ_AT_DK; ++d) {
       const float16 kd = vload16(0, ktb + (size_t)d * lkp + j0);
-      #pragma unroll
+#pragma unroll
       for (int r = 0; r < KT_R; ++r) s[r] = fma((float16)(qs[r][d]), kd, s[r]);
     }
     const int16 j = j0 + lane;
     float p[KT_R][KT_LANES];
-    #pragma unroll
+#pragma unroll
     for (int r = 0; r < KT_R; ++r) {
       const int i = min(i0 + r, Lq - 1);
 #if RECQ_AT_MASK
@@ -329,45 +321,30 @@ __kernel void attention_cpu_kt(__global const RECQ_T* restrict q, __global const
         l[r] = l[r] * corr + recq_sum16(e);
         m[r] = mn;
       }
-      #pragma unroll
+#pragma unroll
       for (int c = 0; c < KT_NV; ++c) acc[r][c] *= corr;
     }
     const int keys = min(KT_LANES, jend - j0);
     for (int jj = 0; jj < keys; ++jj) {
       const int vrow = vb + (j0 + jj) * vv.s5;
-      #pragma unroll
+#pragma unroll
       for (int c = 0; c < KT_NV; ++c) {
-#if RECQ_AT_W > 1
-        const KT_VT vr = KT_LOADV(v, vrow + c * RECQ_AT_W);
-#else
-        const KT_VT vr = RECQ_LOAD(v, vrow + c * vv.s6);
-#endif
-        #pragma unroll
-        for (int r = 0; r < KT_R; ++r) acc[r][c] = fma((KT_VT)(p[r][jj]), vr, acc[r][c]);
+        const AT_VT vr = AT_LOAD_V_ROW(v, vv, vrow, c);
+  #pragma unroll
+        for (int r = 0; r < KT_R; ++r) acc[r][c] = fma((AT_VT)(p[r][jj]), vr, acc[r][c]);
       }
     }
   }
   const int ob = recq_at_base(ov, b, h);
-  #pragma unroll
+#pragma unroll
   for (int r = 0; r < KT_R; ++r) {
     const int i = i0 + r;
     if (i >= Lq) break;
     const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    #pragma unroll
+#pragma unroll
     for (int c = 0; c < KT_NV; ++c) {
-      const KT_VT y = acc[r][c] * inv;
-#if RECQ_AT_W > 1
-      if (ov.s6 == 1) {
-        KT_STOREV(o, ob + i * ov.s5 + c * RECQ_AT_W, y);
-        continue;
-      }
-      const float* ys = (const float*)&y;
-      for (int e = 0; e < RECQ_AT_W; ++e) {
-        RECQ_STORE(o, ob + i * ov.s5 + (c * RECQ_AT_W + e) * ov.s6, ys[e]);
-      }
-#else
-      RECQ_STORE(o, ob + i * ov.s5 + c * ov.s6, y);
-#endif
+      const AT_VT y = acc[r][c] * inv;
+      AT_STORE_O(o, ov, ob, i, c, y);
     }
   }
 }
