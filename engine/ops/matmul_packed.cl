@@ -7,12 +7,12 @@
 // Add, or the residual Add after a Gemm).
 // `bp` holds B packed by the lowering as [ceil(N/VW)][K][VW], zero past N,
 // so an item's panel of B is one contiguous stream. Each work-item computes
-// RM rows by VW columns with RM vector accumulators, four steps of K at a
-// time (one vload4 per row of A feeds 4 x RM FMAs).
-// Build options: -DRECQ_MP_VW=8|16 (columns per item, one vector),
-// -DRECQ_MP_RM=1|4|8 (rows per item) and -DRECQ_MP_KS=4|1 (steps of K
-// per iteration: 4 as above, or 1, each element of A broadcast from memory,
-// which needs one vector of B in registers instead of four).
+// RM rows by VW columns with RM vector accumulators, KS steps of K at a
+// time. Build options: -DRECQ_MP_VW=8|16 (columns per item, one vector),
+// -DRECQ_MP_RM=1|4|8 (rows per item) and -DRECQ_MP_KS=1|4 (steps of K per
+// iteration: 1, each element of A broadcast from memory into its FMA, the
+// heuristic's; or 4, one vload4 per row of A feeding 4 x RM FMAs, which
+// holds four vectors of B in registers instead of one).
 // Global size: (ceil(M/RM), ceil(N/VW)): items of a work-group share the
 // panel of B and walk down the rows. Rows past M read row M-1 and are not
 // written; columns past N are zeros and are not written.
