@@ -406,16 +406,25 @@ size_t CpuKtScratch(const Node& node, const LoweringContext&) {
   return sizeof(float) * size_t(a.batch * a.heads * a.dk) * RoundUp(size_t(a.lk), kKtLanes);
 }
 
-KernelParams CpuKtHeuristic(const AttentionAttrs& a) {
-  // Four rows an item: their 4 x DV / 16 accumulators, four score vectors
-  // and a row of K^T fit AVX-512's 32 vector registers at DV 64.
-  return {{"rows", a.lq >= 4 ? 4 : (a.lq >= 2 ? 2 : 1)}};
+KernelParams CpuKtHeuristic(const AttentionAttrs& a, const DeviceFacts& device) {
+  // Rows an item, at most 4, as many as the accumulators (rows x DV lanes)
+  // allow: with AVX-512's 32 vector registers twice the register-blocked
+  // lanes (DeviceFacts::CpuAccumulatorLanes; 4 rows at DV 64 take 16
+  // registers beside the four score vectors and a row of K^T, as measured
+  // on ViT-B/16), else those lanes (AVX2's 16 registers; not measured).
+  const int64_t lanes = device.CpuAccumulatorLanes();
+  const int64_t budget = lanes >= 128 ? 2 * lanes : lanes;
+  const int64_t fit = std::clamp<int64_t>(budget / a.dv, 1, 4);
+  int64_t rows = 1;
+  while (rows * 2 <= std::min<int64_t>(fit, a.lq)) rows *= 2;
+  return {{"rows", rows}};
 }
 
 absl::Status LowerCpuKt(LoweringContext& ctx, const Node& node) {
   const auto& a = AttrsOr<AttentionAttrs>(node);
-  RECQ_ASSIGN_OR_RETURN(const int64_t rows,
-                        Param(ctx, node, "rows", CpuKtHeuristic(a).at("rows"), {1, 2, 4, 8}));
+  RECQ_ASSIGN_OR_RETURN(
+      const int64_t rows,
+      Param(ctx, node, "rows", CpuKtHeuristic(a, ctx.device()).at("rows"), {1, 2, 4, 8}));
   std::vector<std::string> options = CommonOptions(node, a);
   options.push_back("-DRECQ_AT_CPU_KT=1");
   // V and the output in vectors along the head where V's columns are
@@ -453,8 +462,9 @@ absl::Status LowerCpuKt(LoweringContext& ctx, const Node& node) {
   return absl::OkStatus();
 }
 
-std::vector<KernelParams> CpuKtSpace(const Node& node, const LoweringContext&) {
-  return ParamSpace(CpuKtHeuristic(AttrsOr<AttentionAttrs>(node)), {{"rows", {1, 2, 4}}});
+std::vector<KernelParams> CpuKtSpace(const Node& node, const LoweringContext& ctx) {
+  return ParamSpace(CpuKtHeuristic(AttrsOr<AttentionAttrs>(node), ctx.device()),
+                    {{"rows", {1, 2, 4}}});
 }
 
 // --- GPU, one query row (decode) ---
