@@ -330,7 +330,7 @@ __kernel void attention_cpu_kt(__global const RECQ_T* restrict q, __global const
 #pragma unroll
       for (int c = 0; c < KT_NV; ++c) {
         const AT_VT vr = AT_LOAD_V_ROW(v, vv, vrow, c);
-  #pragma unroll
+#pragma unroll
         for (int r = 0; r < KT_R; ++r) acc[r][c] = fma((AT_VT)(p[r][jj]), vr, acc[r][c]);
       }
     }

@@ -464,14 +464,7 @@ INSTANTIATE_TEST_SUITE_P(Kinds, MatMulPackedActivationTest,
                                            Activation{ActivationKind::kGeluTanh, 0.0f, 0.0f},
                                            Activation{ActivationKind::kHardSwish, 0.0f, 0.0f}),
                          [](const auto& info) {
-                           switch (info.param.kind) {
-                             case ActivationKind::kGelu:
-                               return std::string("Gelu");
-                             case ActivationKind::kGeluTanh:
-                               return std::string("GeluTanh");
-                             default:
-                               return std::string("HardSwish");
-                           }
+                           return std::string(ActivationKindName(info.param.kind));
                          });
 
 INSTANTIATE_TEST_SUITE_P(
