@@ -378,6 +378,76 @@ absl::Status LowerDepthwiseKxk(LoweringContext& ctx, const Node& node) {
   return Finish(ctx, std::move(d), act);
 }
 
+// conv2d_depthwise_staged (conv2d_depthwise.cl): the shapes
+// conv2d_depthwise_kxk takes, each item computing whole output rows of one
+// channel from a private copy of their padded input rows.
+// The copy's floats (16 KB of each item's stack).
+constexpr int64_t kDepthwiseStagedFloats = 4096;
+
+// The most output rows an item can take at `vw` lanes a strip: those whose
+// (rb-1)*S+K padded input rows fit the copy (0: not one).
+int64_t DepthwiseStagedMaxRows(const Node& node, const LoweringContext& ctx, int64_t vw) {
+  const int64_t s = AttrsOr<Conv2DAttrs>(node).strides[0];
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const int64_t wp = (std::max(out[3], vw) - 1) * s + w[2];
+  const int64_t in_rows = kDepthwiseStagedFloats / wp;
+  return in_rows < w[2] ? 0 : std::min(out[2], (in_rows - w[2]) / s + 1);
+}
+
+bool DepthwiseStagedFits(const Node& node, const LoweringContext& ctx) {
+  return DepthwiseKxkFits(node, ctx) && DepthwiseStagedMaxRows(node, ctx, 16) >= 1;
+}
+
+// Parameters: vw lanes a strip (16 from 12 columns: a 14-column row is one
+// strip of 16 lanes), rb output rows an item (as many as the copy holds,
+// halved while the items number fewer than 16 a compute unit), wg items a
+// group.
+KernelParams DepthwiseStagedHeuristic(const Node& node, const LoweringContext& ctx) {
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const int64_t vw = out[3] >= 12 ? 16 : 8;
+  int64_t rb = DepthwiseStagedMaxRows(node, ctx, vw);
+  const int64_t want = 16 * std::max<int64_t>(ctx.device().compute_units, 1);
+  while (rb > 1 && out[0] * out[1] * int64_t(CeilDiv(out[2], rb)) < want) rb = CeilDiv(rb, 2);
+  return {{"vw", vw}, {"rb", std::max<int64_t>(rb, 1)}, {"wg", 4}};
+}
+
+std::vector<KernelParams> DepthwiseStagedSpace(const Node& node, const LoweringContext& ctx) {
+  const KernelParams h = DepthwiseStagedHeuristic(node, ctx);
+  std::vector<KernelParams> space;
+  for (KernelParams p :
+       ParamSpace(h, {{"vw", {8, 16}}, {"rb", {h.at("rb"), 1, 2, 4, 8, 16}}, {"wg", {1, 4, 16}}})) {
+    if (p.at("rb") <= DepthwiseStagedMaxRows(node, ctx, p.at("vw"))) space.push_back(p);
+  }
+  return space;
+}
+
+absl::Status LowerDepthwiseStaged(LoweringContext& ctx, const Node& node) {
+  const auto& a = AttrsOr<Conv2DAttrs>(node);
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const auto [y, residual, act] = ctx.OutputOf(node);
+  const KernelParams h = DepthwiseStagedHeuristic(node, ctx);
+  RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
+  RECQ_ASSIGN_OR_RETURN(
+      const int64_t rb,
+      ParamInRange(ctx, node, "rb", std::min(h.at("rb"), DepthwiseStagedMaxRows(node, ctx, vw)), 1,
+                   DepthwiseStagedMaxRows(node, ctx, vw)));
+  RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", h.at("wg"), 1, 1024));
+  Dispatch d;
+  d.label = "conv2d_depthwise_staged";
+  d.kernel = ctx.Kernel(
+      "conv2d_depthwise.cl", "conv2d_depthwise_staged",
+      {absl::StrCat("-DRECQ_DW_K=", w[2]), absl::StrCat("-DRECQ_DW_S=", a.strides[0]),
+       absl::StrCat("-DRECQ_DW_VW=", vw), absl::StrCat("-DRECQ_DW_BUF=", kDepthwiseStagedFloats)});
+  SetRange(d, {size_t(out[0] * out[1]), CeilDiv(out[2], rb), 1}, {size_t(wg), 1, 1});
+  d.args = {ctx.Arg(node.inputs[0]), ctx.Arg(node.inputs[1]), ctx.Arg(Bias(node)), ctx.Arg(y)};
+  AddInts(d, {x[0], x[1], x[2], x[3], out[2], out[3], a.pads[0], a.pads[1], rb});
+  SetConvWork(node, ctx, residual, d);
+  return Finish(ctx, std::move(d), act);
+}
+
 absl::Status LowerDense3x3(LoweringContext& ctx, const Node& node) {
   const auto& a = AttrsOr<Conv2DAttrs>(node);
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
@@ -777,6 +847,8 @@ std::vector<KernelVariant> ConvCpuVariants() {
          return Cpu(ctx) && s.depthwise && s.shifts_3x3;
        },
        LowerDepthwise3x3, false, Depthwise3x3RowsSpace},
+      {"conv2d_depthwise_staged", DepthwiseStagedFits, LowerDepthwiseStaged, false,
+       DepthwiseStagedSpace},
       {"conv2d_depthwise_kxk", DepthwiseKxkFits, LowerDepthwiseKxk, false, Depthwise3x3Space},
       {"conv2d_tiled_padded", TiledPaddedFits, LowerTiledPadded, /*absorbs_residual_add=*/true,
        TiledSpace, TiledPaddedScratch},

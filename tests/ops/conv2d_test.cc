@@ -521,6 +521,32 @@ std::vector<ForcedCase> ForcedCases() {
       {"conv2d_depthwise_kxk", cpu,
        Conv("dw_k7_s1_lanes_w5", {1, 3, 6, 5}, 3, {7, 7}, Attrs({1, 1}, {3, 3, 3, 3}, 3), true,
             kRelu6)},
+      // conv2d_depthwise_staged: a 14-column row as one strip of 16 lanes
+      // (stored whole into the next row of the item, lane by lane at the
+      // item's last row), 7-column rows in 8 lanes over many channels,
+      // stride 2 in 16 and 8 lanes with a shifted last strip, input rows
+      // copied in chunks of 8 (a shifted last chunk) and narrower than 8 (the
+      // tensor's last row lane by lane), 3x3 without pads, 7x7; asymmetric
+      // pads, batches, no bias, activations inline and not.
+      {"conv2d_depthwise_staged", cpu,
+       Conv("dws_k5_s1_w14_one_strip", {1, 6, 14, 14}, 6, {5, 5}, Attrs({1, 1}, {2, 2, 2, 2}, 6),
+            true, kHardSwish)},
+      {"conv2d_depthwise_staged", cpu,
+       Conv("dws_k5_s1_w7_many_channels", {1, 40, 7, 7}, 40, {5, 5},
+            Attrs({1, 1}, {2, 2, 2, 2}, 40), true, kSigmoid)},
+      {"conv2d_depthwise_staged", cpu,
+       Conv("dws_k5_s2_vw16_w56_batch2", {2, 4, 11, 56}, 4, {5, 5}, Attrs({2, 2}, {2, 2, 2, 2}, 4),
+            true, kRelu)},
+      {"conv2d_depthwise_staged", cpu,
+       Conv("dws_k5_s2_vw8_asym", {1, 5, 13, 19}, 5, {5, 5}, Attrs({2, 2}, {1, 2, 2, 1}, 5), false,
+            kHardSwish)},
+      {"conv2d_depthwise_staged", cpu,
+       Conv("dws_k3_valid_w7", {1, 7, 7, 7}, 7, {3, 3}, Attrs({1, 1}, {0, 0, 0, 0}, 7))},
+      {"conv2d_depthwise_staged", cpu,
+       Conv("dws_k3_s1_w30_pad_top0_right0", {2, 3, 9, 30}, 3, {3, 3},
+            Attrs({1, 1}, {0, 1, 2, 0}, 3), true, kRelu6)},
+      {"conv2d_depthwise_staged", cpu,
+       Conv("dws_k7_s1_w5", {1, 3, 6, 5}, 3, {7, 7}, Attrs({1, 1}, {3, 3, 3, 3}, 3), true, kRelu6)},
       // The GPU variants (run on PoCL in CI).
       {"conv2d_pointwise_gpu", gpu,
        Conv("pointwise_gpu", {1, 9, 5, 7}, 11, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true, kRelu)},

@@ -242,6 +242,13 @@ std::vector<SpaceCase> Cases() {
       // 5x5 depthwise, stride 2, 19 columns: strips past both widths.
       {"depthwise5x5_s2_w19", "conv2d_depthwise_kxk", cpu,
        ConvGraph({1, 5, 11, 19}, 5, {5, 5}, ConvAttrs({2, 2}, {2, 2, 2, 2}, 5), kRelu)},
+      // 5x5 depthwise from private rows: stride 2 over 19 columns (rows of
+      // 10 outputs: one shifted strip of 8 or one of 16 lanes), and stride 1
+      // on 7x7 (rows narrower than either strip).
+      {"depthwise_staged_s2_w19", "conv2d_depthwise_staged", cpu,
+       ConvGraph({1, 5, 11, 19}, 5, {5, 5}, ConvAttrs({2, 2}, {2, 2, 2, 2}, 5), kRelu)},
+      {"depthwise_staged_w7", "conv2d_depthwise_staged", cpu,
+       ConvGraph({1, 6, 7, 7}, 6, {5, 5}, ConvAttrs({1, 1}, {2, 2, 2, 2}, 6))},
       {"dense3x3_s2", "conv2d_dense3x3", cpu,
        ConvGraph({1, 6, 10, 37}, 10, {3, 3}, ConvAttrs({2, 2}, {1, 1, 1, 1}))},
       {"gemm_fc", "gemm", cpu, FcGraph(3, 17, 40)},
