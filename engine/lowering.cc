@@ -241,15 +241,19 @@ class Lowerer final : public LoweringContext {
   }
 
   // VariantOf picks (once per node) the kernel variant that runs it: the
-  // first that fits, or the chooser's pick among those that fit.
+  // first that fits (those that defer last), or the chooser's pick among
+  // those that fit.
   absl::StatusOr<const KernelVariant*> VariantOf(int n) {
     const OpDef& def = *defs_[n];
     if (variant_[n] < 0) {
       const Node& node = graph_.nodes()[n];
-      std::vector<size_t> fitting;
+      std::vector<size_t> fitting, deferring;
       for (size_t i = 0; i < def.variants.size(); ++i) {
-        if (!def.variants[i].fits || def.variants[i].fits(node, *this)) fitting.push_back(i);
+        const KernelVariant& v = def.variants[i];
+        if (v.fits && !v.fits(node, *this)) continue;
+        (v.defers && v.defers(node, *this) ? deferring : fitting).push_back(i);
       }
+      fitting.insert(fitting.end(), deferring.begin(), deferring.end());
       if (fitting.empty()) {
         return Unsupported(node, "this shape on this device (no kernel variant fits)");
       }

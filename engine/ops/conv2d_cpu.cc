@@ -65,7 +65,13 @@ KernelParams PointwiseHeuristic(const Node& node, const LoweringContext& ctx) {
   // 4 where 8 would take more accumulator lanes than the registers hold
   // (AVX2); 16 items per group measured best (vs 1, 4, 64).
   const int64_t vw = out[2] * out[3] >= 16 ? 16 : 8;
-  const int64_t ocb = vw * 8 <= ctx.device().CpuAccumulatorLanes() ? 8 : 4;
+  int64_t ocb = vw * 8 <= ctx.device().CpuAccumulatorLanes() ? 8 : 4;
+  // 16 channels over 512 or more input channels with 16-lane vectors (16
+  // of AVX-512's 32 registers): each loaded vector of pixels feeds twice
+  // the FMAs. `recq tune --exhaustive` chose it for MobileNet V2's 960 ->
+  // 160 and 960 -> 320 at 7x7 (0.108 and 0.220 ms against 0.134 and 0.315
+  // at the defaults before; AMD EPYC, PoCL 3.1, 2026-11-28).
+  if (ShapeOf(ctx, node.inputs[0])[1] >= 512 && ctx.device().native_float_lanes >= 16) ocb = 16;
   return {{"vw", vw}, {"ocb", ocb}, {"wg", 16}};
 }
 
@@ -185,6 +191,35 @@ bool GemmFits(const Node& node, const LoweringContext& ctx) {
   return panels <= kGemmMaxPanelBytes && (oc >= 64 || panels <= kGemmSmallMaxPanelBytes);
 }
 
+// Where conv2d_gemm gives way by default. From `recq tune --exhaustive` of
+// MobileNet V2 and V3-Small and EfficientNet-B0 on a 2-core AMD EPYC with
+// AVX-512 (PoCL 3.1, 2026-11-28; the exhaustive pick against the defaults):
+// - 3x3 stems (at most 4 input channels): the 27 taps make short panels
+//   that cost as much to write as the product; conv2d_tiled_padded ran
+//   MobileNet V2's 32-channel stem in 0.372 ms against 0.640, and
+//   conv2d_dense3x3 V3-Small's 16-channel one in 0.129 against 0.242.
+// - 1x1 layers over at most 32 channels (16 -> 96 at 112x112: 0.337
+//   against 0.490 ms; 32 -> 16: 0.144 against 0.298), and 1x1 layers to
+//   fewer but more than 64 channels on at most 14x14 pixels (576 -> 160 at
+//   7x7: 0.073 against 0.122; 960 -> 320: 0.220 against 0.315), whose
+//   panels copy a large input for few outputs: conv2d_pointwise.
+bool GemmDefers(const Node& node, const LoweringContext& ctx) {
+  const Shape& x = ShapeOf(ctx, node.inputs[0]);
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  if (x[1] <= 4 && w[2] == 3 && w[3] == 3) return true;
+  if (!ConvShapeOf(node, ctx).pointwise) return false;
+  return x[1] <= 32 || (x[1] > out[1] && out[1] > 64 && out[2] * out[3] <= 196);
+}
+
+// The tiled kernels give way to conv2d_dense3x3 on 3x3 stems of at most 16
+// output channels (see GemmDefers).
+bool TiledDefers(const Node& node, const LoweringContext& ctx) {
+  const ConvShape s = ConvShapeOf(node, ctx);
+  return s.groups_1 && s.shifts_3x3 && ShapeOf(ctx, node.inputs[0])[1] <= 4 &&
+         ShapeOf(ctx, node.outputs[0])[1] <= 16;
+}
+
 // Parameters: vw pixels per panel (one vector), rm output channels per item
 // (rm vector accumulators: 4 of float16 with AVX2's 16 registers, 8 with
 // AVX-512's 32; 8 with AVX2 took 1.5x as long on ResNet-50, spilling), wg
@@ -298,8 +333,25 @@ KernelParams Depthwise3x3Heuristic(const Node& node, const LoweringContext& ctx)
 // Output rows per item of conv2d_depthwise3x3, each input row loaded once
 // for the rows that read it: 2 took MobileNet V2's depthwise 3x3 layers
 // 0.88x and MNASNet's 0.83x as long as 1 (device time, AVX2, PoCL 3.1,
-// RECQ_TUNING=off, 8 rounds); 4 measured no better than 2.
-constexpr int64_t kDepthwise3x3Rows = 2;
+// RECQ_TUNING=off, 8 rounds); 4 measured no better than 2. With 16-lane
+// vectors 4: `recq tune --exhaustive` chose it for seven of the eight
+// layers it left on this kernel in MobileNet V2 and V3-Small and
+// EfficientNet-B0 (AMD EPYC, 2026-11-28).
+int64_t Depthwise3x3Rows(const LoweringContext& ctx) {
+  return ctx.device().native_float_lanes >= 16 ? 4 : 2;
+}
+
+// conv2d_depthwise3x3 gives way to conv2d_depthwise_staged at stride 1
+// from 16 columns and at stride 2 up to 7: `recq tune --exhaustive` of
+// MobileNet V2 and V3-Small and EfficientNet-B0 chose the staged kernel on
+// each such layer (MobileNet V2's 144 channels at 56x56: 0.176 against
+// 0.390 ms at the defaults then, 192 at 28x28: 0.061 against 0.120), and
+// this one at 7 columns, on strided layers of 14 columns and more, and,
+// by a little, at 14x14 (AMD EPYC, PoCL 3.1, 2026-11-28).
+bool Depthwise3x3Defers(const Node& node, const LoweringContext& ctx) {
+  const int64_t ow = ShapeOf(ctx, node.outputs[0])[3];
+  return AttrsOr<Conv2DAttrs>(node).strides[0] == 1 ? ow >= 16 : ow <= 7;
+}
 
 // DepthwiseGroup shapes `wg` items as (1, rows, channels): up to 8 rows of
 // one strip column, so that the shape depends on wg alone, not on the
@@ -330,7 +382,7 @@ absl::Status LowerDepthwise3x3(LoweringContext& ctx, const Node& node) {
   const int64_t vw = strip.vw, wg = strip.wg;
   Dispatch d;
   d.label = "conv2d_depthwise3x3";
-  RECQ_ASSIGN_OR_RETURN(const int64_t rb, Param(ctx, node, "rb", kDepthwise3x3Rows, {1, 2, 4}));
+  RECQ_ASSIGN_OR_RETURN(const int64_t rb, Param(ctx, node, "rb", Depthwise3x3Rows(ctx), {1, 2, 4}));
   d.kernel = ctx.Kernel("conv2d_3x3.cl", "conv2d_depthwise3x3",
                         {absl::StrCat("-DRECQ_C3_STRIDE=", a.strides[0]),
                          absl::StrCat("-DRECQ_C3_VW=", vw), absl::StrCat("-DRECQ_C3_RB=", rb)});
@@ -399,13 +451,12 @@ bool DepthwiseStagedFits(const Node& node, const LoweringContext& ctx) {
   return DepthwiseKxkFits(node, ctx) && DepthwiseStagedMaxRows(node, ctx, 16) >= 1;
 }
 
-// Parameters: vw lanes a strip (16 from 12 columns: a 14-column row is one
-// strip of 16 lanes), rb output rows an item (as many as the copy holds,
-// halved while the items number fewer than 16 a compute unit), wg items a
-// group.
+// Parameters: vw lanes a strip (16 from 16 columns: the exhaustive tune of
+// MobileNet V2 and V3-Small chose 8 at 14 columns), rb output rows an item (as many as the copy
+// holds, halved while the items number fewer than 16 a compute unit), wg items a group.
 KernelParams DepthwiseStagedHeuristic(const Node& node, const LoweringContext& ctx) {
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
-  const int64_t vw = out[3] >= 12 ? 16 : 8;
+  const int64_t vw = out[3] >= 16 ? 16 : 8;
   int64_t rb = DepthwiseStagedMaxRows(node, ctx, vw);
   const int64_t want = 16 * std::max<int64_t>(ctx.device().compute_units, 1);
   while (rb > 1 && out[0] * out[1] * int64_t(CeilDiv(out[2], rb)) < want) rb = CeilDiv(rb, 2);
@@ -802,7 +853,7 @@ std::vector<KernelParams> Depthwise3x3Space(const Node& node, const LoweringCont
 // conv2d_depthwise3x3's: the strips' parameters and its output rows per item.
 std::vector<KernelParams> Depthwise3x3RowsSpace(const Node& node, const LoweringContext& ctx) {
   KernelParams h = Depthwise3x3Heuristic(node, ctx);
-  h["rb"] = kDepthwise3x3Rows;
+  h["rb"] = Depthwise3x3Rows(ctx);
   return ParamSpace(h, {{"vw", {8, 16}}, {"wg", {16, 128, 256}}, {"rb", {1, 2, 4}}});
 }
 
@@ -828,7 +879,7 @@ std::vector<KernelParams> TiledSpace(const Node& node, const LoweringContext& ct
 }  // namespace
 
 std::vector<KernelVariant> ConvCpuVariants() {
-  return {
+  std::vector<KernelVariant> variants = {
       {"conv2d_gemm", GemmFits, LowerGemm, /*absorbs_residual_add=*/true, GemmSpace, GemmScratch},
       {"conv2d_pointwise",
        [](const Node& n, const LoweringContext& ctx) {
@@ -876,6 +927,12 @@ std::vector<KernelVariant> ConvCpuVariants() {
        LowerDense3x3, false, Dense3x3Space},
       {"conv2d", [](const Node&, const LoweringContext& ctx) { return Cpu(ctx); }, LowerGeneric},
   };
+  for (KernelVariant& v : variants) {
+    if (v.name == "conv2d_gemm") v.defers = GemmDefers;
+    if (v.name == "conv2d_depthwise3x3") v.defers = Depthwise3x3Defers;
+    if (v.name == "conv2d_tiled_padded" || v.name == "conv2d_tiled") v.defers = TiledDefers;
+  }
+  return variants;
 }
 
 }  // namespace recq::internal

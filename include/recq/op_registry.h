@@ -230,6 +230,11 @@ struct KernelVariant {
   // reads its (last absorbed Add's) output right after it
   // (LoweringContext::NormAfter), calling MarkNormApplied when it did.
   bool absorbs_layernorm_after = false;
+  // Where it fits `node` but the variants after it that fit should come
+  // first: it moves to the end of the fitting variants that choosers see,
+  // so that the heuristic pick (the first) and the fast tuner's first
+  // candidates are the others. Null: never. Reads shapes and the device.
+  std::function<bool(const Node& node, const LoweringContext& ctx)> defers = nullptr;
 };
 
 // KernelChoice: a variant (an index into the op's variants) and its
@@ -240,7 +245,8 @@ struct KernelChoice {
 };
 
 // VariantChooser picks one of `fitting` (indices into the op's variants, in
-// declared order, never empty) for `node`; the default takes the first. The
+// declared order but for those that defer (KernelVariant::defers), which
+// come last; never empty) for `node`; the default takes the first. The
 // auto-tuner plugs in here: it may measure and cache, and must answer the
 // same for the same node, device and cache.
 using VariantChooser = std::function<size_t(const Node& node, const LoweringContext& ctx,

@@ -994,6 +994,56 @@ TEST_P(Conv2DPassesTest, PointwiseOutputUsedTwice) {
 // Pointwise convs over 28x28, 14x14 and 7x7 (pixel tiles 49, 13 and 4)
 // and depthwise 3x3 strips over 16x16, 20x20 and 32x32 (the same vw and wg)
 // warm up as one launch shape each.
+// The CPU family's defaults where several kernels fit, the variants that
+// defer (KernelVariant::defers) passed over: 3x3 stems on conv2d_dense3x3
+// (16 output channels) and conv2d_tiled_padded (32); 1x1 layers over few
+// channels and reductions to more than 64 channels on at most 14x14 pixels
+// on conv2d_pointwise, expansions and larger planes on conv2d_gemm;
+// depthwise 3x3 from private rows at stride 1 from 16 columns and at
+// stride 2 up to 7, conv2d_depthwise3x3 elsewhere; 5x5 from private rows.
+// Those the defaults move to match the reference there too.
+TEST(Conv2DCpuSelectionTest, DefaultsPassOverDeferringVariants) {
+  struct Case {
+    std::vector<int64_t> x;
+    int64_t oc, k, stride;
+    bool depthwise;
+    std::string variant;
+    bool check = false;
+  };
+  for (const Case& c : {
+           Case{{1, 3, 32, 32}, 16, 3, 2, false, "conv2d_dense3x3", true},
+           Case{{1, 3, 64, 64}, 32, 3, 2, false, "conv2d_tiled_padded", true},
+           Case{{1, 16, 20, 20}, 96, 1, 1, false, "conv2d_pointwise", true},
+           Case{{1, 576, 7, 7}, 160, 1, 1, false, "conv2d_pointwise", true},
+           Case{{1, 64, 14, 14}, 384, 1, 1, false, "conv2d_gemm"},
+           Case{{1, 256, 28, 28}, 128, 1, 1, false, "conv2d_gemm"},
+           Case{{1, 24, 20, 20}, 24, 3, 1, true, "conv2d_depthwise_staged", true},
+           Case{{1, 24, 7, 7}, 24, 3, 1, true, "conv2d_depthwise3x3"},
+           Case{{1, 24, 14, 14}, 24, 3, 2, true, "conv2d_depthwise_staged", true},
+           Case{{1, 24, 28, 28}, 24, 3, 2, true, "conv2d_depthwise3x3"},
+           Case{{1, 24, 14, 14}, 24, 5, 1, true, "conv2d_depthwise_staged"},
+       }) {
+    auto build = [&] {
+      OpGraphBuilder b;
+      TensorRef x = b.Input("x", c.x);
+      const int64_t groups = c.depthwise ? c.x[1] : 1;
+      const int64_t p = c.k / 2;
+      TensorRef y = b.graph().Conv2D(x, b.Constant("w", {c.oc, c.x[1] / groups, c.k, c.k}),
+                                     b.Constant("b", {c.oc}),
+                                     Attrs({c.stride, c.stride}, {p, p, p, p}, groups));
+      return std::move(b).Build(b.graph().Relu(y));
+    };
+    SCOPED_TRACE(testing::PrintToString(c.x) + " -> " + std::to_string(c.oc) + " k" +
+                 std::to_string(c.k) + " s" + std::to_string(c.stride));
+    absl::StatusOr<std::vector<std::string>> labels =
+        DispatchLabels(build(), KernelTarget::kCpu, /*optimize=*/true);
+    ASSERT_TRUE(labels.ok()) << labels.status();
+    ASSERT_FALSE(labels->empty());
+    EXPECT_TRUE(EndsWith(labels->back(), "/" + c.variant)) << labels->back();
+    if (c.check) RECQ_EXPECT_MATCHES_REFERENCE(build(), For(KernelTarget::kCpu));
+  }
+}
+
 // Large 1x1 layers run as an implicit GEMM on GPUs (conv2d_gpu.cc's
 // PointwiseGoesToIgemm): ResNet-50's 64 -> 256 expansion at 56x56 (51M
 // multiply-adds) and 1024 -> 256 at 14x14; below 30M multiply-adds, and at
