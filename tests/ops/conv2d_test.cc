@@ -66,6 +66,7 @@ constexpr Activation kNoActivation{};
 constexpr Activation kLeaky{ActivationKind::kLeakyRelu, 0.1f, 0.0f};
 constexpr Activation kHardSwish{ActivationKind::kHardSwish, 0.0f, 0.0f};
 constexpr Activation kSigmoid{ActivationKind::kSigmoid, 0.0f, 0.0f};
+constexpr Activation kSilu{ActivationKind::kSilu, 0.0f, 0.0f};
 constexpr Activation kHardSigmoid{ActivationKind::kHardSigmoid, 0.2f, 0.5f};
 
 using KernelTarget = EngineOptions::KernelTarget;
@@ -196,6 +197,8 @@ INSTANTIATE_TEST_SUITE_P(
                  false, kHardSwish),
             Conv("pw_vw16_batch2_sigmoid", {2, 9, 8, 6}, 13, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}),
                  true, kSigmoid),
+            Conv("pw_vw16_silu", {1, 24, 6, 6}, 72, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
+                 kSilu),
             Conv("pw_vw16_large_hw_tail", {1, 12, 37, 29}, 9, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}),
                  true, kHardSigmoid),
             // conv2d_depthwise3x3: stride 1 and 2, 16-lane strips (OW >= 16) and
@@ -541,7 +544,8 @@ std::vector<ForcedCase> ForcedCases() {
        Conv("dws_k5_s2_vw8_asym", {1, 5, 13, 19}, 5, {5, 5}, Attrs({2, 2}, {1, 2, 2, 1}, 5), false,
             kHardSwish)},
       {"conv2d_depthwise_staged", cpu,
-       Conv("dws_k3_valid_w7", {1, 7, 7, 7}, 7, {3, 3}, Attrs({1, 1}, {0, 0, 0, 0}, 7))},
+       Conv("dws_k3_valid_w7_silu", {1, 7, 7, 7}, 7, {3, 3}, Attrs({1, 1}, {0, 0, 0, 0}, 7), true,
+            kSilu)},
       {"conv2d_depthwise_staged", cpu,
        Conv("dws_k3_s1_w30_pad_top0_right0", {2, 3, 9, 30}, 3, {3, 3},
             Attrs({1, 1}, {0, 1, 2, 0}, 3), true, kRelu6)},
@@ -998,7 +1002,8 @@ TEST_P(Conv2DPassesTest, PointwiseOutputUsedTwice) {
 // defer (KernelVariant::defers) passed over: 3x3 stems on conv2d_dense3x3
 // (16 output channels) and conv2d_tiled_padded (32); 1x1 layers over few
 // channels and reductions to more than 64 channels on at most 14x14 pixels
-// on conv2d_pointwise, expansions and larger planes on conv2d_gemm;
+// on conv2d_pointwise, expansions, larger planes and layers to at most 64
+// channels on conv2d_gemm;
 // depthwise 3x3 from private rows at stride 1 from 16 columns and at
 // stride 2 up to 7, conv2d_depthwise3x3 elsewhere; 5x5 from private rows.
 // Those the defaults move to match the reference there too.
@@ -1017,6 +1022,8 @@ TEST(Conv2DCpuSelectionTest, DefaultsPassOverDeferringVariants) {
            Case{{1, 576, 7, 7}, 160, 1, 1, false, "conv2d_pointwise", true},
            Case{{1, 64, 14, 14}, 384, 1, 1, false, "conv2d_gemm"},
            Case{{1, 256, 28, 28}, 128, 1, 1, false, "conv2d_gemm"},
+           Case{{1, 256, 14, 14}, 1024, 1, 1, false, "conv2d_gemm"},
+           Case{{1, 96, 14, 14}, 48, 1, 1, false, "conv2d_gemm"},
            Case{{1, 24, 20, 20}, 24, 3, 1, true, "conv2d_depthwise_staged", true},
            Case{{1, 24, 7, 7}, 24, 3, 1, true, "conv2d_depthwise3x3"},
            Case{{1, 24, 14, 14}, 24, 3, 2, true, "conv2d_depthwise_staged", true},
