@@ -885,8 +885,9 @@ TEST_P(PointwiseResidualTest, FusedAndMatchesReference) {
     SCOPED_TRACE(kernel);
     auto forced = std::make_shared<int>(0);
     VariantChooser choose;
-    if (kernel == "/conv2d_pointwise") {
-      choose = ForceVariant(OpType::kConv2D, "conv2d_pointwise", forced);
+    // Each CPU kernel forced: the defaults take either by the layer's shape.
+    if (target == KernelTarget::kCpu) {
+      choose = ForceVariant(OpType::kConv2D, kernel.substr(1), forced);
     }
     const bool panels = kernel == "/conv2d_gemm" && (c.out_channels > 64 || c.x[2] * c.x[3] < 16);
     const size_t conv_dispatches = panels ? 2 : 1;
@@ -919,7 +920,7 @@ TEST_P(PointwiseResidualTest, FusedAndMatchesReference) {
       options.choose_variant = choose;
       RECQ_EXPECT_MATCHES_REFERENCE(build(), options);
     }
-    if (kernel == "/conv2d_pointwise") {
+    if (target == KernelTarget::kCpu) {
       EXPECT_GT(*forced, 0);
     }
   }
@@ -970,14 +971,17 @@ TEST_P(Conv2DPassesTest, InvertedResidualBlocks) {
 }
 
 // Both projections absorb their Add (and the Relu): six dispatches, expand,
-// depthwise and projection per block, with either family.
+// depthwise and projection per block, with either family (on CPUs the
+// projections over 24 channels run conv2d_pointwise by default).
 TEST_P(Conv2DPassesTest, InvertedResidualBlocksFuseTheAdds) {
   absl::StatusOr<std::vector<std::string>> labels =
       DispatchLabels(InvertedResidualGraph(), GetParam(), /*optimize=*/true);
   ASSERT_TRUE(labels.ok()) << labels.status();
   ASSERT_EQ(labels->size(), 6u);
+  const std::string projection =
+      GetParam() == KernelTarget::kGpu ? PointwiseKernel(GetParam()) : "/conv2d_pointwise";
   for (size_t i : {size_t{2}, size_t{5}}) {
-    EXPECT_TRUE(EndsWith((*labels)[i], PointwiseKernel(GetParam()))) << (*labels)[i];
+    EXPECT_TRUE(EndsWith((*labels)[i], projection)) << (*labels)[i];
   }
 }
 
