@@ -191,35 +191,6 @@ bool GemmFits(const Node& node, const LoweringContext& ctx) {
   return panels <= kGemmMaxPanelBytes && (oc >= 64 || panels <= kGemmSmallMaxPanelBytes);
 }
 
-// Where conv2d_gemm gives way by default. From `recq tune --exhaustive` of
-// MobileNet V2 and V3-Small and EfficientNet-B0 on a 2-core AMD EPYC with
-// AVX-512 (PoCL 3.1, 2026-11-28; the exhaustive pick against the defaults):
-// - 3x3 stems (at most 4 input channels): the 27 taps make short panels
-//   that cost as much to write as the product; conv2d_tiled_padded ran
-//   MobileNet V2's 32-channel stem in 0.372 ms against 0.640, and
-//   conv2d_dense3x3 V3-Small's 16-channel one in 0.129 against 0.242.
-// - 1x1 layers over at most 32 channels (16 -> 96 at 112x112: 0.337
-//   against 0.490 ms; 32 -> 16: 0.144 against 0.298), and 1x1 layers to
-//   fewer but more than 64 channels on at most 14x14 pixels (576 -> 160 at
-//   7x7: 0.073 against 0.122; 960 -> 320: 0.220 against 0.315), whose
-//   panels copy a large input for few outputs: conv2d_pointwise.
-bool GemmDefers(const Node& node, const LoweringContext& ctx) {
-  const Shape& x = ShapeOf(ctx, node.inputs[0]);
-  const Shape& w = ShapeOf(ctx, node.inputs[1]);
-  const Shape& out = ShapeOf(ctx, node.outputs[0]);
-  if (x[1] <= 4 && w[2] == 3 && w[3] == 3) return true;
-  if (!ConvShapeOf(node, ctx).pointwise) return false;
-  return x[1] <= 32 || (x[1] > out[1] && out[1] > 64 && out[2] * out[3] <= 196);
-}
-
-// The tiled kernels give way to conv2d_dense3x3 on 3x3 stems of at most 16
-// output channels (see GemmDefers).
-bool TiledDefers(const Node& node, const LoweringContext& ctx) {
-  const ConvShape s = ConvShapeOf(node, ctx);
-  return s.groups_1 && s.shifts_3x3 && ShapeOf(ctx, node.inputs[0])[1] <= 4 &&
-         ShapeOf(ctx, node.outputs[0])[1] <= 16;
-}
-
 // Parameters: vw pixels per panel (one vector), rm output channels per item
 // (rm vector accumulators: 4 of float16 with AVX2's 16 registers, 8 with
 // AVX-512's 32; 8 with AVX2 took 1.5x as long on ResNet-50, spilling), wg
@@ -927,10 +898,14 @@ std::vector<KernelVariant> ConvCpuVariants() {
        LowerDense3x3, false, Dense3x3Space},
       {"conv2d", [](const Node&, const LoweringContext& ctx) { return Cpu(ctx); }, LowerGeneric},
   };
+  // conv2d_gemm stays first for 3x3 stems and 1x1 layers although the
+  // exhaustive tunes chose conv2d_tiled_padded, conv2d_dense3x3 or
+  // conv2d_pointwise on many (docs/cpu_tune_exhaustive_2026-11-28.txt):
+  // defaults that took them made MobileNet V2 run 0.92x as long but its
+  // cold start 4.4 s against 2.1, each new kernel a first-enqueue compile
+  // on PoCL (AMD EPYC, 2026-11-28).
   for (KernelVariant& v : variants) {
-    if (v.name == "conv2d_gemm") v.defers = GemmDefers;
     if (v.name == "conv2d_depthwise3x3") v.defers = Depthwise3x3Defers;
-    if (v.name == "conv2d_tiled_padded" || v.name == "conv2d_tiled") v.defers = TiledDefers;
   }
   return variants;
 }

@@ -28,7 +28,7 @@
 #define vstoreV PW_CAT(vstore, RECQ_PW_VW)
 #define loadV PW_CAT(RECQ_LOAD, RECQ_PW_VW)
 #define storeV PW_CAT(RECQ_STORE, RECQ_PW_VW)
-#define activateV PW_CAT(recq_activate_inline, RECQ_PW_VW)
+#define activateV PW_CAT(recq_activate, RECQ_PW_VW)
 
 __kernel void conv2d_pointwise(__global const RECQ_T* restrict x, __global const RECQ_T* restrict wp,
                                __global const RECQ_T* restrict bias,

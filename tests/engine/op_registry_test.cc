@@ -152,10 +152,8 @@ TEST(VariantChooserTest, PicksAmongFittingVariants) {
     return generic;
   };
   RECQ_ASSERT_OK_AND_ASSIGN(Engine engine, Engine::Compile(SharedContext(), graph, options));
-  // conv2d_gemm defers on a 1x1 layer over 8 channels (conv2d_cpu.cc's
-  // GemmDefers): offered last.
-  EXPECT_EQ(offered, (std::vector<std::string>{"conv2d_pointwise", "conv2d_tiled", "conv2d",
-                                               "conv2d_gemm"}));
+  EXPECT_EQ(offered, (std::vector<std::string>{"conv2d_gemm", "conv2d_pointwise", "conv2d_tiled",
+                                               "conv2d"}));
   EXPECT_EQ(engine.DispatchLabels(), (std::vector<std::string>{"Conv2D_0/conv2d"}));
 
   auto host = reference::RandomTensor({1, 8, 6, 6}, 8);

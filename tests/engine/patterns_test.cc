@@ -85,9 +85,9 @@ TEST(PatternsTest, SiluBecomesOneActivationFusedIntoTheConv) {
     ASSERT_EQ(optimized.nodes().size(), 1u);
     EXPECT_EQ(optimized.nodes()[0].fused.kind, ActivationKind::kSilu);
 
-    // The convolution's own dispatch only, whose epilogue applies the SiLU
-    // (on CPUs a 3x3 layer over 4 channels runs as a stem, in one kernel).
-    ExpectDispatchesPerFamily(g, {1, 4, 7, 7}, 12, /*cpu=*/1, /*gpu=*/1);
+    // The convolution's own dispatches only: on CPUs its panels' copy and
+    // the product, whose epilogue applies the SiLU; one kernel on GPUs.
+    ExpectDispatchesPerFamily(g, {1, 4, 7, 7}, 12, /*cpu=*/2, /*gpu=*/1);
   }
 }
 
@@ -1102,9 +1102,9 @@ TEST(PatternsTest, SqueezeExciteBecomesOneNode) {
   EXPECT_EQ(Count(fused, OpType::kConv2D), 1);  // the convolution making x
   EXPECT_EQ(Count(fused, OpType::kMul), 0);
   // Unfused: convolution, pool, two products (activations fused), Mul.
-  // Fused: the convolution (one kernel; on CPUs as a stem, over 4
-  // channels), then two kernels on GPUs, three on CPUs.
-  ExpectDispatchesPerFamily(g, {1, 4, 9, 9}, 26, /*cpu=*/4, /*gpu=*/3);
+  // Fused: the convolution (on CPUs its panels' copy and the product), then
+  // two kernels on GPUs, three on CPUs.
+  ExpectDispatchesPerFamily(g, {1, 4, 9, 9}, 26, /*cpu=*/5, /*gpu=*/3);
 }
 
 TEST(PatternsTest, SqueezeExciteLookAlikesAreLeftAlone) {

@@ -971,17 +971,14 @@ TEST_P(Conv2DPassesTest, InvertedResidualBlocks) {
 }
 
 // Both projections absorb their Add (and the Relu): six dispatches, expand,
-// depthwise and projection per block, with either family (on CPUs the
-// projections over 24 channels run conv2d_pointwise by default).
+// depthwise and projection per block, with either family.
 TEST_P(Conv2DPassesTest, InvertedResidualBlocksFuseTheAdds) {
   absl::StatusOr<std::vector<std::string>> labels =
       DispatchLabels(InvertedResidualGraph(), GetParam(), /*optimize=*/true);
   ASSERT_TRUE(labels.ok()) << labels.status();
   ASSERT_EQ(labels->size(), 6u);
-  const std::string projection =
-      GetParam() == KernelTarget::kGpu ? PointwiseKernel(GetParam()) : "/conv2d_pointwise";
   for (size_t i : {size_t{2}, size_t{5}}) {
-    EXPECT_TRUE(EndsWith((*labels)[i], projection)) << (*labels)[i];
+    EXPECT_TRUE(EndsWith((*labels)[i], PointwiseKernel(GetParam()))) << (*labels)[i];
   }
 }
 
@@ -1003,14 +1000,11 @@ TEST_P(Conv2DPassesTest, PointwiseOutputUsedTwice) {
 // and depthwise 3x3 strips over 16x16, 20x20 and 32x32 (the same vw and wg)
 // warm up as one launch shape each.
 // The CPU family's defaults where several kernels fit, the variants that
-// defer (KernelVariant::defers) passed over: 3x3 stems on conv2d_dense3x3
-// (16 output channels) and conv2d_tiled_padded (32); 1x1 layers over few
-// channels and reductions to more than 64 channels on at most 14x14 pixels
-// on conv2d_pointwise, expansions, larger planes and layers to at most 64
-// channels on conv2d_gemm;
-// depthwise 3x3 from private rows at stride 1 from 16 columns and at
-// stride 2 up to 7, conv2d_depthwise3x3 elsewhere; 5x5 from private rows.
-// Those the defaults move to match the reference there too.
+// defer (KernelVariant::defers) passed over: depthwise 3x3 from private
+// rows at stride 1 from 16 columns and at stride 2 up to 7,
+// conv2d_depthwise3x3 elsewhere; 5x5 from private rows; conv2d_gemm for
+// stems and 1x1 layers. Those the defaults move match the reference there
+// too.
 TEST(Conv2DCpuSelectionTest, DefaultsPassOverDeferringVariants) {
   struct Case {
     std::vector<int64_t> x;
@@ -1020,14 +1014,9 @@ TEST(Conv2DCpuSelectionTest, DefaultsPassOverDeferringVariants) {
     bool check = false;
   };
   for (const Case& c : {
-           Case{{1, 3, 32, 32}, 16, 3, 2, false, "conv2d_dense3x3", true},
-           Case{{1, 3, 64, 64}, 32, 3, 2, false, "conv2d_tiled_padded", true},
-           Case{{1, 16, 20, 20}, 96, 1, 1, false, "conv2d_pointwise", true},
-           Case{{1, 576, 7, 7}, 160, 1, 1, false, "conv2d_pointwise", true},
-           Case{{1, 64, 14, 14}, 384, 1, 1, false, "conv2d_gemm"},
-           Case{{1, 256, 28, 28}, 128, 1, 1, false, "conv2d_gemm"},
-           Case{{1, 256, 14, 14}, 1024, 1, 1, false, "conv2d_gemm"},
-           Case{{1, 96, 14, 14}, 48, 1, 1, false, "conv2d_gemm"},
+           Case{{1, 3, 32, 32}, 16, 3, 2, false, "conv2d_gemm"},
+           Case{{1, 16, 20, 20}, 96, 1, 1, false, "conv2d_gemm"},
+           Case{{1, 576, 7, 7}, 160, 1, 1, false, "conv2d_gemm"},
            Case{{1, 24, 20, 20}, 24, 3, 1, true, "conv2d_depthwise_staged", true},
            Case{{1, 24, 7, 7}, 24, 3, 1, true, "conv2d_depthwise3x3"},
            Case{{1, 24, 14, 14}, 24, 3, 2, true, "conv2d_depthwise_staged", true},

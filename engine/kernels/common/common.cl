@@ -131,13 +131,15 @@ RECQ_DEFINE_GELU(float8, 8)
 RECQ_DEFINE_GELU(float16, 16)
 #undef RECQ_DEFINE_GELU
 
-// recq_activate_inline8 / 16: the same, with none, Relu, Clip, HardSwish,
-// SiLU and Sigmoid inline and the rest through recq_activate8 / 16. PoCL
-// 3.1 compiles that switch into a function call, with the vector passed
-// through the stack, wherever it is called: an epilogue over few taps per
-// output pays it in full (MobileNet V2's 1x1 expansions over 16 to 24
-// channels took 0.77-0.81x as long without it, AVX2), and a kernel holding
-// its weights in registers reloads them after it.
+// recq_activate_inline8 / 16: the same, with none, Relu, Clip and HardSwish
+// inline and the rest through recq_activate8 / 16. PoCL 3.1 compiles that
+// switch into a function call, with the vector passed through the stack,
+// wherever it is called: an epilogue over few taps per output pays it in
+// full (MobileNet V2's 1x1 expansions over 16 to 24 channels took
+// 0.77-0.81x as long without it, AVX2), and a kernel holding its weights in
+// registers reloads them after it. SiLU and Sigmoid inline (exp in every
+// unrolled epilogue) measured no faster on EfficientNet-B0 and lengthened
+// each kernel's first-enqueue compile.
 #define RECQ_DEFINE_INLINE_ACTIVATE(T, N)                                   \
   inline T recq_activate_inline##N(T v, int act, float a, float b) {        \
     RECQ_ACT_FIX(act);                                                      \
@@ -145,8 +147,6 @@ RECQ_DEFINE_GELU(float16, 16)
     if (act == RECQ_ACT_RELU) return fmax(v, (T)(0.0f));                    \
     if (act == RECQ_ACT_CLIP) return fmin(fmax(v, (T)(a)), (T)(b));         \
     if (act == RECQ_ACT_HARD_SWISH) return v * clamp(v / 6.0f + 0.5f, 0.0f, 1.0f); \
-    if (act == RECQ_ACT_SILU) return v / ((T)(1.0f) + exp(-v));            \
-    if (act == RECQ_ACT_SIGMOID) return (T)(1.0f) / ((T)(1.0f) + exp(-v)); \
     return recq_activate##N(v, act, a, b);                                  \
   }
 RECQ_DEFINE_INLINE_ACTIVATE(float8, 8)
