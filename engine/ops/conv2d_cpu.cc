@@ -423,8 +423,9 @@ bool DepthwiseStagedFits(const Node& node, const LoweringContext& ctx) {
 }
 
 // Parameters: vw lanes a strip (16 from 16 columns: the exhaustive tune of
-// MobileNet V2 and V3-Small chose 8 at 14 columns), rb output rows an item (as many as the copy
-// holds, halved while the items number fewer than 16 a compute unit), wg items a group.
+// MobileNet V2 and V3-Small chose 8 at 14 columns), rb output rows an item
+// (as many as the copy holds, halved while the items number fewer than 16
+// a compute unit), wg items a group.
 KernelParams DepthwiseStagedHeuristic(const Node& node, const LoweringContext& ctx) {
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const int64_t vw = out[3] >= 16 ? 16 : 8;
@@ -452,10 +453,9 @@ absl::Status LowerDepthwiseStaged(LoweringContext& ctx, const Node& node) {
   const auto [y, residual, act] = ctx.OutputOf(node);
   const KernelParams h = DepthwiseStagedHeuristic(node, ctx);
   RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
-  RECQ_ASSIGN_OR_RETURN(
-      const int64_t rb,
-      ParamInRange(ctx, node, "rb", std::min(h.at("rb"), DepthwiseStagedMaxRows(node, ctx, vw)), 1,
-                   DepthwiseStagedMaxRows(node, ctx, vw)));
+  const int64_t max_rows = DepthwiseStagedMaxRows(node, ctx, vw);
+  RECQ_ASSIGN_OR_RETURN(const int64_t rb,
+                        ParamInRange(ctx, node, "rb", std::min(h.at("rb"), max_rows), 1, max_rows));
   RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", h.at("wg"), 1, 1024));
   Dispatch d;
   d.label = "conv2d_depthwise_staged";
@@ -850,7 +850,20 @@ std::vector<KernelParams> TiledSpace(const Node& node, const LoweringContext& ct
 }  // namespace
 
 std::vector<KernelVariant> ConvCpuVariants() {
-  std::vector<KernelVariant> variants = {
+  KernelVariant depthwise3x3{"conv2d_depthwise3x3",
+                             [](const Node& n, const LoweringContext& ctx) {
+                               const ConvShape s = ConvShapeOf(n, ctx);
+                               return Cpu(ctx) && s.depthwise && s.shifts_3x3;
+                             },
+                             LowerDepthwise3x3, false, Depthwise3x3RowsSpace};
+  depthwise3x3.defers = Depthwise3x3Defers;
+  // conv2d_gemm stays first for 3x3 stems and 1x1 layers although the
+  // exhaustive tunes chose conv2d_tiled_padded, conv2d_dense3x3 or
+  // conv2d_pointwise on many (docs/cpu_tune_exhaustive_2026-11-28.txt):
+  // defaults that took them made MobileNet V2 run 0.92x as long but its
+  // cold start 4.4 s against 2.1, each new kernel a first-enqueue compile
+  // on PoCL (AMD EPYC, 2026-11-28).
+  return {
       {"conv2d_gemm", GemmFits, LowerGemm, /*absorbs_residual_add=*/true, GemmSpace, GemmScratch},
       {"conv2d_pointwise",
        [](const Node& n, const LoweringContext& ctx) {
@@ -863,12 +876,7 @@ std::vector<KernelVariant> ConvCpuVariants() {
        },
        LowerPointwiseStrided, /*absorbs_residual_add=*/true, PointwiseSpace,
        PointwiseStridedScratch},
-      {"conv2d_depthwise3x3",
-       [](const Node& n, const LoweringContext& ctx) {
-         const ConvShape s = ConvShapeOf(n, ctx);
-         return Cpu(ctx) && s.depthwise && s.shifts_3x3;
-       },
-       LowerDepthwise3x3, false, Depthwise3x3RowsSpace},
+      std::move(depthwise3x3),
       {"conv2d_depthwise_staged", DepthwiseStagedFits, LowerDepthwiseStaged, false,
        DepthwiseStagedSpace},
       {"conv2d_depthwise_kxk", DepthwiseKxkFits, LowerDepthwiseKxk, false, Depthwise3x3Space},
@@ -898,16 +906,6 @@ std::vector<KernelVariant> ConvCpuVariants() {
        LowerDense3x3, false, Dense3x3Space},
       {"conv2d", [](const Node&, const LoweringContext& ctx) { return Cpu(ctx); }, LowerGeneric},
   };
-  // conv2d_gemm stays first for 3x3 stems and 1x1 layers although the
-  // exhaustive tunes chose conv2d_tiled_padded, conv2d_dense3x3 or
-  // conv2d_pointwise on many (docs/cpu_tune_exhaustive_2026-11-28.txt):
-  // defaults that took them made MobileNet V2 run 0.92x as long but its
-  // cold start 4.4 s against 2.1, each new kernel a first-enqueue compile
-  // on PoCL (AMD EPYC, 2026-11-28).
-  for (KernelVariant& v : variants) {
-    if (v.name == "conv2d_depthwise3x3") v.defers = Depthwise3x3Defers;
-  }
-  return variants;
 }
 
 }  // namespace recq::internal

@@ -885,7 +885,8 @@ TEST_P(PointwiseResidualTest, FusedAndMatchesReference) {
     SCOPED_TRACE(kernel);
     auto forced = std::make_shared<int>(0);
     VariantChooser choose;
-    // Each CPU kernel forced: the defaults take either by the layer's shape.
+    // Each CPU kernel forced, so that each is the one tested whatever the
+    // defaults pick for this shape.
     if (target == KernelTarget::kCpu) {
       choose = ForceVariant(OpType::kConv2D, kernel.substr(1), forced);
     }
@@ -993,12 +994,6 @@ TEST_P(Conv2DPassesTest, PointwiseOutputUsedTwice) {
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(product), For(GetParam()));
 }
 
-// The CPU family's local sizes follow the kernel parameters, not the
-// tensors' shapes: PoCL compiles a work-group function per kernel and
-// local size at the first enqueue, a cold-start cost per distinct size.
-// Pointwise convs over 28x28, 14x14 and 7x7 (pixel tiles 49, 13 and 4)
-// and depthwise 3x3 strips over 16x16, 20x20 and 32x32 (the same vw and wg)
-// warm up as one launch shape each.
 // The CPU family's defaults where several kernels fit, the variants that
 // defer (KernelVariant::defers) passed over: depthwise 3x3 from private
 // rows at stride 1 from 16 columns and at stride 2 up to 7,
@@ -1106,6 +1101,12 @@ TEST(Conv2DGpuSelectionTest, SqueezeExcitationSplitsChannels) {
   }
 }
 
+// The CPU family's local sizes follow the kernel parameters, not the
+// tensors' shapes: PoCL compiles a work-group function per kernel and
+// local size at the first enqueue, a cold-start cost per distinct size.
+// Pointwise convs over 28x28, 14x14 and 7x7 (pixel tiles 49, 13 and 4)
+// and depthwise 3x3 strips over 16x16, 20x20 and 32x32 (the same vw and wg)
+// warm up as one launch shape each.
 TEST(Conv2DLocalSizeTest, CpuLaunchShapesDoNotFollowTensorShapes) {
   const absl::StatusOr<Context>& context = SharedContext();
   ASSERT_TRUE(context.ok()) << context.status();
