@@ -168,34 +168,54 @@ size_t RowsScratch(const Node& node, const LoweringContext& ctx) {
   return sizeof(float) * size_t(d.n * (d.c + d.r));
 }
 
+// The rows kernels take 16 hidden values or channels an item (one float16
+// FMA a term).
+constexpr int64_t kRowsBlock = 16;
+
+// w [rows, cols] read as [ceil(rows / 16)][cols][16]: element (i, j) at
+// ((i / 16) * cols + j) * 16 + i % 16, the rows past `rows` zero. A block
+// of 16 rows is one contiguous stream.
+std::shared_ptr<std::vector<float>> RowBlocks(absl::Span<const float> w, int64_t rows,
+                                              int64_t cols) {
+  const int64_t blocks = (rows + kRowsBlock - 1) / kRowsBlock;
+  auto t = std::make_shared<std::vector<float>>(size_t(blocks * cols * kRowsBlock), 0.0f);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      (*t)[((i / kRowsBlock) * cols + j) * kRowsBlock + i % kRowsBlock] = w[i * cols + j];
+    }
+  }
+  return t;
+}
+
 absl::Status LowerRows(LoweringContext& ctx, const Node& node) {
   const auto& a = AttrsOr<SqueezeExciteAttrs>(node);
   const SeDims dims = DimsOf(node, ctx);
   const int64_t hoff = dims.n * dims.c;  // the hidden vectors' start in the scratch
-  auto rows = [&](const char* kernel, int64_t items) -> Dispatch& {
+  auto rows = [&](const char* kernel, int64_t items, size_t local) -> Dispatch& {
     Dispatch& d =
         ctx.Emit(MakeDispatch(ctx, "squeeze_excite.cl", kernel, {size_t(items), size_t(dims.n)}));
-    d.local = {std::min<size_t>(16, size_t(items)), 1, 1};
+    // Up to `local` items a work-group, with at least two work-groups a
+    // compute unit where there are items for them.
+    const size_t units = 2 * std::max<size_t>(1, ctx.device().compute_units);
+    d.local = {std::clamp<size_t>(size_t(items) / units, 1, local), 1, 1};
     d.global[0] = RoundUp(size_t(items), d.local[0]);
     return d;
   };
-  Dispatch& m = rows("se_mean_rows", dims.c);
+  Dispatch& m = rows("se_mean_rows", dims.c, 16);
   m.args = {ctx.Arg(node.inputs[0]), ctx.Scratch()};
   AddInts(m, {dims.c, dims.hw});
-  Dispatch& h = rows("se_hidden_rows", dims.r);
-  h.args = {
-      ctx.Scratch(),
-      ctx.ReplaceConstant(node.inputs[1],
-                          Transposed(ctx.graph().value(node.inputs[1]).floats(), dims.r, dims.c)),
-      ctx.Arg(node.inputs[2])};
+  // A few blocks a work-group: the blocks are each hundreds of FMAs and up
+  // to 16 channels' elements, and 1-72 of them make a layer.
+  const auto value = [&](int i) { return ctx.graph().value(node.inputs[i]).floats(); };
+  Dispatch& h = rows("se_hidden_rows", static_cast<int64_t>(CeilDiv(dims.r, kRowsBlock)), 4);
+  h.args = {ctx.Scratch(), ctx.ReplaceConstant(node.inputs[1], RowBlocks(value(1), dims.r, dims.c)),
+            ctx.Arg(node.inputs[2])};
   AddInts(h, {dims.c, dims.r, hoff});
   AddActivation(h, a.act);
-  Dispatch& s = rows("se_scale_rows", dims.c);
-  s.args = {
-      ctx.Arg(node.inputs[0]), ctx.Scratch(),
-      ctx.ReplaceConstant(node.inputs[3],
-                          Transposed(ctx.graph().value(node.inputs[3]).floats(), dims.c, dims.r)),
-      ctx.Arg(node.inputs[4]), ctx.Arg(node.outputs[0])};
+  Dispatch& s = rows("se_scale_rows", static_cast<int64_t>(CeilDiv(dims.c, kRowsBlock)), 4);
+  s.args = {ctx.Arg(node.inputs[0]), ctx.Scratch(),
+            ctx.ReplaceConstant(node.inputs[3], RowBlocks(value(3), dims.c, dims.r)),
+            ctx.Arg(node.inputs[4]), ctx.Arg(node.outputs[0])};
   AddInts(s, {dims.c, dims.hw, dims.r, hoff});
   AddActivation(s, a.gate);
   return absl::OkStatus();

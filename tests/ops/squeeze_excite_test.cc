@@ -5,7 +5,9 @@
 // se_excite) and off, on both kernel families. The shapes reach the
 // kernels' branches: one channel per pass and several, slices of more
 // channels than a pass holds, channels split along their elements (the GPU
-// family's large pools), R beyond one work-group's items, batch 2.
+// family's large pools), R beyond one work-group's items, batch 2, and on
+// CPUs blocks of 16 hidden values and channels with and without a partial
+// last block.
 #include <string>
 #include <vector>
 
@@ -63,7 +65,8 @@ INSTANTIATE_TEST_SUITE_P(
                       SeCase{"efficientnet_28x28", {1, 40, 28, 28}, 10, true, true, false},
                       SeCase{"wide_and_deep_r", {2, 600, 5, 3}, 300, false, false, true},
                       SeCase{"large_pixels", {1, 8, 72, 72}, 2, true, false, true},
-                      SeCase{"one_pixel", {2, 70, 1, 1}, 17, false, true, false}),
+                      SeCase{"one_pixel", {2, 70, 1, 1}, 17, false, true, false},
+                      SeCase{"whole_blocks", {1, 64, 4, 8}, 16, true, true, true}),
     [](const ::testing::TestParamInfo<SeCase>& info) { return info.param.name; });
 
 }  // namespace
