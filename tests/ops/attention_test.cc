@@ -10,6 +10,7 @@
 // (float32 sums of up to 300 products of magnitude <= 1, the online
 // softmax's rescaling, and OpenCL's 3-ulp exp), and the harness's fp16
 // tolerance under half storage.
+#include <iostream>
 #include <memory>
 #include <string>
 #include <utility>
@@ -145,7 +146,15 @@ void CheckAllVariants(const absl::StatusOr<OpGraph>& graph,
     auto forced = std::make_shared<int>(0);
     o.choose_kernel =
         Force("attention_mma", {{"warps", p.warps}, {"key_tile", p.key_tile}}, forced);
-    RECQ_EXPECT_MATCHES_REFERENCE(graph, o);
+    const absl::Status status = CheckAgainstReference(graph, o);
+    // PoCL's local memory holds every forced tile; a GPU's 48 KB may not,
+    // and then the compile must say so (the tile runs in CI).
+    if (TestDeviceFacts().IsGpuDevice() && RejectedForLocalMemory(status)) {
+      std::cout << "attention_mma warps=" << p.warps << " key_tile=" << p.key_tile
+                << " does not fit this device: " << status.message() << "\n";
+      continue;
+    }
+    ASSERT_TRUE(status.ok()) << status;
     EXPECT_GT(*forced, 0) << "attention_mma did not fit";
   }
 }

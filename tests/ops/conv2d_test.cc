@@ -1043,8 +1043,12 @@ TEST(Conv2DCpuSelectionTest, DefaultsPassOverDeferringVariants) {
 // PointwiseGoesToIgemm): ResNet-50's 64 -> 256 expansion at 56x56 (51M
 // multiply-adds) and 1024 -> 256 at 14x14; below 30M multiply-adds, and at
 // 128 output channels, conv2d_pointwise_gpu stays. The first also matches
-// the reference there.
+// the reference there. On a device with tf32 matrix instructions the
+// matrix-unit implicit GEMM takes all four instead (conv2d_igemm.cc's
+// MmaIgemmPreferredRule: 1x1 layers of 64 or more input and output channels
+// over 784 or more columns).
 TEST(Conv2DGpuSelectionTest, LargePointwiseLayersRunAsImplicitGemm) {
+  const bool mma = TestDeviceFacts().Tf32MatrixInstructions();
   struct Case {
     std::vector<int64_t> x;
     int64_t oc;
@@ -1065,6 +1069,11 @@ TEST(Conv2DGpuSelectionTest, LargePointwiseLayersRunAsImplicitGemm) {
         DispatchLabels(build(), KernelTarget::kGpu, /*optimize=*/true);
     ASSERT_TRUE(labels.ok()) << labels.status();
     ASSERT_FALSE(labels->empty());
+    if (mma) {
+      EXPECT_NE(labels->front().find("/conv2d_igemm_mma_"), std::string::npos) << labels->front();
+      if (c.check) RECQ_EXPECT_MATCHES_REFERENCE(build(), For(KernelTarget::kGpu));
+      continue;
+    }
     const bool igemm = labels->front().find("/conv2d_igemm_gpu") != std::string::npos;
     EXPECT_EQ(igemm, c.igemm) << labels->front();
     if (c.check) {

@@ -169,6 +169,13 @@ TEST_P(KernelParamsTest, EveryParameterSetMatchesReference) {
     RECQ_EXPECT_MATCHES_REFERENCE(*graph, options);
   }
   EXPECT_GT(space->size(), 1u) << c.variant << " offers no choice for " << c.name;
+  // The parts split PoCL's space, where CI runs them. A GPU's smaller local
+  // memory leaves fewer sets (gemm_mma: 14 of 21 on an H200), and the last
+  // parts nothing to cover there.
+  if (c.begin >= space->size() && TestDeviceFacts().IsGpuDevice()) {
+    GTEST_SKIP() << c.name << " starts at set " << c.begin << ", past this device's "
+                 << space->size();
+  }
   EXPECT_LT(c.begin, space->size()) << c.name << " starts past the space";
   // Compiled at least once per parameter set.
   const size_t covered = std::min(c.end, space->size()) - std::min(c.begin, space->size());

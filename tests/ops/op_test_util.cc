@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "recq/bindings.h"
@@ -257,6 +258,18 @@ const absl::StatusOr<Context>& SharedContext() {
   static const absl::StatusOr<Context>* const context =
       new absl::StatusOr<Context>(Context::Create());
   return *context;
+}
+
+DeviceFacts TestDeviceFacts() {
+  const absl::StatusOr<Context>& context = SharedContext();
+  return context.ok() ? DeviceFactsFromInfo(context->device_info()) : DeviceFacts{};
+}
+
+bool RejectedForLocalMemory(const absl::Status& status) {
+  const DeviceFacts facts = TestDeviceFacts();
+  return absl::IsInvalidArgument(status) && facts.local_mem_bytes > 0 &&
+         absl::StrContains(status.message(), "bytes of local memory; the device allows") &&
+         absl::StrContains(status.message(), absl::StrCat(facts.local_mem_bytes, " bytes"));
 }
 
 uint64_t NextSeed() {

@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "recq/context.h"
+#include "recq/device_facts.h"
 #include "recq/engine.h"
 #include "recq/graph.h"
 #include "recq/op_registry.h"
@@ -40,6 +41,18 @@ using reference::HostTensor;
 // created with Context::Create() on first use (thread-safe). A creation
 // failure is returned to every caller.
 const absl::StatusOr<Context>& SharedContext();
+
+// TestDeviceFacts returns the facts of SharedContext's device (default
+// facts where it could not be created). Tests read them where a real
+// device offers less than PoCL, which CI runs: less local memory, hence
+// fewer parameter sets, or matrix units that other rules pick.
+DeviceFacts TestDeviceFacts();
+
+// RejectedForLocalMemory says whether `status` is the engine's rejection of
+// forced kernel parameters whose local memory exceeds the test device's,
+// naming the device's limit. On a GPU with less local memory than PoCL's,
+// such a rejection is the expected outcome of forcing them.
+bool RejectedForLocalMemory(const absl::Status& status);
 
 // NextSeed returns a fresh seed for the current test: a stable hash of the
 // test's full name (suite, name and parameter) combined with a counter that
