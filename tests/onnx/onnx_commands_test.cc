@@ -50,6 +50,7 @@ class OnnxCommandsTest : public ::testing::Test {
     std::remove(model_.c_str());
     std::remove(input_.c_str());
     std::remove(output_.c_str());
+    for (const std::string* path : {&image_, &jpeg_, &raw_, &output2_}) std::remove(path->c_str());
   }
   // Per test and process: ctest runs these tests as parallel processes.
   const std::string dir_ = ::testing::TempDir() + "recq_commands_" +
