@@ -253,10 +253,10 @@ absl::Status LowerGemm(LoweringContext& ctx, const Node& node) {
   RECQ_ASSIGN_OR_RETURN(const int64_t rm, Param(ctx, node, "rm", h.at("rm"), {2, 4, 6, 8}));
   RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", h.at("wg"), 1, 1024));
   const bool direct = GemmDirect(node, ctx);
-  // Both kernels from one program build: no second compile on a cold start.
+  // Both kernels, and both forms of the product, from one program build: no
+  // second compile on a cold start.
   std::vector<std::string> options = {absl::StrCat("-DRECQ_CG_VW=", vw),
                                       absl::StrCat("-DRECQ_CG_RM=", rm)};
-  if (direct) options.push_back("-DRECQ_CG_DIRECT=1");
   const int64_t tiles = int64_t(CeilDiv(hw, vw));
   if (!direct) {
     Dispatch pd;
@@ -283,7 +283,7 @@ absl::Status LowerGemm(LoweringContext& ctx, const Node& node) {
   d.args = {direct ? ctx.Arg(node.inputs[0]) : ctx.Scratch(),
             PackPointwiseWeights(ctx, node.inputs[1], out[1], k, rm), ctx.Arg(Bias(node)),
             ctx.Arg(residual), ctx.Arg(y)};
-  AddInts(d, {out[0], k, hw, out[1]});
+  AddInts(d, {out[0], k, hw, out[1], direct ? 1 : 0});
   SetConvWork(node, ctx, residual, d);
   return Finish(ctx, std::move(d), act);
 }

@@ -14,11 +14,14 @@
 // consecutive channel blocks of one panel, so the panel is read from the
 // caches after the first.
 //
-// With -DRECQ_CG_DIRECT (stride-1 1x1 convolutions, OH*OW >= VW) there are
-// no panels: conv2d_gemm reads the input in place, as a [K][OH*OW] matrix.
+// With `direct` set (stride-1 1x1 convolutions, OH*OW >= VW) there are no
+// panels: conv2d_gemm reads the input in place, as a [K][OH*OW] matrix. An
+// argument, not a build option: both forms share one program and one
+// work-group function, which PoCL compiles at the first enqueue (a cold
+// start compiled two).
 //
-// Build options: -DRECQ_CG_VW=8|16 (pixels per panel, one vector),
-// -DRECQ_CG_RM=2..8 (output channels per item) and -DRECQ_CG_DIRECT.
+// Build options: -DRECQ_CG_VW=8|16 (pixels per panel, one vector) and
+// -DRECQ_CG_RM=2..8 (output channels per item).
 #ifndef RECQ_CG_VW
 #define RECQ_CG_VW 16
 #endif
@@ -75,32 +78,28 @@ __kernel void conv2d_panels(__global const RECQ_T* restrict x, __global const in
 // (ceil(OC/RM), tiles, N), rounded up to the local size.
 __kernel void conv2d_gemm(__global const RECQ_T* restrict p, __global const RECQ_T* restrict wp,
                           __global const RECQ_T* restrict bias, __global const RECQ_T* restrict r,
-                          __global RECQ_T* restrict y, int N, int K, int HW, int OC, int act,
-                          float act_a, float act_b) {
+                          __global RECQ_T* restrict y, int N, int K, int HW, int OC, int direct,
+                          int act, float act_a, float act_b) {
   const int b = get_global_id(0);
   const int t = get_global_id(1);
   const int n = get_global_id(2);
   const int tiles = (HW + VW - 1) / VW;
   const int oc0 = b * RM;
   if (oc0 >= OC || t >= tiles || n >= N) return;
-#ifdef RECQ_CG_DIRECT
-  // A stride-1 1x1 convolution reads its input in place: tap k of pixel q
-  // is X[n][k][q], row k of a [K][HW] matrix. A partial last tile moves
-  // back to end at HW (HW >= VW) and rewrites its neighbour's values.
-  const int q0 = min(t * VW, HW - VW);
-  const __global RECQ_T* pq = p + (size_t)n * K * HW + q0;
-#define CG_STEP HW
-#else
-  const int q0 = t * VW;
-  const __global RECQ_T* pq = p + ((size_t)n * tiles + t) * K * VW;
-#define CG_STEP VW
-#endif
+  // Direct: a stride-1 1x1 convolution reads its input in place, tap k of
+  // pixel q being X[n][k][q], row k of a [K][HW] matrix. A partial last
+  // tile moves back to end at HW (HW >= VW) and rewrites its neighbour's
+  // values.
+  const int q0 = direct ? min(t * VW, HW - VW) : t * VW;
+  const __global RECQ_T* pq =
+      direct ? p + (size_t)n * K * HW + q0 : p + ((size_t)n * tiles + t) * K * VW;
+  const size_t step = direct ? (size_t)HW : (size_t)VW;
   const __global RECQ_T* w = wp + (size_t)b * K * RM;
   floatV acc[RM];
 #pragma unroll
   for (int j = 0; j < RM; ++j) acc[j] = (floatV)(0.0f);
   for (int k = 0; k < K; ++k) {
-    const floatV xv = loadV(pq + (size_t)k * CG_STEP, 0);
+    const floatV xv = loadV(pq + (size_t)k * step, 0);
     const __global RECQ_T* wk = w + k * RM;
 #pragma unroll
     for (int j = 0; j < RM; ++j) acc[j] = fma((floatV)(RECQ_LOAD(wk, j)), xv, acc[j]);
