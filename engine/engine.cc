@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "backends/opencl/cl_error.h"
 #include "engine/backend_registry.h"
 #include "engine/binary_handoff.h"
@@ -515,6 +516,13 @@ absl::Status WarmUp(const std::shared_ptr<EngineState>& state) {
   auto enqueue = [&](size_t d) -> absl::Status {
     if (!shapes.insert(WarmUpShape(state->list.dispatches[d])).second) return absl::OkStatus();
     Dispatch dispatch = state->list.dispatches[d];
+    if (LogEnabled(LogLevel::kDebug)) {
+      // Each is a compile on PoCL: what a cold start pays for.
+      const KernelRef& k = state->list.kernels[size_t(dispatch.kernel)];
+      Log(LogLevel::kDebug, absl::StrCat("warm-up launch: ", k.program, " ", k.name, " [",
+                                         absl::StrJoin(k.options, " "), "] local ",
+                                         absl::StrJoin(dispatch.local, ",")));
+    }
     dispatch.global = WarmUpGlobal(dispatch);
     RECQ_ASSIGN_OR_RETURN(cl::UniqueKernel kernel, res.CreateKernel(d, slot_mems));
     RECQ_RETURN_IF_ERROR(EnqueueDispatch(ctx.queue.get(), dispatch, kernel.get(), {}, nullptr));

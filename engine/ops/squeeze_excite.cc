@@ -191,28 +191,28 @@ absl::Status LowerRows(LoweringContext& ctx, const Node& node) {
   const auto& a = AttrsOr<SqueezeExciteAttrs>(node);
   const SeDims dims = DimsOf(node, ctx);
   const int64_t hoff = dims.n * dims.c;  // the hidden vectors' start in the scratch
+  // One local size a kernel whatever the layer: PoCL compiles a work-group
+  // function per kernel and local size at the first enqueue, so that every
+  // other size costs a cold start one more.
   auto rows = [&](const char* kernel, int64_t items, size_t local) -> Dispatch& {
     Dispatch& d =
         ctx.Emit(MakeDispatch(ctx, "squeeze_excite.cl", kernel, {size_t(items), size_t(dims.n)}));
-    // Up to `local` items a work-group, with at least two work-groups a
-    // compute unit where there are items for them.
-    const size_t units = 2 * std::max<size_t>(1, ctx.device().compute_units);
-    d.local = {std::clamp<size_t>(size_t(items) / units, 1, local), 1, 1};
-    d.global[0] = RoundUp(size_t(items), d.local[0]);
+    d.local = {local, 1, 1};
+    d.global[0] = RoundUp(size_t(items), local);
     return d;
   };
   Dispatch& m = rows("se_mean_rows", dims.c, 16);
   m.args = {ctx.Arg(node.inputs[0]), ctx.Scratch()};
   AddInts(m, {dims.c, dims.hw});
-  // A few blocks a work-group: the blocks are each hundreds of FMAs and up
-  // to 16 channels' elements, and 1-72 of them make a layer.
+  // A block a work-group: each is hundreds of FMAs and up to 16 channels'
+  // elements, and 1-72 of them make a layer, to spread over the units.
   const auto value = [&](int i) { return ctx.graph().value(node.inputs[i]).floats(); };
-  Dispatch& h = rows("se_hidden_rows", static_cast<int64_t>(CeilDiv(dims.r, kRowsBlock)), 4);
+  Dispatch& h = rows("se_hidden_rows", static_cast<int64_t>(CeilDiv(dims.r, kRowsBlock)), 1);
   h.args = {ctx.Scratch(), ctx.ReplaceConstant(node.inputs[1], RowBlocks(value(1), dims.r, dims.c)),
             ctx.Arg(node.inputs[2])};
   AddInts(h, {dims.c, dims.r, hoff});
   AddActivation(h, a.act);
-  Dispatch& s = rows("se_scale_rows", static_cast<int64_t>(CeilDiv(dims.c, kRowsBlock)), 4);
+  Dispatch& s = rows("se_scale_rows", static_cast<int64_t>(CeilDiv(dims.c, kRowsBlock)), 1);
   s.args = {ctx.Arg(node.inputs[0]), ctx.Scratch(),
             ctx.ReplaceConstant(node.inputs[3], RowBlocks(value(3), dims.c, dims.r)),
             ctx.Arg(node.inputs[4]), ctx.Arg(node.outputs[0])};
