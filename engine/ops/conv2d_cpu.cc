@@ -155,7 +155,12 @@ size_t PointwiseStridedScratch(const Node& node, const LoweringContext& ctx) {
 // its input in place instead of through panels: the copy costs as much as
 // 1/OC of the product, and MobileNet V2's 16- to 64-channel projections ran
 // 0.41-0.79x as long without it (AVX2, PoCL 3.1), its wider layers
-// 1.0-1.4x as long.
+// 1.0-1.4x as long. With 16-lane vectors (AVX-512) every stride-1 1x1
+// layer reads in place: the products' device time stayed within the host's
+// noise (0.95-1.00x of their fastest runs) and the panels' dispatches went,
+// MobileNet V3-Large replaying in 0.89x the time, V2 0.96x, MNASNet 0.96x,
+// ResNet-50 1.02x (PoCL 3.1, 2-core EPYC, bench/ab_profile.py, 7 rounds,
+// 2026-11-28).
 constexpr int64_t kGemmDirectMaxChannels = 64;
 // The panels' largest size: above it the direct kernels run instead.
 constexpr size_t kGemmMaxPanelBytes = size_t(64) << 20;
@@ -169,7 +174,8 @@ constexpr size_t kGemmSmallMaxPanelBytes = size_t(4) << 20;
 // pixels or more, so that a tile of either width fits in the image.
 bool GemmDirect(const Node& node, const LoweringContext& ctx) {
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
-  return ConvShapeOf(node, ctx).pointwise && out[1] <= kGemmDirectMaxChannels &&
+  const bool wide_vectors = ctx.device().native_float_lanes >= 16;
+  return ConvShapeOf(node, ctx).pointwise && (out[1] <= kGemmDirectMaxChannels || wide_vectors) &&
          out[2] * out[3] >= 16;
 }
 

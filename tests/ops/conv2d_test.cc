@@ -421,9 +421,10 @@ std::vector<ForcedCase> ForcedCases() {
       // inside a panel) and of 8 (fewer than 16 pixels), one partial panel
       // (fewer than 8); taps in a run (one vector load) and lane by lane
       // (padding, strides, dilation); output channels past a block of 4;
-      // stems with 3 channels; 1x1 in place (64 output channels or fewer,
-      // 16 pixels or more: a shifted last tile), through panels (more than
-      // 64, or fewer pixels) and strided; batches, no bias, activations.
+      // stems with 3 channels; 1x1 in place (16 pixels or more: a shifted
+      // last tile; more than 64 output channels with 16-lane vectors),
+      // through panels (fewer pixels; more than 64 channels below 16
+      // lanes) and strided; batches, no bias, activations.
       {"conv2d_gemm", cpu,
        Conv("gemm_k3_w30_oc13", {1, 6, 9, 30}, 13, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
             kRelu)},
@@ -452,8 +453,7 @@ std::vector<ForcedCase> ForcedCases() {
        Conv("gemm_pw_inplace_batch2_nobias", {2, 9, 5, 7}, 11, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}),
             false)},
       {"conv2d_gemm", cpu,
-       Conv("gemm_pw_panels_oc72", {1, 16, 5, 7}, 72, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true,
-            kRelu)},
+       Conv("gemm_pw_oc72", {1, 16, 5, 7}, 72, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), true, kRelu)},
       {"conv2d_gemm", cpu,
        Conv("gemm_pw_panels_hw12", {1, 8, 3, 4}, 10, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}))},
       {"conv2d_gemm", cpu,
@@ -858,11 +858,12 @@ TEST_P(Conv2DPassesTest, ConvChain) {
 // node, the Add's fused activation after the passes). On GPUs that is one
 // dispatch (two without the passes when there is a Relu). On CPUs both
 // pointwise kernels are held to it: conv2d_gemm, the default (one dispatch
-// reading the input in place for 64 output channels or fewer and 16 pixels
-// or more, else the panels' copy first), and conv2d_pointwise, forced. The
-// shapes reach their tails: 16-pixel tiles exact and with a shifted last
-// tile, 8-pixel tiles, the lane-by-lane paths (HW < 8), output channels not
-// a multiple of 4 or 8, more than 64, batches, no bias.
+// reading the input in place for 16 pixels or more and, below 16-lane
+// vectors, 64 output channels or fewer; else the panels' copy first), and
+// conv2d_pointwise, forced. The shapes reach their tails: 16-pixel tiles
+// exact and with a shifted last tile, 8-pixel tiles, the lane-by-lane paths
+// (HW < 8), output channels not a multiple of 4 or 8, more than 64,
+// batches, no bias.
 struct ResidualCase {
   std::string name;
   std::vector<int64_t> x;  // [N,C,H,W]
@@ -890,7 +891,9 @@ TEST_P(PointwiseResidualTest, FusedAndMatchesReference) {
     if (target == KernelTarget::kCpu) {
       choose = ForceVariant(OpType::kConv2D, kernel.substr(1), forced);
     }
-    const bool panels = kernel == "/conv2d_gemm" && (c.out_channels > 64 || c.x[2] * c.x[3] < 16);
+    const bool wide_vectors = TestDeviceFacts().native_float_lanes >= 16;
+    const bool panels = kernel == "/conv2d_gemm" &&
+                        ((c.out_channels > 64 && !wide_vectors) || c.x[2] * c.x[3] < 16);
     const size_t conv_dispatches = panels ? 2 : 1;
     for (bool conv_first : {true, false}) {
       SCOPED_TRACE(conv_first ? "conv output first" : "conv output second");
