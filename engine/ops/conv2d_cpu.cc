@@ -214,7 +214,10 @@ std::vector<KernelParams> GemmSpace(const Node& node, const LoweringContext& ctx
 
 // conv2d_panels' table: per panel and tap, each lane's input offset within
 // a channel's plane (-1: padding, or past the output); then per panel and
-// tap the first offset of VW consecutive in-plane inputs, or -1.
+// tap the first offset of VW consecutive in-plane inputs, or -1; then per
+// panel and tap the first offset of VW in-plane inputs two apart (a
+// stride-2 layer's taps away from the padding) whose two vectors, 2 * VW
+// inputs, lie in the plane, or -1.
 std::shared_ptr<const HostData> PanelOffsets(const Node& node, const LoweringContext& ctx,
                                              int64_t vw) {
   const auto& a = AttrsOr<Conv2DAttrs>(node);
@@ -223,14 +226,15 @@ std::shared_ptr<const HostData> PanelOffsets(const Node& node, const LoweringCon
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const int64_t hw = out[2] * out[3], taps = w[2] * w[3];
   const int64_t tiles = int64_t(CeilDiv(hw, vw));
-  std::vector<int32_t> offs(size_t(tiles * taps * (vw + 1)), -1);
+  std::vector<int32_t> offs(size_t(tiles * taps * (vw + 2)), -1);
   int32_t* runs = offs.data() + tiles * taps * vw;
+  int32_t* runs2 = runs + tiles * taps;
   for (int64_t t = 0; t < tiles; ++t) {
     for (int64_t kh = 0; kh < w[2]; ++kh) {
       for (int64_t kw = 0; kw < w[3]; ++kw) {
         const int64_t tap = kh * w[3] + kw;
         int32_t* lane = offs.data() + (t * taps + tap) * vw;
-        bool run = true;
+        bool run = true, run2 = true;
         for (int64_t i = 0; i < vw; ++i) {
           const int64_t q = t * vw + i;
           const int64_t ih = q / out[3] * a.strides[0] - a.pads[0] + kh * a.dilations[0];
@@ -239,8 +243,10 @@ std::shared_ptr<const HostData> PanelOffsets(const Node& node, const LoweringCon
             lane[i] = int32_t(ih * x[3] + iw);
           }
           run = run && lane[i] >= 0 && lane[i] == lane[0] + i;
+          run2 = run2 && lane[i] >= 0 && lane[i] == lane[0] + 2 * i;
         }
         if (run) runs[t * taps + tap] = lane[0];
+        if (!run && run2 && lane[0] + 2 * vw <= x[2] * x[3]) runs2[t * taps + tap] = lane[0];
       }
     }
   }

@@ -45,7 +45,9 @@
 // per panel and tap, each lane's input offset within the channel's plane,
 // -1 where the lane reads padding or lies past OH*OW; then, per panel and
 // tap, the offset of a run of VW consecutive inputs the lanes read, or -1:
-// those taps load one vector.
+// those taps load one vector; then, per panel and tap, the offset of a run
+// of VW inputs two apart, or -1: those load two vectors and keep their
+// even lanes (a stride-2 stem's taps, otherwise lane by lane).
 // Global size: (C, tiles, N), rounded up to the local size.
 __kernel void conv2d_panels(__global const RECQ_T* restrict x, __global const int* restrict offs,
                             __global RECQ_T* restrict p, int N, int C, int HW_IN, int tiles,
@@ -58,10 +60,16 @@ __kernel void conv2d_panels(__global const RECQ_T* restrict x, __global const in
   __global RECQ_T* dst = p + (((size_t)n * tiles + t) * C + c) * taps * VW;
   const __global int* lane = offs + (size_t)t * taps * VW;
   const __global int* run = offs + (size_t)tiles * taps * VW + (size_t)t * taps;
+  const __global int* run2 = run + (size_t)tiles * taps;
   for (int k = 0; k < taps; ++k) {
     const int at = run[k];
+    const int at2 = run2[k];
     if (at >= 0) {
       storeV(dst, k, loadV(xc + at, 0));
+    } else if (at2 >= 0) {
+      const floatV lo = loadV(xc + at2, 0);
+      const floatV hi = loadV(xc + at2 + VW, 0);
+      storeV(dst, k, (floatV)(lo.even, hi.even));
     } else {
       float v[VW];
 #pragma unroll

@@ -419,8 +419,10 @@ std::vector<ForcedCase> ForcedCases() {
       {padded, cpu, Conv("k5_w28_vw16", {2, 5, 6, 28}, 12, {5, 5}, Attrs({1, 1}, {2, 2, 2, 2}))},
       // conv2d_gemm: panels of 16 pixels (exact, partial, rows crossing
       // inside a panel) and of 8 (fewer than 16 pixels), one partial panel
-      // (fewer than 8); taps in a run (one vector load) and lane by lane
-      // (padding, strides, dilation); output channels past a block of 4;
+      // (fewer than 8); taps in a run (one vector load), two apart (a
+      // stride-2 run: two loads, even lanes; lane by lane where the second
+      // load would pass the plane) and lane by lane (padding, strides,
+      // dilation); output channels past a block of 4;
       // stems with 3 channels; 1x1 in place (16 pixels or more: a shifted
       // last tile; more than 64 output channels with 16-lane vectors),
       // through panels (fewer pixels; more than 64 channels below 16
@@ -458,6 +460,11 @@ std::vector<ForcedCase> ForcedCases() {
        Conv("gemm_pw_panels_hw12", {1, 8, 3, 4}, 10, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}))},
       {"conv2d_gemm", cpu,
        Conv("gemm_k1_s2_w56", {2, 8, 5, 56}, 12, {1, 1}, Attrs({2, 2}, {0, 0, 0, 0}))},
+      {"conv2d_gemm", cpu,
+       Conv("gemm_k3_s2_stem_w64", {1, 3, 33, 64}, 16, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}), true,
+            kHardSwish)},
+      {"conv2d_gemm", cpu,
+       Conv("gemm_k3_s2_vw8_w18", {1, 3, 2, 18}, 8, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}))},
       // conv2d_winograd, F(4x4, 3x3): output sizes that are not multiples of
       // the 4x4 tile (partial tiles at the bottom and right), padding 0, 1
       // and asymmetric, channel counts that are not multiples of the
