@@ -7,10 +7,11 @@
 //     (scratch: N x slices x R floats);
 //   se_excite: each work-group sums the slices' partials, applies the
 //     activation, computes its channels' gates and scales them.
-// On CPUs three kernels of one work-item per row and no barriers
-// (se_mean_rows, se_hidden_rows, se_scale_rows): PoCL runs a work-group as
-// loops between barriers, and the two kernels above took 2.5 times the
-// four exported dispatches' time on MobileNet V3-Small.
+// On CPUs three kernels without barriers (se_mean_rows, an item a channel;
+// se_hidden_rows and se_scale_rows, an item 16 hidden values or channels):
+// PoCL runs a work-group as loops between barriers, and the two kernels
+// above took 2.5 times the four exported dispatches' time on MobileNet
+// V3-Small.
 #include <algorithm>
 #include <memory>
 #include <utility>

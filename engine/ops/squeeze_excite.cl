@@ -100,9 +100,9 @@ __kernel void se_excite(__global const RECQ_T* restrict x, __global const float*
 #endif  // RECQ_SE_L
 
 // The CPU form (PoCL runs a work-group as loops between barriers, which
-// the kernels above take many of): three kernels of one work-item per row
-// and no barriers. scratch holds the means [N][C], then from float HOFF
-// the hidden vectors [N][R].
+// the kernels above take many of): three kernels without barriers.
+// scratch holds the means [N][C], then from float HOFF the hidden vectors
+// [N][R].
 // se_mean_rows: item (c, n) averages x[n][c] over its HW elements.
 __kernel void se_mean_rows(__global const RECQ_T* restrict x, __global float* restrict mean, int C,
                            int HW) {
@@ -121,11 +121,28 @@ __kernel void se_mean_rows(__global const RECQ_T* restrict x, __global float* re
   mean[(size_t)n * C + c] = sum / HW;
 }
 
+// se_rows_dot: sum over i < n of v[i] times row i of the [n][16] block w,
+// one float16 FMA a term, in four accumulators (one chain of dependent FMAs
+// would wait on each one's latency).
+inline float16 se_rows_dot(const __global RECQ_T* restrict w, const __global float* restrict v,
+                           int n) {
+  float16 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    a0 += RECQ_LOAD16(w, i) * v[i];
+    a1 += RECQ_LOAD16(w, i + 1) * v[i + 1];
+    a2 += RECQ_LOAD16(w, i + 2) * v[i + 2];
+    a3 += RECQ_LOAD16(w, i + 3) * v[i + 3];
+  }
+  for (; i < n; ++i) a0 += RECQ_LOAD16(w, i) * v[i];
+  return (a0 + a1) + (a2 + a3);
+}
+
 // se_hidden_rows: item (b, n) computes hidden[n][r] = act(b1[r] + sum_c
-// w1t[c][r] * mean[n][c]) for the 16 r of block b at once, one vector FMA a
-// channel: w1b is [RP / 16][C][16] (RP the multiple of 16 at or above R, the
-// r past R zero), so that an item streams one contiguous block. (An item per
-// r left PoCL a scalar chain of C dependent FMAs an item: 1.3 GFLOP/s.)
+// w1[r][c] * mean[n][c]) for the 16 r of block b at once: w1b is w1 as
+// [ceil(R / 16)][C][16] (the r past R zero), so that an item streams one
+// contiguous block. (An item per r left PoCL a scalar chain of C dependent
+// FMAs an item: 1.3 GFLOP/s.)
 __kernel void se_hidden_rows(__global float* scratch, __global const RECQ_T* restrict w1b,
                              __global const RECQ_T* restrict b1, int C, int R, int HOFF, int act,
                              float act_a, float act_b) {
@@ -133,19 +150,8 @@ __kernel void se_hidden_rows(__global float* scratch, __global const RECQ_T* res
   const int r0 = b * 16;
   const int n = get_global_id(1);
   if (r0 >= R) return;
-  const __global float* m = scratch + (size_t)n * C;
-  const __global RECQ_T* w = w1b + (size_t)b * C * 16;
-  float16 h0 = 0.0f, h1 = 0.0f, h2 = 0.0f, h3 = 0.0f;
-  int c = 0;
-  for (; c + 4 <= C; c += 4) {
-    h0 += RECQ_LOAD16(w, c) * m[c];
-    h1 += RECQ_LOAD16(w, c + 1) * m[c + 1];
-    h2 += RECQ_LOAD16(w, c + 2) * m[c + 2];
-    h3 += RECQ_LOAD16(w, c + 3) * m[c + 3];
-  }
-  for (; c < C; ++c) h0 += RECQ_LOAD16(w, c) * m[c];
   float h[16];
-  vstore16((h0 + h1) + (h2 + h3), 0, h);
+  vstore16(se_rows_dot(w1b + (size_t)b * C * 16, scratch + (size_t)n * C, C), 0, h);
   __global float* hidden = scratch + HOFF + (size_t)n * R;
   const int count = min(16, R - r0);
   for (int j = 0; j < count; ++j) {
@@ -155,9 +161,9 @@ __kernel void se_hidden_rows(__global float* scratch, __global const RECQ_T* res
 }
 
 // se_scale_rows: item (b, n) computes the gates s = gate(b2[c] + sum_r
-// w2b[b][r][c % 16] * hidden[n][r]) of the 16 channels c of block b at once
-// (w2b is [CP / 16][R][16], CP the multiple of 16 at or above C, the c past C
-// zero) and writes y[n][c] = x[n][c] * s for each of them.
+// w2[c][r] * hidden[n][r]) of the 16 channels c of block b at once (w2b is
+// w2 as [ceil(C / 16)][R][16], the c past C zero) and writes y[n][c] =
+// x[n][c] * s for each of them.
 __kernel void se_scale_rows(__global const RECQ_T* restrict x,
                             __global const float* restrict scratch,
                             __global const RECQ_T* restrict w2b, __global const RECQ_T* restrict b2,
@@ -167,19 +173,8 @@ __kernel void se_scale_rows(__global const RECQ_T* restrict x,
   const int c0 = b * 16;
   const int n = get_global_id(1);
   if (c0 >= C) return;
-  const __global float* h = scratch + HOFF + (size_t)n * R;
-  const __global RECQ_T* w = w2b + (size_t)b * R * 16;
-  float16 d0 = 0.0f, d1 = 0.0f, d2 = 0.0f, d3 = 0.0f;
-  int r = 0;
-  for (; r + 4 <= R; r += 4) {
-    d0 += RECQ_LOAD16(w, r) * h[r];
-    d1 += RECQ_LOAD16(w, r + 1) * h[r + 1];
-    d2 += RECQ_LOAD16(w, r + 2) * h[r + 2];
-    d3 += RECQ_LOAD16(w, r + 3) * h[r + 3];
-  }
-  for (; r < R; ++r) d0 += RECQ_LOAD16(w, r) * h[r];
   float d[16];
-  vstore16((d0 + d1) + (d2 + d3), 0, d);
+  vstore16(se_rows_dot(w2b + (size_t)b * R * 16, scratch + HOFF + (size_t)n * R, R), 0, d);
   const int count = min(16, C - c0);
   for (int j = 0; j < count; ++j) {
     const int c = c0 + j;
