@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/ops/conv2d.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/op_util.h"
 #include "engine/ops/squeeze_excite.h"
@@ -173,21 +174,6 @@ size_t RowsScratch(const Node& node, const LoweringContext& ctx) {
 // FMA a term).
 constexpr int64_t kRowsBlock = 16;
 
-// w [rows, cols] read as [ceil(rows / 16)][cols][16]: element (i, j) at
-// ((i / 16) * cols + j) * 16 + i % 16, the rows past `rows` zero. A block
-// of 16 rows is one contiguous stream.
-std::shared_ptr<std::vector<float>> RowBlocks(absl::Span<const float> w, int64_t rows,
-                                              int64_t cols) {
-  const int64_t blocks = (rows + kRowsBlock - 1) / kRowsBlock;
-  auto t = std::make_shared<std::vector<float>>(size_t(blocks * cols * kRowsBlock), 0.0f);
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j) {
-      (*t)[((i / kRowsBlock) * cols + j) * kRowsBlock + i % kRowsBlock] = w[i * cols + j];
-    }
-  }
-  return t;
-}
-
 absl::Status LowerRows(LoweringContext& ctx, const Node& node) {
   const auto& a = AttrsOr<SqueezeExciteAttrs>(node);
   const SeDims dims = DimsOf(node, ctx);
@@ -207,15 +193,16 @@ absl::Status LowerRows(LoweringContext& ctx, const Node& node) {
   AddInts(m, {dims.c, dims.hw});
   // A block a work-group: each is hundreds of FMAs and up to 16 channels'
   // elements, and 1-72 of them make a layer, to spread over the units.
-  const auto value = [&](int i) { return ctx.graph().value(node.inputs[i]).floats(); };
+  // The weights [R][C] and [C][R] as blocks of 16 rows, [ceil(R / 16)][C][16]
+  // and [ceil(C / 16)][R][16]: one contiguous stream an item.
   Dispatch& h = rows("se_hidden_rows", static_cast<int64_t>(CeilDiv(dims.r, kRowsBlock)), 1);
-  h.args = {ctx.Scratch(), ctx.ReplaceConstant(node.inputs[1], RowBlocks(value(1), dims.r, dims.c)),
+  h.args = {ctx.Scratch(), PackPointwiseWeights(ctx, node.inputs[1], dims.r, dims.c, kRowsBlock),
             ctx.Arg(node.inputs[2])};
   AddInts(h, {dims.c, dims.r, hoff});
   AddActivation(h, a.act);
   Dispatch& s = rows("se_scale_rows", static_cast<int64_t>(CeilDiv(dims.c, kRowsBlock)), 1);
   s.args = {ctx.Arg(node.inputs[0]), ctx.Scratch(),
-            ctx.ReplaceConstant(node.inputs[3], RowBlocks(value(3), dims.c, dims.r)),
+            PackPointwiseWeights(ctx, node.inputs[3], dims.c, dims.r, kRowsBlock),
             ctx.Arg(node.inputs[4]), ctx.Arg(node.outputs[0])};
   AddInts(s, {dims.c, dims.hw, dims.r, hoff});
   AddActivation(s, a.gate);
