@@ -50,6 +50,7 @@ class Lowerer final : public LoweringContext {
 
   const Graph& graph() const override { return graph_; }
   const DeviceFacts& device() const override { return target_; }
+  bool relaxed_fp32() const override { return target_.tf32_products || target_.half_storage; }
 
   DispatchArg Scratch() const override {
     const int n = current_ != nullptr ? static_cast<int>(current_ - graph_.nodes().data()) : -1;

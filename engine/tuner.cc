@@ -416,6 +416,8 @@ absl::StatusOr<std::shared_ptr<const Tuner>> Tuner::Tune(const Context& context,
       if (!std::isfinite(one->best_ms)) continue;
       ++timed;
       const Candidate& c = candidates[one->candidate];
+      Log(LogLevel::kDebug, absl::StrCat("tuning '", p->node, "': ", c.variant, "[",
+                                         KernelParamsString(c.params), "] ", one->best_ms, " ms"));
       if (one->candidate == 0) report.default_ms = one->best_ms;
       if (one->best_ms < best.ms) best = {c.variant, c.params, one->best_ms};
     }

@@ -265,6 +265,10 @@ class LoweringContext {
 
   virtual const Graph& graph() const = 0;
   virtual const DeviceFacts& device() const = 0;
+  // Whether the compile's precision relaxes float32 (EngineOptions::
+  // Precision::kTf32 or kFp16Storage), so that a kernel may trade float32
+  // rounding for speed: Winograd F(4x4, 3x3) on CPUs fits only then.
+  virtual bool relaxed_fp32() const { return false; }
 
   // Arg returns the argument that reads or writes value `id` (kNoValue gives
   // a null buffer).

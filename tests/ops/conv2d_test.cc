@@ -83,9 +83,10 @@ const auto kTargets = ::testing::Values(KernelTarget::kCpu, KernelTarget::kGpu);
 // DispatchLabels compiles `op` for `target` (optimized or not) and returns
 // the label ("<node>/<kernel>") of every dispatch, from one profiled run on
 // uninitialized tensors.
-absl::StatusOr<std::vector<std::string>> DispatchLabels(const absl::StatusOr<OpGraph>& op,
-                                                        KernelTarget target, bool optimize,
-                                                        VariantChooser choose_variant = {}) {
+absl::StatusOr<std::vector<std::string>> DispatchLabels(
+    const absl::StatusOr<OpGraph>& op, KernelTarget target, bool optimize,
+    VariantChooser choose_variant = {},
+    EngineOptions::Precision precision = EngineOptions::Precision::kFp32) {
   if (!op.ok()) return op.status();
   const absl::StatusOr<Context>& context = SharedContext();
   if (!context.ok()) return context.status();
@@ -93,6 +94,7 @@ absl::StatusOr<std::vector<std::string>> DispatchLabels(const absl::StatusOr<OpG
   options.kernel_target = target;
   options.optimize = optimize;
   options.choose_variant = std::move(choose_variant);
+  options.precision = precision;
   absl::StatusOr<Engine> engine = Engine::Compile(*context, op->graph, options);
   if (!engine.ok()) return engine.status();
   Bindings bindings;
@@ -325,6 +327,10 @@ TEST_P(Conv2DForcedVariantTest, MatchesReference) {
   CheckOptions options = For(f.target);
   if (f.atol > 0.0f) options.atol = f.atol;
   options.emulate_matrix_units = f.variant.find("_mma") != std::string::npos;
+  // Winograd fits only where the precision relaxes float32.
+  if (f.variant == "conv2d_winograd") {
+    options.precisions = {EngineOptions::Precision::kTf32, EngineOptions::Precision::kFp16Storage};
+  }
   auto forced = std::make_shared<int>(0);
   options.choose_variant = ForceVariant(OpType::kConv2D, f.variant, forced);
   RECQ_EXPECT_MATCHES_REFERENCE(std::move(b).Build(y), options);
@@ -486,6 +492,16 @@ std::vector<ForcedCase> ForcedCases() {
        Conv("winograd_c64_w21", {1, 64, 23, 21}, 33, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
             kRelu6),
        WinogradAtol(64)},
+      // Rows of more than 8 tiles (two transform items per tile row, the
+      // second's pixels partly past the row) and rows of whole vectors.
+      {"conv2d_winograd", cpu,
+       Conv("winograd_w45_two_groups", {1, 16, 13, 45}, 20, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}),
+            true, kRelu),
+       WinogradAtol(16)},
+      {"conv2d_winograd", cpu,
+       Conv("winograd_w64_full_rows_batch2", {2, 17, 9, 64}, 16, {3, 3},
+            Attrs({1, 1}, {1, 1, 1, 1}), false),
+       WinogradAtol(17)},
       // The other CPU variants, each forced where an earlier one would win.
       {"conv2d", cpu,
        Conv("generic_groups2_dil", {1, 4, 9, 9}, 6, {3, 3}, Attrs({1, 2}, {2, 1, 2, 1}, 2, {2, 1}),
@@ -742,10 +758,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PanelGemmResidualTest,
                          });
 
 // conv2d_winograd absorbs the residual Add (and the Add's Relu) in its
-// output transform: three dispatches (input transform, GEMM, output
-// transform), matching the reference. 16 or more channels each way, 32 or
-// more 4x4 tiles and a 3x3 stride-1 kernel, where Winograd fits (the
-// tuner's candidate; forced here, as the heuristic keeps the tiled kernel).
+// output transform: four dispatches (the padded copy, input transform, GEMM,
+// output transform), matching the reference. 16 or more channels each way,
+// 32 or more 4x4 tiles, a 3x3 stride-1 kernel and a precision that relaxes
+// float32 (tf32 here), where Winograd fits and is the heuristic's choice;
+// at float32 it does not fit.
 class WinogradResidualTest : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(WinogradResidualTest, FusedAndMatchesReference) {
@@ -753,24 +770,34 @@ TEST_P(WinogradResidualTest, FusedAndMatchesReference) {
   auto build = [&] { return ResidualGraph(c, /*residual_first=*/false); };
   auto forced = std::make_shared<int>(0);
   const VariantChooser winograd = ForceVariant(OpType::kConv2D, "conv2d_winograd", forced);
-  absl::StatusOr<std::vector<std::string>> labels =
+  absl::StatusOr<std::vector<std::string>> fp32 =
       DispatchLabels(build(), KernelTarget::kCpu, /*optimize=*/true, winograd);
+  ASSERT_TRUE(fp32.ok()) << fp32.status();
+  EXPECT_EQ(*forced, 0) << "conv2d_winograd fits a float32 compile of " << c.name;
+  for (const std::string& label : *fp32) EXPECT_EQ(label.find("winograd"), std::string::npos);
+  absl::StatusOr<std::vector<std::string>> labels = DispatchLabels(
+      build(), KernelTarget::kCpu, /*optimize=*/true, {}, EngineOptions::Precision::kTf32);
   ASSERT_TRUE(labels.ok()) << labels.status();
-  ASSERT_GT(*forced, 0) << "conv2d_winograd does not fit " << c.name;
-  ASSERT_EQ(labels->size(), 3u);
-  EXPECT_TRUE(EndsWith(labels->front(), "/conv2d_winograd_input")) << labels->front();
-  EXPECT_TRUE(EndsWith(labels->back(), "/conv2d_winograd_output")) << labels->back();
+  ASSERT_EQ(labels->size(), 4u);
+  EXPECT_TRUE(EndsWith((*labels)[0], "/conv2d_pad_columns")) << (*labels)[0];
+  EXPECT_TRUE(EndsWith((*labels)[1], "/conv2d_winograd_input")) << (*labels)[1];
+  EXPECT_TRUE(EndsWith((*labels)[2], "/conv2d_winograd_gemm")) << (*labels)[2];
+  EXPECT_TRUE(EndsWith((*labels)[3], "/conv2d_winograd_output")) << (*labels)[3];
   CheckOptions options = For(KernelTarget::kCpu);
   options.atol = WinogradAtol(c.x[1]);
   options.choose_variant = winograd;
+  options.precisions = {EngineOptions::Precision::kTf32, EngineOptions::Precision::kFp16Storage};
   RECQ_EXPECT_MATCHES_REFERENCE(build(), options);
+  EXPECT_GT(*forced, 0) << "conv2d_winograd does not fit " << c.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, WinogradResidualTest,
                          ::testing::Values(Conv("c16_k24_relu", {1, 16, 22, 26}, 24, {3, 3},
                                                 Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu),
                                            Conv("c20_k16_batch2_nobias", {2, 20, 14, 13}, 16,
-                                                {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), false)),
+                                                {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), false),
+                                           Conv("c16_k16_w70_batch2", {2, 16, 10, 70}, 16, {3, 3},
+                                                Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu)),
                          [](const ::testing::TestParamInfo<ConvCase>& info) {
                            return info.param.name;
                          });

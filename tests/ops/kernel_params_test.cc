@@ -147,7 +147,13 @@ TEST_P(KernelParamsTest, EveryParameterSetMatchesReference) {
     // fp16 storage on a sample (every fourth set, the part's first
     // included): each set is a separate program build, and the half
     // accessors do not depend on the parameters.
-    if ((k - c.begin) % 4 != 0) options.precisions = {EngineOptions::Precision::kFp32};
+    // Winograd fits only where the precision relaxes float32: tf32 in place
+    // of float32 (on CPUs, float32 everywhere else).
+    const EngineOptions::Precision full = c.variant == "conv2d_winograd"
+                                              ? EngineOptions::Precision::kTf32
+                                              : EngineOptions::Precision::kFp32;
+    options.precisions = {full, EngineOptions::Precision::kFp16Storage};
+    if ((k - c.begin) % 4 != 0) options.precisions = {full};
     const std::string variant = c.variant;
     options.choose_kernel = [variant, k, space, forced](const Node& node,
                                                         const LoweringContext& ctx,
