@@ -30,7 +30,7 @@ def run_once(recq, model, args, report):
     env = dict(os.environ)
     env.setdefault("RECQ_TUNING", "off")
     cmd = [recq, "bench", model, "--profile", f"--iterations={args.iterations}",
-           f"--warmup={args.warmup}", f"--json={report}"]
+           f"--warmup={args.warmup}", f"--json={report}", f"--precision={args.precision}"]
     subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
     with open(report) as f:
@@ -56,6 +56,7 @@ def main():
     p.add_argument("--iterations", type=int, default=20)
     p.add_argument("--warmup", type=float, default=0.5)
     p.add_argument("--json", help="write the rounds and the summary here")
+    p.add_argument("--precision", default="fp32", help="recq --precision (default fp32)")
     args = p.parse_args()
     rounds = []
     with tempfile.TemporaryDirectory() as tmp:

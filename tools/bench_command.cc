@@ -356,6 +356,9 @@ absl::Status BenchCommand(const BenchOptions& options) {
   }
   pool_options.streams_per_device = options.streams;
   pool_options.record.backend = backend;
+  if (!options.precision.empty()) {
+    RECQ_ASSIGN_OR_RETURN(pool_options.engine.precision, ParsePrecision(options.precision));
+  }
   line.Update(absl::StrFormat("compiling for %zu device(s), %d stream(s) each",
                               pool_options.devices.size(), options.streams));
   RECQ_ASSIGN_OR_RETURN(std::unique_ptr<StreamPool> pool, StreamPool::Create(graph, pool_options));
@@ -481,6 +484,8 @@ absl::Status BenchCommand(const BenchOptions& options) {
   j.String(options.device);
   j.Key("backend");
   j.String(options.backend);
+  j.Key("precision");
+  j.String(options.precision.empty() ? "fp32" : options.precision);
   j.Key("streams");
   j.Int(options.streams);
   j.Key("stream_mode");

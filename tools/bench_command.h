@@ -21,6 +21,9 @@ struct BenchOptions {
   std::string model_path;
   // Input shapes chosen at load ("input:4x3x224x224"), as `recq run --shapes`.
   std::string shapes;
+  // EngineOptions::precision by name (ParsePrecision; empty: fp32), as
+  // `recq run --precision`.
+  std::string precision;
   // Camera-frame inputs and output conversions compiled into the model, as
   // `recq run --input-format / --output-format` (ParsePrePost). The frames
   // are buffers the pool allocates (image2d kinds are not benchmarked).

@@ -87,11 +87,13 @@ ABSL_FLAG(std::vector<std::string>, output_format, {},
           "the "
           "recording, comma-separated: TYPE "
           "f32 or f16, LAYOUT nchw or nhwc (4-D outputs), e.g. y=f16:nhwc");
-ABSL_FLAG(std::string, precision, "",
-          "run, build: fp32 (the default for ONNX models), fp16 (weights and activations stored "
-          "as half, float arithmetic; inputs and outputs keep their types), fp16-compute "
-          "(needs cl_khr_fp16) or tf32 (products on matrix units take one tf32 product, as "
-          "PyTorch's allow_tf32); for an engine file, the precision it was built with");
+ABSL_FLAG(
+    std::string, precision, "",
+    "run, bench, build: fp32 (the default for ONNX models), fp16 (weights and activations stored "
+    "as half, float arithmetic; inputs and outputs keep their types), fp16-compute "
+    "(needs cl_khr_fp16) or tf32 (products on matrix units take one tf32 product, as "
+    "PyTorch's allow_tf32; on CPUs, 3x3 convolutions take Winograd F(4x4, 3x3)); for an "
+    "engine file, the precision it was built with");
 ABSL_FLAG(bool, profile, false,
           "run: print per-kernel device times of one op-by-op run; bench: per-dispatch device "
           "times (mean of 10 op-by-op runs) printed and in --json");
@@ -297,6 +299,7 @@ int main(int argc, char** argv) {
     bench.json_path = absl::GetFlag(FLAGS_json);
     bench.profile = absl::GetFlag(FLAGS_profile);
     bench.shapes = absl::GetFlag(FLAGS_shapes);
+    bench.precision = absl::GetFlag(FLAGS_precision);
     bench.input_format = absl::GetFlag(FLAGS_input_format);
     bench.output_format = absl::GetFlag(FLAGS_output_format);
     bench.status_line = &status_line;

@@ -38,10 +38,8 @@
 #define WG_CAT_(a, b) a##b
 #define WG_CAT(a, b) WG_CAT_(a, b)
 #define floatV WG_CAT(float, RECQ_WG_VW)
-#define floatB WG_CAT(float, RECQ_WG_OCB)
 #define vloadV WG_CAT(vload, RECQ_WG_VW)
 #define vstoreV WG_CAT(vstore, RECQ_WG_VW)
-#define vloadB WG_CAT(vload, RECQ_WG_OCB)
 
 // One item per (row of 8 tiles, tile row th, image and channel nc): the
 // 6x6 input tiles of tiles tw0 .. tw0+7 (tw0 = 8 * g), read from `xp`, the
@@ -114,7 +112,9 @@ __kernel void conv2d_winograd_input(__global float* scratch, int v_offset, int N
 
 // The 36 products, register-blocked as conv2d_pointwise: each item computes
 // VW tiles (one vector) by OCB output channels of one position e; per input
-// channel one vector of V and one vload of OCB weights feed OCB FMAs.
+// channel one vector of V feeds OCB FMAs, each weight broadcast from memory
+// into its FMA (a vload of the OCB weights and a shuffle per FMA ran
+// slower).
 // Channels past K are not written. V and M lie at float offsets v_offset
 // and m_offset of the scratch (one buffer argument: the regions do not
 // overlap). Global size: (TP/VW, ceil(K/OCB), 36).
@@ -133,9 +133,9 @@ __kernel void conv2d_winograd_gemm(__global float* scratch, __global const float
   for (int j = 0; j < RECQ_WG_OCB; ++j) acc[j] = (floatV)(0.0f);
   for (int c = 0; c < C; ++c) {
     const floatV xv = vloadV(0, vp + (size_t)c * TP);
-    const floatB wv = vloadB(c, w);
+    const __global float* wc = w + (size_t)c * RECQ_WG_OCB;
 #pragma unroll
-    for (int j = 0; j < RECQ_WG_OCB; ++j) acc[j] = fma((floatV)(wv[j]), xv, acc[j]);
+    for (int j = 0; j < RECQ_WG_OCB; ++j) acc[j] = fma((floatV)(wc[j]), xv, acc[j]);
   }
   __global float* mp = scratch + m_offset + ((size_t)e * K + k0) * TP + t0;
 #pragma unroll

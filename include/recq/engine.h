@@ -107,8 +107,11 @@ struct EngineOptions {
   //     operands (10 mantissa bits, rounded to nearest) once, accumulating
   //     in float32, as PyTorch's allow_tf32 and TensorRT's TF32 mode do,
   //     instead of the three tf32 products that give float32 accuracy.
-  //     About 1e-3 relative error per product. Every other kernel, and every
-  //     kernel of a device without tf32 matrix units, computes as kFp32.
+  //     About 1e-3 relative error per product. On CPUs (the CPU kernel
+  //     family) 3x3 stride-1 convolutions take Winograd F(4x4, 3x3), whose
+  //     transforms' rounding (a few 1e-6 relative per layer, several times
+  //     the direct sum's) lies far inside that; kFp16Storage allows it too.
+  //     Every other kernel computes as kFp32.
   //     Part of the program, tuning-cache and engine-file keys.
   enum class Precision { kFp32, kFp16Storage, kFp16Compute, kTf32 };
   Precision precision = Precision::kFp32;

@@ -49,7 +49,8 @@ TEST(OpRegistryTest, ConvDeclaresBothFamiliesInOrderOfPreference) {
   ASSERT_NE(conv, nullptr);
   std::vector<std::string> names;
   for (const KernelVariant& v : conv->variants) names.push_back(v.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"conv2d_gemm",
+  EXPECT_EQ(names, (std::vector<std::string>{"conv2d_winograd",
+                                             "conv2d_gemm",
                                              "conv2d_pointwise",
                                              "conv2d_pointwise_strided",
                                              "conv2d_depthwise3x3",
@@ -57,7 +58,6 @@ TEST(OpRegistryTest, ConvDeclaresBothFamiliesInOrderOfPreference) {
                                              "conv2d_depthwise_kxk",
                                              "conv2d_tiled_padded",
                                              "conv2d_tiled",
-                                             "conv2d_winograd",
                                              "conv2d_dense3x3",
                                              "conv2d",
                                              "conv2d_pointwise_gpu",
