@@ -1,7 +1,7 @@
 // Conv2D's CPU kernel family: vector work-items and small groups, tuned on
 // PoCL. In order of preference:
 // - Winograd F(4x4, 3x3) where the precision relaxes float32 (tf32, half
-//   storage): 3x3 stride 1 with 16 or more channels each way and 32 or more
+//   storage): 3x3 stride 1 with 16 or more channels each way and 16 or more
 //   4x4 output tiles;
 // - the panel GEMM (groups 1: any kernel, stride, dilation and padding, the
 //   pixels' taps copied into panels first; 1x1 stride 1 with few output
@@ -663,11 +663,13 @@ absl::Status LowerTiledPadded(LoweringContext& ctx, const Node& node) {
 // multiply-adds per output position and channel pair: 4x fewer, for 4x the
 // weights' bytes (U is 6x6 per channel pair, in float). It fits where both
 // channel counts are 16 or more (the transforms' cost, linear in C + K,
-// stays small beside the products) and there are 32 tiles or more: each of
-// U's floats feeds one multiply-add per tile, and below about 32 the
-// products wait on memory (ResNet's 14x14 maps at batch 1, 16 tiles, ran
-// 0.9-1.9 ms against 1.1-1.5 ms direct on PoCL 3.1, 2 loaded cores; its
-// 7x7 maps have 4).
+// stays small beside the products) and there are 16 tiles or more: each of
+// U's floats feeds one multiply-add per tile (per 8-tile vector lane set,
+// rows padded), and with fewer the products wait on memory. ResNet-18's
+// layer3, whose three stride-1 3x3 layers on 14x14 maps have 16 tiles,
+// took 4.04 ms with them on it against 4.45 ms direct (sum of each
+// dispatch's fastest of 20 profile runs, tf32, AMD EPYC, PoCL 3.1,
+// 2026-11-28); its 7x7 maps have 4 tiles.
 struct WinogradTiles {
   int64_t th, tw, twp, tp;
 };
@@ -714,7 +716,7 @@ bool WinogradFits(const Node& node, const LoweringContext& ctx) {
   const WinogradTiles tiles = WinogradTilesOf(node, ctx);
   return w[2] == 3 && w[3] == 3 && a.strides[0] == 1 && a.strides[1] == 1 && a.dilations[0] == 1 &&
          a.dilations[1] == 1 && w[1] >= 16 && w[0] >= 16 &&
-         ShapeOf(ctx, node.inputs[0])[0] * tiles.th * tiles.tw >= 32 &&
+         ShapeOf(ctx, node.inputs[0])[0] * tiles.th * tiles.tw >= 16 &&
          WinogradLayoutOf(node, ctx).floats <= std::numeric_limits<int32_t>::max();
 }
 

@@ -760,7 +760,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PanelGemmResidualTest,
 // conv2d_winograd absorbs the residual Add (and the Add's Relu) in its
 // output transform: four dispatches (the padded copy, input transform, GEMM,
 // output transform), matching the reference. 16 or more channels each way,
-// 32 or more 4x4 tiles, a 3x3 stride-1 kernel and a precision that relaxes
+// 16 or more 4x4 tiles, a 3x3 stride-1 kernel and a precision that relaxes
 // float32 (tf32 here), where Winograd fits and is the heuristic's choice;
 // at float32 it does not fit.
 class WinogradResidualTest : public ::testing::TestWithParam<ConvCase> {};
