@@ -255,16 +255,53 @@ std::shared_ptr<const HostData> PanelOffsets(const Node& node, const LoweringCon
   return std::make_shared<const HostData>(std::move(offs));
 }
 
-absl::Status LowerGemm(LoweringContext& ctx, const Node& node) {
+// The fraction of a product's lanes that `hw` pixels fill in tiles of `vw`.
+double LaneUse(int64_t hw, int64_t vw) { return double(hw) / double(CeilDiv(hw, vw) * vw); }
+
+// conv2d_gemm_oc fits where conv2d_gemm fits on maps of at most 256 pixels
+// whose 16-pixel tiles leave a tenth more of the lanes idle than items of 8
+// pixels do (7x7 maps: 49 pixels fill 49 of 64 lanes, 49 of 56), with 16
+// output channels or more and 256 taps or more: its epilogue turns 16
+// channels by 8 pixels around, which a short sum does not pay for. ResNet-
+// 50's 7x7 layers (512 to 4608 taps) took 0.75-0.89x as long as with
+// conv2d_gemm, its 14x14 ones (196 of 208 lanes) 1.05-1.15x, MobileNet
+// V2's 7x7 expansions (160 taps) 1.28x and its 320- and 960-tap layers
+// 0.92-1.02x (fastest of 2-3x10 profile runs, RECQ_TUNING=off, AMD EPYC,
+// PoCL 3.1, 2026-11-28).
+bool GemmOcFits(const Node& node, const LoweringContext& ctx) {
+  const Shape& out = ShapeOf(ctx, node.outputs[0]);
+  const int64_t hw = out[2] * out[3];
+  const Shape& w = ShapeOf(ctx, node.inputs[1]);
+  return GemmFits(node, ctx) && hw <= 256 && hw >= 16 && out[1] >= 16 &&
+         w[1] * w[2] * w[3] >= 256 && LaneUse(hw, 8) >= LaneUse(hw, 16) + 0.1;
+}
+
+// conv2d_gemm_oc's parameters: vw pixels per item (8: see GemmOcFits), wg
+// items per work-group (the channel blocks sharing one panel).
+KernelParams GemmOcHeuristic(const Node&, const LoweringContext&) {
+  return {{"vw", 8}, {"wg", 16}};
+}
+
+std::vector<KernelParams> GemmOcSpace(const Node& node, const LoweringContext& ctx) {
+  return ParamSpace(GemmOcHeuristic(node, ctx), {{"vw", {8, 16}}, {"wg", {4, 16}}});
+}
+
+// conv2d_gemm (`oc_vectors` false: vectors of pixels, rm channels per item)
+// or conv2d_gemm_oc (vectors of 16 channels, vw pixels per item), after the
+// panels unless the input is read in place.
+absl::Status LowerGemmImpl(LoweringContext& ctx, const Node& node, bool oc_vectors) {
   const Shape& x = ShapeOf(ctx, node.inputs[0]);
   const Shape& w = ShapeOf(ctx, node.inputs[1]);
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const auto [y, residual, act] = ctx.OutputOf(node);
   const int64_t hw = out[2] * out[3];
   const int64_t k = w[1] * w[2] * w[3];
-  const KernelParams h = GemmHeuristic(node, ctx);
+  const KernelParams h = oc_vectors ? GemmOcHeuristic(node, ctx) : GemmHeuristic(node, ctx);
   RECQ_ASSIGN_OR_RETURN(const int64_t vw, Param(ctx, node, "vw", h.at("vw"), {8, 16}));
-  RECQ_ASSIGN_OR_RETURN(const int64_t rm, Param(ctx, node, "rm", h.at("rm"), {2, 4, 6, 8}));
+  int64_t rm = 8;  // conv2d_gemm_oc: any value, the same as conv2d_gemm's usual one
+  if (!oc_vectors) {
+    RECQ_ASSIGN_OR_RETURN(rm, Param(ctx, node, "rm", h.at("rm"), {2, 4, 6, 8}));
+  }
   RECQ_ASSIGN_OR_RETURN(const int64_t wg, ParamInRange(ctx, node, "wg", h.at("wg"), 1, 1024));
   const bool direct = GemmDirect(node, ctx);
   // Both kernels, and both forms of the product, from one program build: no
@@ -289,17 +326,26 @@ absl::Status LowerGemm(LoweringContext& ctx, const Node& node) {
     pd.bytes = in_bytes * (1.0 + double(out[0] * k * tiles * vw) / double(Product(x, 0, 4)));
     ctx.Emit(std::move(pd));
   }
+  const int64_t block = oc_vectors ? 16 : rm;
   Dispatch d;
-  d.label = "conv2d_gemm";
-  d.kernel = ctx.Kernel("conv2d_gemm.cl", "conv2d_gemm", options);
-  const std::array<size_t, 3> range = {CeilDiv(out[1], rm), size_t(tiles), size_t(out[0])};
+  d.label = oc_vectors ? "conv2d_gemm_oc" : "conv2d_gemm";
+  d.kernel = ctx.Kernel("conv2d_gemm.cl", d.label, options);
+  const std::array<size_t, 3> range = {CeilDiv(out[1], block), size_t(tiles), size_t(out[0])};
   SetRange(d, range, {size_t(wg), 1, 1});
   d.args = {direct ? ctx.Arg(node.inputs[0]) : ctx.Scratch(),
-            PackPointwiseWeights(ctx, node.inputs[1], out[1], k, rm), ctx.Arg(Bias(node)),
+            PackPointwiseWeights(ctx, node.inputs[1], out[1], k, block), ctx.Arg(Bias(node)),
             ctx.Arg(residual), ctx.Arg(y)};
   AddInts(d, {out[0], k, hw, out[1], direct ? 1 : 0});
   SetConvWork(node, ctx, residual, d);
   return Finish(ctx, std::move(d), act);
+}
+
+absl::Status LowerGemm(LoweringContext& ctx, const Node& node) {
+  return LowerGemmImpl(ctx, node, /*oc_vectors=*/false);
+}
+
+absl::Status LowerGemmOc(LoweringContext& ctx, const Node& node) {
+  return LowerGemmImpl(ctx, node, /*oc_vectors=*/true);
 }
 
 // Depthwise 3x3 parameters: vw output columns per item, wg items per group.
@@ -914,6 +960,8 @@ std::vector<KernelVariant> ConvCpuVariants() {
       // stays far inside tf32's and half storage's (PoCL, 2026-11-28).
       {"conv2d_winograd", WinogradFits, LowerWinograd, /*absorbs_residual_add=*/true, WinogradSpace,
        WinogradScratch},
+      {"conv2d_gemm_oc", GemmOcFits, LowerGemmOc, /*absorbs_residual_add=*/true, GemmOcSpace,
+       GemmScratch},
       {"conv2d_gemm", GemmFits, LowerGemm, /*absorbs_residual_add=*/true, GemmSpace, GemmScratch},
       {"conv2d_pointwise",
        [](const Node& n, const LoweringContext& ctx) {

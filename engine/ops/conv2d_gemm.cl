@@ -20,8 +20,9 @@
 // work-group function, which PoCL compiles at the first enqueue (a cold
 // start compiled two).
 //
-// Build options: -DRECQ_CG_VW=8|16 (pixels per panel, one vector) and
-// -DRECQ_CG_RM=2..8 (output channels per item).
+// Build options: -DRECQ_CG_VW=8|16 (pixels per panel, one vector; pixels
+// per item of conv2d_gemm_oc, below) and -DRECQ_CG_RM=2..8 (output channels
+// per item of conv2d_gemm).
 #ifndef RECQ_CG_VW
 #define RECQ_CG_VW 16
 #endif
@@ -127,6 +128,64 @@ __kernel void conv2d_gemm(__global const RECQ_T* restrict p, __global const RECQ
       vstoreV(s, 0, v);
       for (int i = 0; q0 + i < HW; ++i) {
         const float e = v[i] + (r ? RECQ_LOAD(r, row + i) : 0.0f);
+        RECQ_STORE(y, row + i, recq_activate(e, act, act_a, act_b));
+      }
+    }
+  }
+}
+
+// conv2d_gemm_oc: the same product with the roles turned, for small maps
+// (7x7, 14x14) where a panel of 16 pixels leaves lanes idle (49 pixels fill
+// 49 of 64): each work-item computes VW pixels (one panel, or VW pixels read
+// in place when `direct`) by 16 output channels, with VW accumulators of 16
+// channels each; per tap one vector of 16 weights (packed by the lowering as
+// [ceil(OC/16)][K][16], zero past OC) feeds VW FMAs, each pixel's value
+// broadcast from memory. The epilogue writes each channel's VW pixels as one
+// vector. Global size: (ceil(OC/16), tiles, N), rounded up to the local
+// size.
+__kernel void conv2d_gemm_oc(__global const RECQ_T* restrict p, __global const RECQ_T* restrict wp,
+                             __global const RECQ_T* restrict bias,
+                             __global const RECQ_T* restrict r, __global RECQ_T* restrict y,
+                             int N, int K, int HW, int OC, int direct, int act, float act_a,
+                             float act_b) {
+  const int b = get_global_id(0);
+  const int t = get_global_id(1);
+  const int n = get_global_id(2);
+  const int tiles = (HW + VW - 1) / VW;
+  const int oc0 = b * 16;
+  if (oc0 >= OC || t >= tiles || n >= N) return;
+  const int q0 = direct ? min(t * VW, HW - VW) : t * VW;
+  const __global RECQ_T* pq =
+      direct ? p + (size_t)n * K * HW + q0 : p + ((size_t)n * tiles + t) * K * VW;
+  const size_t step = direct ? (size_t)HW : (size_t)VW;
+  const __global RECQ_T* w = wp + (size_t)b * K * 16;
+  float16 acc[VW];
+#pragma unroll
+  for (int i = 0; i < VW; ++i) acc[i] = (float16)(0.0f);
+  for (int k = 0; k < K; ++k) {
+    const float16 wv = RECQ_LOAD16(w + (size_t)k * 16, 0);
+    const __global RECQ_T* pk = pq + (size_t)k * step;
+#pragma unroll
+    for (int i = 0; i < VW; ++i) acc[i] = fma((float16)(RECQ_LOAD(pk, i)), wv, acc[i]);
+  }
+  // Channel j's VW pixels are lane j of each accumulator.
+  float lanes[VW][16];
+#pragma unroll
+  for (int i = 0; i < VW; ++i) vstore16(acc[i], 0, lanes[i]);
+  const bool full = q0 + VW <= HW;
+  for (int j = 0; j < 16 && oc0 + j < OC; ++j) {
+    float v[VW];
+#pragma unroll
+    for (int i = 0; i < VW; ++i) v[i] = lanes[i][j];
+    const float bj = bias ? RECQ_LOAD(bias, oc0 + j) : 0.0f;
+    const size_t row = ((size_t)n * OC + oc0 + j) * HW + q0;
+    if (full) {
+      floatV s = vloadV(0, v) + bj;
+      if (r) s += loadV(r + row, 0);
+      storeV(y + row, 0, activateV(s, act, act_a, act_b));
+    } else {
+      for (int i = 0; q0 + i < HW; ++i) {
+        const float e = v[i] + bj + (r ? RECQ_LOAD(r, row + i) : 0.0f);
         RECQ_STORE(y, row + i, recq_activate(e, act, act_a, act_b));
       }
     }

@@ -471,6 +471,18 @@ std::vector<ForcedCase> ForcedCases() {
             kHardSwish)},
       {"conv2d_gemm", cpu,
        Conv("gemm_k3_s2_vw8_w18", {1, 3, 2, 18}, 8, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}))},
+      // conv2d_gemm_oc (small maps, 256 taps or more, vectors of output
+      // channels): panels of 8 pixels (7x7: a last item of one pixel), 35
+      // pixels in place (1x1), stride 2, output channels past the
+      // 16-channel blocks, batches.
+      {"conv2d_gemm_oc", cpu,
+       Conv("gemm_oc_k3_7x7_oc40", {1, 32, 7, 7}, 40, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
+            kRelu)},
+      {"conv2d_gemm_oc", cpu,
+       Conv("gemm_oc_pw_5x7_oc33_batch2", {2, 256, 5, 7}, 33, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}),
+            false, kRelu6)},
+      {"conv2d_gemm_oc", cpu,
+       Conv("gemm_oc_k3_s2_7x7", {1, 32, 14, 14}, 16, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}), true)},
       // conv2d_winograd, F(4x4, 3x3): output sizes that are not multiples of
       // the 4x4 tile (partial tiles at the bottom and right), padding 0, 1
       // and asymmetric, channel counts that are not multiples of the
@@ -798,6 +810,35 @@ INSTANTIATE_TEST_SUITE_P(Shapes, WinogradResidualTest,
                                                 {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), false),
                                            Conv("c16_k16_w70_batch2", {2, 16, 10, 70}, 16, {3, 3},
                                                 Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu)),
+                         [](const ::testing::TestParamInfo<ConvCase>& info) {
+                           return info.param.name;
+                         });
+
+// conv2d_gemm_oc absorbs the residual Add (and the Add's Relu) in its
+// epilogue: from panels (3x3) and in place (1x1), one product dispatch.
+class GemmOcResidualTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(GemmOcResidualTest, FusedAndMatchesReference) {
+  const ConvCase& c = GetParam();
+  auto build = [&] { return ResidualGraph(c, /*residual_first=*/false); };
+  auto forced = std::make_shared<int>(0);
+  const VariantChooser oc = ForceVariant(OpType::kConv2D, "conv2d_gemm_oc", forced);
+  absl::StatusOr<std::vector<std::string>> labels =
+      DispatchLabels(build(), KernelTarget::kCpu, /*optimize=*/true, oc);
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  ASSERT_GT(*forced, 0) << "conv2d_gemm_oc does not fit " << c.name;
+  EXPECT_TRUE(EndsWith(labels->back(), "/conv2d_gemm_oc")) << labels->back();
+  EXPECT_LE(labels->size(), 2u);
+  CheckOptions options = For(KernelTarget::kCpu);
+  options.choose_variant = oc;
+  RECQ_EXPECT_MATCHES_REFERENCE(build(), options);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GemmOcResidualTest,
+                         ::testing::Values(Conv("k3_7x7_c32_k48_relu", {1, 32, 7, 7}, 48, {3, 3},
+                                                Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu),
+                                           Conv("pw_6x6_c256_k20_batch2", {2, 256, 6, 6}, 20,
+                                                {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), false)),
                          [](const ::testing::TestParamInfo<ConvCase>& info) {
                            return info.param.name;
                          });
