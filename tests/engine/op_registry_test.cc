@@ -50,6 +50,7 @@ TEST(OpRegistryTest, ConvDeclaresBothFamiliesInOrderOfPreference) {
   std::vector<std::string> names;
   for (const KernelVariant& v : conv->variants) names.push_back(v.name);
   EXPECT_EQ(names, (std::vector<std::string>{"conv2d_winograd",
+                                             "conv2d_gemm_oc",
                                              "conv2d_gemm",
                                              "conv2d_pointwise",
                                              "conv2d_pointwise_strided",

@@ -1076,8 +1076,8 @@ TEST_P(Conv2DPassesTest, PointwiseOutputUsedTwice) {
 // defer (KernelVariant::defers) passed over: depthwise 3x3 from private
 // rows at stride 1 from 16 columns and at stride 2 up to 7,
 // conv2d_depthwise3x3 elsewhere; 5x5 from private rows; conv2d_gemm for
-// stems and 1x1 layers. Those the defaults move match the reference there
-// too.
+// stems and 1x1 layers, conv2d_gemm_oc for those on 7x7 maps with 256 taps
+// or more. Those the defaults move match the reference there too.
 TEST(Conv2DCpuSelectionTest, DefaultsPassOverDeferringVariants) {
   struct Case {
     std::vector<int64_t> x;
@@ -1089,7 +1089,8 @@ TEST(Conv2DCpuSelectionTest, DefaultsPassOverDeferringVariants) {
   for (const Case& c : {
            Case{{1, 3, 32, 32}, 16, 3, 2, false, "conv2d_gemm"},
            Case{{1, 16, 20, 20}, 96, 1, 1, false, "conv2d_gemm"},
-           Case{{1, 576, 7, 7}, 160, 1, 1, false, "conv2d_gemm"},
+           Case{{1, 576, 7, 7}, 160, 1, 1, false, "conv2d_gemm_oc", true},
+           Case{{1, 160, 7, 7}, 960, 1, 1, false, "conv2d_gemm"},
            Case{{1, 24, 20, 20}, 24, 3, 1, true, "conv2d_depthwise_staged", true},
            Case{{1, 24, 7, 7}, 24, 3, 1, true, "conv2d_depthwise3x3"},
            Case{{1, 24, 14, 14}, 24, 3, 2, true, "conv2d_depthwise_staged", true},
