@@ -260,20 +260,21 @@ double LaneUse(int64_t hw, int64_t vw) { return double(hw) / double(CeilDiv(hw, 
 
 // conv2d_gemm_oc fits where conv2d_gemm fits on maps of at most 256 pixels
 // whose 16-pixel tiles leave a tenth more of the lanes idle than items of 8
-// pixels do (7x7 maps: 49 pixels fill 49 of 64 lanes, 49 of 56), with 16
-// output channels or more and 256 taps or more: its epilogue turns 16
-// channels by 8 pixels around, which a short sum does not pay for. ResNet-
-// 50's 7x7 layers (512 to 4608 taps) took 0.75-0.89x as long as with
-// conv2d_gemm, its 14x14 ones (196 of 208 lanes) 1.05-1.15x, MobileNet
-// V2's 7x7 expansions (160 taps) 1.28x and its 320- and 960-tap layers
-// 0.92-1.02x (fastest of 2-3x10 profile runs, RECQ_TUNING=off, AMD EPYC,
-// PoCL 3.1, 2026-11-28).
+// pixels do (7x7 maps: 49 pixels fill 49 of 64 lanes, 49 of 56), with 512
+// taps or more and 320 output channels or more. Its epilogue turns 16
+// channels by 8 pixels around, which a short sum does not pay for, and the
+// measured gains grew with both. Fastest of 2-3x10 profile runs per layer,
+// RECQ_TUNING=off, AMD EPYC, PoCL 3.1, 2026-11-28, against conv2d_gemm:
+// ResNet-50's 7x7 layers (512 to 4608 taps, 512 or 2048 channels)
+// 0.75-0.89x; MobileNet V2's 960 taps to 320 channels 0.92x, to 160 1.0x,
+// 160 taps 1.28x; EfficientNet-V2-S's 256 taps 1.16x, 1536 taps to 256
+// channels 1.03x; ResNet-50's 14x14 layers (196 of 208 lanes) 1.05-1.15x.
 bool GemmOcFits(const Node& node, const LoweringContext& ctx) {
   const Shape& out = ShapeOf(ctx, node.outputs[0]);
   const int64_t hw = out[2] * out[3];
   const Shape& w = ShapeOf(ctx, node.inputs[1]);
-  return GemmFits(node, ctx) && hw <= 256 && hw >= 16 && out[1] >= 16 &&
-         w[1] * w[2] * w[3] >= 256 && LaneUse(hw, 8) >= LaneUse(hw, 16) + 0.1;
+  return GemmFits(node, ctx) && hw <= 256 && hw >= 16 && out[1] >= 320 &&
+         w[1] * w[2] * w[3] >= 512 && LaneUse(hw, 8) >= LaneUse(hw, 16) + 0.1;
 }
 
 // conv2d_gemm_oc's parameters: vw pixels per item (8: see GemmOcFits), wg

@@ -471,18 +471,18 @@ std::vector<ForcedCase> ForcedCases() {
             kHardSwish)},
       {"conv2d_gemm", cpu,
        Conv("gemm_k3_s2_vw8_w18", {1, 3, 2, 18}, 8, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}))},
-      // conv2d_gemm_oc (small maps, 256 taps or more, vectors of output
-      // channels): panels of 8 pixels (7x7: a last item of one pixel), 35
-      // pixels in place (1x1), stride 2, output channels past the
-      // 16-channel blocks, batches.
+      // conv2d_gemm_oc (small maps, 512 taps and 320 output channels or
+      // more, vectors of output channels): panels of 8 pixels (7x7: a last
+      // item of one pixel), 35 pixels in place (1x1), stride 2, output
+      // channels past the 16-channel blocks, batches.
       {"conv2d_gemm_oc", cpu,
-       Conv("gemm_oc_k3_7x7_oc40", {1, 32, 7, 7}, 40, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
+       Conv("gemm_oc_k3_7x7_oc330", {1, 64, 7, 7}, 330, {3, 3}, Attrs({1, 1}, {1, 1, 1, 1}), true,
             kRelu)},
       {"conv2d_gemm_oc", cpu,
-       Conv("gemm_oc_pw_5x7_oc33_batch2", {2, 256, 5, 7}, 33, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}),
+       Conv("gemm_oc_pw_5x7_oc324_batch2", {2, 512, 5, 7}, 324, {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}),
             false, kRelu6)},
       {"conv2d_gemm_oc", cpu,
-       Conv("gemm_oc_k3_s2_7x7", {1, 32, 14, 14}, 16, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}), true)},
+       Conv("gemm_oc_k3_s2_7x7", {1, 64, 14, 14}, 320, {3, 3}, Attrs({2, 2}, {1, 1, 1, 1}), true)},
       // conv2d_winograd, F(4x4, 3x3): output sizes that are not multiples of
       // the 4x4 tile (partial tiles at the bottom and right), padding 0, 1
       // and asymmetric, channel counts that are not multiples of the
@@ -835,9 +835,9 @@ TEST_P(GemmOcResidualTest, FusedAndMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GemmOcResidualTest,
-                         ::testing::Values(Conv("k3_7x7_c32_k48_relu", {1, 32, 7, 7}, 48, {3, 3},
+                         ::testing::Values(Conv("k3_7x7_c64_k336_relu", {1, 64, 7, 7}, 336, {3, 3},
                                                 Attrs({1, 1}, {1, 1, 1, 1}), true, kRelu),
-                                           Conv("pw_6x6_c256_k20_batch2", {2, 256, 6, 6}, 20,
+                                           Conv("pw_6x6_c512_k320_batch2", {2, 512, 6, 6}, 320,
                                                 {1, 1}, Attrs({1, 1}, {0, 0, 0, 0}), false)),
                          [](const ::testing::TestParamInfo<ConvCase>& info) {
                            return info.param.name;
@@ -1076,8 +1076,8 @@ TEST_P(Conv2DPassesTest, PointwiseOutputUsedTwice) {
 // defer (KernelVariant::defers) passed over: depthwise 3x3 from private
 // rows at stride 1 from 16 columns and at stride 2 up to 7,
 // conv2d_depthwise3x3 elsewhere; 5x5 from private rows; conv2d_gemm for
-// stems and 1x1 layers, conv2d_gemm_oc for those on 7x7 maps with 256 taps
-// or more. Those the defaults move match the reference there too.
+// stems and 1x1 layers, conv2d_gemm_oc for those on 7x7 maps with 512 taps
+// and 320 output channels or more. Those the defaults move match the reference there too.
 TEST(Conv2DCpuSelectionTest, DefaultsPassOverDeferringVariants) {
   struct Case {
     std::vector<int64_t> x;
@@ -1089,8 +1089,9 @@ TEST(Conv2DCpuSelectionTest, DefaultsPassOverDeferringVariants) {
   for (const Case& c : {
            Case{{1, 3, 32, 32}, 16, 3, 2, false, "conv2d_gemm"},
            Case{{1, 16, 20, 20}, 96, 1, 1, false, "conv2d_gemm"},
-           Case{{1, 576, 7, 7}, 160, 1, 1, false, "conv2d_gemm_oc", true},
+           Case{{1, 576, 7, 7}, 160, 1, 1, false, "conv2d_gemm"},
            Case{{1, 160, 7, 7}, 960, 1, 1, false, "conv2d_gemm"},
+           Case{{1, 960, 7, 7}, 320, 1, 1, false, "conv2d_gemm_oc", true},
            Case{{1, 24, 20, 20}, 24, 3, 1, true, "conv2d_depthwise_staged", true},
            Case{{1, 24, 7, 7}, 24, 3, 1, true, "conv2d_depthwise3x3"},
            Case{{1, 24, 14, 14}, 24, 3, 2, true, "conv2d_depthwise_staged", true},

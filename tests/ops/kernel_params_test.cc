@@ -235,12 +235,12 @@ std::vector<SpaceCase> Cases() {
       {"gemm_pw_hw35_oc20_part2", "conv2d_gemm", cpu,
        ConvGraph({1, 12, 5, 7}, 20, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0})), 4},
       // conv2d_gemm_oc: a 3x3 on 7x7 (49 pixels: a partial last item of 8
-      // and of 16, 261 taps) with 21 output channels (a tail past the
-      // 16-channel block), then a 1x1 on 35 pixels read in place.
-      {"gemm_oc_k3_hw49_oc21", "conv2d_gemm_oc", cpu,
-       ConvGraph({1, 29, 7, 7}, 21, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu)},
-      {"gemm_oc_pw_hw35_oc20", "conv2d_gemm_oc", cpu,
-       ConvGraph({1, 260, 5, 7}, 20, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0}))},
+      // and of 16, 513 taps) with 341 output channels (a tail past the
+      // 16-channel blocks), then a 1x1 on 35 pixels read in place.
+      {"gemm_oc_k3_hw49_oc341", "conv2d_gemm_oc", cpu,
+       ConvGraph({1, 57, 7, 7}, 341, {3, 3}, ConvAttrs({1, 1}, {1, 1, 1, 1}), kRelu)},
+      {"gemm_oc_pw_hw35_oc330", "conv2d_gemm_oc", cpu,
+       ConvGraph({1, 520, 5, 7}, 330, {1, 1}, ConvAttrs({1, 1}, {0, 0, 0, 0}))},
       // Two groups of 4 output channels, stride 2 with padding.
       {"tiled_grouped_s2", "conv2d_tiled", cpu,
        ConvGraph({1, 8, 11, 19}, 8, {3, 3}, ConvAttrs({2, 2}, {1, 1, 1, 1}, 2))},
