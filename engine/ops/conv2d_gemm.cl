@@ -135,8 +135,8 @@ __kernel void conv2d_gemm(__global const RECQ_T* restrict p, __global const RECQ
 }
 
 // conv2d_gemm_oc: the same product with the roles turned, for small maps
-// (7x7, 14x14) where a panel of 16 pixels leaves lanes idle (49 pixels fill
-// 49 of 64): each work-item computes VW pixels (one panel, or VW pixels read
+// (7x7) where a panel of 16 pixels leaves lanes idle (49 pixels fill 49 of
+// 64): each work-item computes VW pixels (one panel, or VW pixels read
 // in place when `direct`) by 16 output channels, with VW accumulators of 16
 // channels each; per tap one vector of 16 weights (packed by the lowering as
 // [ceil(OC/16)][K][16], zero past OC) feeds VW FMAs, each pixel's value

@@ -18,7 +18,8 @@
 // one row; tile t = (n * TH + th) * TWP + tw, and TP is N * TH * TWP
 // rounded up to 16 (the widest GEMM vector). Tiles past TW in a row are
 // transformed from the padded copy's zeros (or the row's last columns) and
-// never stored; tiles past N * TH * TWP are never written nor read back.
+// never stored; tiles past N * TH * TWP are not written, and the products
+// the GEMM forms from whatever the scratch holds there are never read.
 // Tiles are the vectors' lanes, as pixels are in conv2d_pointwise.cl. U =
 // G g G^T is computed by
 // the lowering and packed as [36][ceil(K/OCB)][C][OCB], zero past K, so one
