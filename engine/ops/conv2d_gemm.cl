@@ -83,6 +83,25 @@ __kernel void conv2d_panels(__global const RECQ_T* restrict x, __global const in
   }
 }
 
+// The taps of tile t of image n, for both products: returns where tap 0 of
+// its VW pixels lies, and sets its first pixel *q0 and the distance *step
+// from one tap's pixels to the next's. From the panels, or with `direct`
+// (a stride-1 1x1 convolution) from the input in place, tap k of pixel q
+// being X[n][k][q], row k of a [K][HW] matrix; there a partial last tile
+// moves back to end at HW (HW >= VW) and rewrites its neighbour's values.
+inline const __global RECQ_T* cg_taps(const __global RECQ_T* p, int n, int t, int K, int HW,
+                                      int direct, int* q0, size_t* step) {
+  if (direct) {
+    *q0 = min(t * VW, HW - VW);
+    *step = (size_t)HW;
+    return p + (size_t)n * K * HW + *q0;
+  }
+  const int tiles = (HW + VW - 1) / VW;
+  *q0 = t * VW;
+  *step = (size_t)VW;
+  return p + ((size_t)n * tiles + t) * K * VW;
+}
+
 // One work-item per (channel block b, panel t, image n). Global size:
 // (ceil(OC/RM), tiles, N), rounded up to the local size.
 __kernel void conv2d_gemm(__global const RECQ_T* restrict p, __global const RECQ_T* restrict wp,
@@ -95,14 +114,9 @@ __kernel void conv2d_gemm(__global const RECQ_T* restrict p, __global const RECQ
   const int tiles = (HW + VW - 1) / VW;
   const int oc0 = b * RM;
   if (oc0 >= OC || t >= tiles || n >= N) return;
-  // Direct: a stride-1 1x1 convolution reads its input in place, tap k of
-  // pixel q being X[n][k][q], row k of a [K][HW] matrix. A partial last
-  // tile moves back to end at HW (HW >= VW) and rewrites its neighbour's
-  // values.
-  const int q0 = direct ? min(t * VW, HW - VW) : t * VW;
-  const __global RECQ_T* pq =
-      direct ? p + (size_t)n * K * HW + q0 : p + ((size_t)n * tiles + t) * K * VW;
-  const size_t step = direct ? (size_t)HW : (size_t)VW;
+  int q0;
+  size_t step;
+  const __global RECQ_T* pq = cg_taps(p, n, t, K, HW, direct, &q0, &step);
   const __global RECQ_T* w = wp + (size_t)b * K * RM;
   floatV acc[RM];
 #pragma unroll
@@ -154,10 +168,9 @@ __kernel void conv2d_gemm_oc(__global const RECQ_T* restrict p, __global const R
   const int tiles = (HW + VW - 1) / VW;
   const int oc0 = b * 16;
   if (oc0 >= OC || t >= tiles || n >= N) return;
-  const int q0 = direct ? min(t * VW, HW - VW) : t * VW;
-  const __global RECQ_T* pq =
-      direct ? p + (size_t)n * K * HW + q0 : p + ((size_t)n * tiles + t) * K * VW;
-  const size_t step = direct ? (size_t)HW : (size_t)VW;
+  int q0;
+  size_t step;
+  const __global RECQ_T* pq = cg_taps(p, n, t, K, HW, direct, &q0, &step);
   const __global RECQ_T* w = wp + (size_t)b * K * 16;
   float16 acc[VW];
 #pragma unroll
